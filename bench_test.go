@@ -1,0 +1,99 @@
+package rlbench_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/rlbench/rlbench/audit"
+	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/workload"
+)
+
+// benchKeys, benchLimit and benchWindow shape the benchmark's counters: few
+// keys with a short window, so that every run crosses window boundaries and
+// rejects as well as allows.
+const (
+	benchKeys   = 16
+	benchLimit  = 1000
+	benchWindow = 1
+)
+
+// BenchmarkDecide measures one rate-limit decision, end to end through a
+// real client to a private redis-server on loopback, for every strategy on
+// every client at two levels of concurrency. ns/op is the time per decision
+// across all workers (throughput), not the latency of one. Beside it:
+// allowed/op and rejected/op (which add up to 1 less errors/op), and
+// immortal-keys, the counters the run left with no TTL (audited after the
+// run).
+//
+//	go test -run '^$' -bench . -benchmem -count 6 | tee new.txt; benchstat old.txt new.txt
+func BenchmarkDecide(b *testing.B) {
+	srv := redistest.Start(b)
+	observer := redistest.Client(b, srv)
+	var cell atomic.Int64
+	for _, s := range strategies.All() {
+		for _, cname := range clients.Names {
+			for _, par := range []int{1, 32} {
+				workers := par * runtime.GOMAXPROCS(0)
+				name := fmt.Sprintf("strategy=%s/client=%s/workers=%d", s.Name, cname, workers)
+				b.Run(name, func(b *testing.B) {
+					strat, err := strategies.New(s.Name, strategies.Config{Limit: benchLimit, Window: benchWindow})
+					if err != nil {
+						b.Fatal(err)
+					}
+					conn, err := clients.New(cname, clients.Options{Addr: srv.Addr(), Workers: workers})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer conn.Close()
+					// A fresh prefix each time the framework calls this body.
+					prefix := redistest.Prefix(b) + strconv.FormatInt(cell.Add(1), 10) + ":"
+					keys := workload.KeyNames(prefix, benchKeys)
+					var allowed, rejected, errs, next atomic.Int64
+					ctx := context.Background()
+
+					b.ReportAllocs()
+					b.SetParallelism(par)
+					b.ResetTimer()
+					b.RunParallel(func(pb *testing.PB) {
+						var a, r, e int64
+						for i := next.Add(1); pb.Next(); i++ {
+							d, err := strat.Decide(ctx, conn, keys[i%benchKeys])
+							switch {
+							case err != nil:
+								e++
+							case d.Allowed:
+								a++
+							default:
+								r++
+							}
+						}
+						allowed.Add(a)
+						rejected.Add(r)
+						errs.Add(e)
+					})
+					b.StopTimer()
+
+					res, err := audit.Run(ctx, observer, prefix, benchWindow)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := audit.Cleanup(ctx, observer, prefix); err != nil {
+						b.Fatal(err)
+					}
+					n := float64(b.N)
+					b.ReportMetric(float64(allowed.Load())/n, "allowed/op")
+					b.ReportMetric(float64(rejected.Load())/n, "rejected/op")
+					b.ReportMetric(float64(errs.Load())/n, "errors/op")
+					b.ReportMetric(float64(res.Immortal), "immortal-keys")
+				})
+			}
+		}
+	}
+}

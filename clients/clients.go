@@ -1,0 +1,65 @@
+// Package clients adapts the Redis clients rlbench compares (go-redis v9 and
+// rueidis) to strategies.Client, each with the client's own native calls.
+package clients
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// Names lists the clients rlbench can drive, in the order "all" expands to.
+var Names = []string{"go-redis", "rueidis"}
+
+// ErrUnknownClient is returned by New for a name not in Names.
+var ErrUnknownClient = errors.New("unknown client")
+
+// Options configures an adapter. Its zero value connects to 127.0.0.1:6379.
+type Options struct {
+	// Addr is the server's host:port; "" means "127.0.0.1:6379".
+	Addr string
+	// Password authenticates with AUTH when not empty.
+	Password string
+	// DB is the database number SELECTed on connect.
+	DB int
+	// Workers is the number of goroutines that will share the client. The
+	// go-redis pool is sized to it so that callers do not queue inside the
+	// client; rueidis multiplexes them over a few pipelined connections.
+	Workers int
+}
+
+// Conn is a strategies.Client bound to one server, with what a report needs
+// to say about it.
+type Conn interface {
+	strategies.Client
+	// Name is the client's name as in Names.
+	Name() string
+	// Options describes the client settings that change how load reaches
+	// the server, e.g. "pool_size=500 protocol=3".
+	Options() string
+	// Fallbacks counts scripts that were sent again with EVAL after the
+	// server answered NOSCRIPT to EVALSHA.
+	Fallbacks() int64
+	// Close closes every connection.
+	Close() error
+}
+
+// New connects the named client. go-redis dials on first use; rueidis dials
+// (and so can fail) here.
+func New(name string, o Options) (Conn, error) {
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:6379"
+	}
+	if o.Workers < 1 {
+		o.Workers = 1
+	}
+	switch name {
+	case "go-redis":
+		return newGoRedis(o), nil
+	case "rueidis":
+		return newRueidis(o)
+	}
+	return nil, fmt.Errorf("%w %q (accepted: %s)", ErrUnknownClient, name, strings.Join(Names, ", "))
+}

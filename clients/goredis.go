@@ -1,0 +1,118 @@
+package clients
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// goRedis adapts a go-redis v9 *redis.Client.
+type goRedis struct {
+	rdb       *redis.Client
+	opts      string
+	fallbacks atomic.Int64
+}
+
+func newGoRedis(o Options) *goRedis {
+	opt := &redis.Options{
+		Addr:     o.Addr,
+		Password: o.Password,
+		DB:       o.DB,
+		Protocol: 3,
+		// One connection per worker: callers never queue inside the client.
+		PoolSize: o.Workers,
+		// MULTI/EXEC goes through TxPipelined; keep it on the main pool so
+		// that it is sized for the workers too (the dedicated pipeline pool
+		// holds only 10 connections).
+		PipelinePoolSize: -1,
+		DisableIdentity:  true,
+		MaintNotificationsConfig: &maintnotifications.Config{
+			Mode: maintnotifications.ModeDisabled,
+		},
+	}
+	return &goRedis{
+		rdb:  redis.NewClient(opt),
+		opts: fmt.Sprintf("pool_size=%d protocol=3", o.Workers),
+	}
+}
+
+func (c *goRedis) Name() string     { return "go-redis" }
+func (c *goRedis) Options() string  { return c.opts }
+func (c *goRedis) Fallbacks() int64 { return c.fallbacks.Load() }
+func (c *goRedis) Close() error     { return c.rdb.Close() }
+
+func (c *goRedis) Get(ctx context.Context, key string) (int64, bool, error) {
+	n, err := c.rdb.Get(ctx, key).Int64()
+	if err == redis.Nil {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, goRedisErr(err)
+	}
+	return n, true, nil
+}
+
+func (c *goRedis) SetExAt(ctx context.Context, key string, n int64, unixSeconds int64) error {
+	err := c.rdb.SetArgs(ctx, key, n, redis.SetArgs{ExpireAt: time.Unix(unixSeconds, 0)}).Err()
+	return goRedisErr(err)
+}
+
+func (c *goRedis) Incr(ctx context.Context, key string) (int64, error) {
+	n, err := c.rdb.Incr(ctx, key).Result()
+	return n, goRedisErr(err)
+}
+
+func (c *goRedis) Expire(ctx context.Context, key string, seconds int64) (bool, error) {
+	ok, err := c.rdb.Expire(ctx, key, time.Duration(seconds)*time.Second).Result()
+	return ok, goRedisErr(err)
+}
+
+func (c *goRedis) IncrExpireNX(ctx context.Context, key string, seconds int64) (int64, error) {
+	var incr *redis.IntCmd
+	_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		incr = p.Incr(ctx, key)
+		p.ExpireNX(ctx, key, time.Duration(seconds)*time.Second)
+		return nil
+	})
+	if err != nil {
+		return 0, goRedisErr(err)
+	}
+	return incr.Val(), nil
+}
+
+// EvalInts does what redis.Script.Run does (EVALSHA with the SHA-1
+// computed on the client, then EVAL on NOSCRIPT), spelled out so that the
+// fallbacks can be counted.
+func (c *goRedis) EvalInts(ctx context.Context, s *strategies.Script, keys []string, args []string) ([]int64, error) {
+	argv := make([]any, len(args))
+	for i, a := range args {
+		argv[i] = a
+	}
+	r := c.rdb.EvalSha(ctx, s.SHA1, keys, argv...)
+	if redis.HasErrorPrefix(r.Err(), "NOSCRIPT") {
+		c.fallbacks.Add(1)
+		r = c.rdb.Eval(ctx, s.Src, keys, argv...)
+	}
+	v, err := r.Int64Slice()
+	return v, goRedisErr(err)
+}
+
+// goRedisErr turns a server error reply into strategies.ReplyError and
+// leaves other errors as they are.
+func goRedisErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var re redis.Error
+	if errors.As(err, &re) && err != redis.Nil {
+		return strategies.ReplyError(re.Error())
+	}
+	return err
+}

@@ -1,0 +1,138 @@
+package clients
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/redis/rueidis"
+
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// rueidisRingScale is rueidis' default ring size per connection (2^10),
+// pinned so that a change of default shows in the report.
+const rueidisRingScale = 10
+
+// rueidisAdapter adapts a rueidis.Client. Its workers share a few
+// auto-pipelined connections: --clients N means N goroutines, not N sockets.
+type rueidisAdapter struct {
+	c         rueidis.Client
+	opts      string
+	fallbacks atomic.Int64
+}
+
+func newRueidis(o Options) (*rueidisAdapter, error) {
+	// rueidis' own default for a single server: 2^min(log2(GOMAXPROCS), 2)
+	// connections. Pinned here so the report states it.
+	multiplex := int(math.Log2(float64(runtime.GOMAXPROCS(0))))
+	multiplex = min(max(multiplex, 0), 2)
+	opt := rueidis.ClientOption{
+		InitAddress:           []string{o.Addr},
+		Password:              o.Password,
+		SelectDB:              o.DB,
+		DisableCache:          true,
+		DisableRetry:          true,
+		DisableAutoPipelining: false,
+		AlwaysPipelining:      false,
+		PipelineMultiplex:     multiplex,
+		RingScaleEachConn:     rueidisRingScale,
+		// A single server: no CLUSTER probing on connect.
+		ForceSingleClient: true,
+	}
+	c, err := rueidis.NewClient(opt)
+	if err != nil {
+		return nil, fmt.Errorf("rueidis: connect %s: %w", o.Addr, err)
+	}
+	return &rueidisAdapter{
+		c: c,
+		opts: fmt.Sprintf("auto_pipelining=on always_pipelining=off pipeline_multiplex=%d (%d conns) ring_scale=%d retry=off",
+			multiplex, 1<<multiplex, rueidisRingScale),
+	}, nil
+}
+
+func (a *rueidisAdapter) Name() string     { return "rueidis" }
+func (a *rueidisAdapter) Options() string  { return a.opts }
+func (a *rueidisAdapter) Fallbacks() int64 { return a.fallbacks.Load() }
+func (a *rueidisAdapter) Close() error     { a.c.Close(); return nil }
+
+func (a *rueidisAdapter) Get(ctx context.Context, key string) (int64, bool, error) {
+	n, err := a.c.Do(ctx, a.c.B().Get().Key(key).Build()).AsInt64()
+	if rueidis.IsRedisNil(err) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, rueidisErr(err)
+	}
+	return n, true, nil
+}
+
+func (a *rueidisAdapter) SetExAt(ctx context.Context, key string, n int64, unixSeconds int64) error {
+	cmd := a.c.B().Set().Key(key).Value(strconv.FormatInt(n, 10)).ExatTimestamp(unixSeconds).Build()
+	return rueidisErr(a.c.Do(ctx, cmd).Error())
+}
+
+func (a *rueidisAdapter) Incr(ctx context.Context, key string) (int64, error) {
+	n, err := a.c.Do(ctx, a.c.B().Incr().Key(key).Build()).AsInt64()
+	return n, rueidisErr(err)
+}
+
+func (a *rueidisAdapter) Expire(ctx context.Context, key string, seconds int64) (bool, error) {
+	ok, err := a.c.Do(ctx, a.c.B().Expire().Key(key).Seconds(seconds).Build()).AsBool()
+	return ok, rueidisErr(err)
+}
+
+// IncrExpireNX sends MULTI, INCR, EXPIRE NX and EXEC as one DoMulti slice,
+// which rueidis writes contiguously on the shared connection.
+func (a *rueidisAdapter) IncrExpireNX(ctx context.Context, key string, seconds int64) (int64, error) {
+	b := a.c.B()
+	resps := a.c.DoMulti(ctx,
+		b.Multi().Build(),
+		b.Incr().Key(key).Build(),
+		b.Expire().Key(key).Seconds(seconds).Nx().Build(),
+		b.Exec().Build(),
+	)
+	exec, err := resps[3].ToArray()
+	if err != nil {
+		// The EXEC error says why; a MULTI or INCR error is more specific.
+		for _, r := range resps[:3] {
+			if e := r.Error(); e != nil {
+				return 0, rueidisErr(e)
+			}
+		}
+		return 0, rueidisErr(err)
+	}
+	if len(exec) != 2 {
+		return 0, fmt.Errorf("exec: reply has %d elements; want 2", len(exec))
+	}
+	n, err := exec[0].AsInt64()
+	return n, rueidisErr(err)
+}
+
+// EvalInts does what rueidis.Lua.Exec does (EVALSHA, then EVAL on
+// NOSCRIPT), spelled out so that the fallbacks can be counted.
+func (a *rueidisAdapter) EvalInts(ctx context.Context, s *strategies.Script, keys []string, args []string) ([]int64, error) {
+	b := a.c.B()
+	r := a.c.Do(ctx, b.Evalsha().Sha1(s.SHA1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
+	if re, ok := rueidis.IsRedisErr(r.Error()); ok && re.IsNoScript() {
+		a.fallbacks.Add(1)
+		r = a.c.Do(ctx, b.Eval().Script(s.Src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
+	}
+	v, err := r.AsIntSlice()
+	return v, rueidisErr(err)
+}
+
+// rueidisErr turns a server error reply into strategies.ReplyError and
+// leaves other errors as they are.
+func rueidisErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if re, ok := rueidis.IsRedisErr(err); ok && !re.IsNil() {
+		return strategies.ReplyError(re.Error())
+	}
+	return err
+}

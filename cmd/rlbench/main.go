@@ -1,0 +1,208 @@
+// Command rlbench load-tests rate-limiter counter strategies against a real
+// Redis and counts the immortal keys (counters with no TTL) they leave.
+//
+//	rlbench --strategy lua --clients 500
+//	rlbench --strategy naive,multi-nx,lua --client go-redis,rueidis --clients 200 --keys 10 --window 1 --duration 10s --json out.json
+//
+// It parses flags into an rlbench.Config, calls rlbench.Run and prints the
+// report; every other piece of logic lives in the library packages.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/workload"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the run failed, or --fail-on-immortal found immortal keys
+	exitUsage   = 2 // bad input: nothing was written to Redis
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// options are the command line's own settings, beside rlbench.Config.
+type options struct {
+	cfg            rlbench.Config
+	window         string
+	jsonPath       string
+	quiet          bool
+	failOnImmortal bool
+	listStrategies bool
+}
+
+func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("rlbench", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	c := &o.cfg
+	fs.StringSliceVar(&c.Strategies, "strategy", []string{"lua"}, "strategies to run, comma-separated, or all ("+strings.Join(strategies.Names(), ", ")+")")
+	fs.StringSliceVar(&c.Clients, "client", []string{clients.Names[0]}, "Redis clients to drive, comma-separated, or all ("+strings.Join(clients.Names, ", ")+")")
+	fs.IntVar(&c.Workload.Clients, "clients", workload.DefaultClients, "concurrent workers, each in a closed loop")
+	fs.DurationVar(&c.Workload.Duration, "duration", workload.DefaultDuration, "how long each strategy x client cell runs (0: until --requests are spent)")
+	fs.Int64Var(&c.Workload.Requests, "requests", 0, "decisions per cell in total (0: no limit); whichever of --duration and --requests ends first stops the cell")
+	fs.IntVar(&c.Workload.Keys, "keys", workload.DefaultKeys, "distinct counters (rate-limited users)")
+	fs.StringVar(&c.Workload.KeyDist, "key-dist", workload.DefaultKeyDist, "key distribution: uniform, zipf, or hot (half the requests on one key)")
+	fs.Int64Var(&c.Limit, "limit", strategies.DefaultLimit, "requests allowed per key per window")
+	fs.StringVar(&o.window, "window", strconv.Itoa(strategies.DefaultWindow), "window length in whole seconds >= 1 (60, 60s and 1m are the same)")
+	fs.StringVar(&c.Workload.Prefix, "prefix", "", `key prefix; every key the run touches starts with it (default "rlbench:<run-id>:")`)
+	fs.Uint64Var(&c.Workload.Seed, "seed", 1, "seed for the key choice")
+	fs.StringVar(&c.Addr, "addr", "", "host:port of an existing server (default: start a private redis-server on a free loopback port)")
+	fs.StringVar(&c.Password, "password", os.Getenv("REDISCLI_AUTH"), "password for --addr (default: $REDISCLI_AUTH)")
+	fs.IntVar(&c.DB, "db", 0, "database number on --addr")
+	fs.StringVar(&c.RedisServer, "redis-server", "", "redis-server binary for the private server (default: redis-server on PATH)")
+	fs.StringVar(&o.jsonPath, "json", "", "write the whole result as JSON to this file")
+	fs.BoolVar(&c.KeepKeys, "keep-keys", false, "leave each run's keys in Redis after the audit (default: UNLINK them)")
+	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when any run leaves an immortal key")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
+	fs.BoolVar(&o.listStrategies, "list-strategies", false, "list the strategies and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: rlbench [flags]\n\nLoad-test rate-limiter counter strategies against a real Redis and count the\nimmortal keys (counters with no TTL) each leaves behind.\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	return fs
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var o options
+	fs := newFlagSet(&o, stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "rlbench: %v\n", err)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "rlbench: unexpected argument %q (see rlbench --help)\n", fs.Arg(0))
+		return exitUsage
+	}
+	if o.listStrategies {
+		listStrategies(stdout)
+		return exitOK
+	}
+	w, err := parseWindow(o.window)
+	if err != nil {
+		fmt.Fprintf(stderr, "rlbench: --window: %v\n", err)
+		return exitUsage
+	}
+	o.cfg.Window = w
+
+	opts := rlbench.Options{Log: stderr}
+	if !o.quiet && isTerminal(stdout) {
+		opts.Progress = stdout
+	}
+	rep, err := rlbench.Run(ctx, o.cfg, opts)
+	var uerr *rlbench.UsageError
+	if errors.As(err, &uerr) {
+		fmt.Fprintf(stderr, "rlbench: %v\n", err)
+		return exitUsage
+	}
+	code := exitOK
+	if rep != nil && len(rep.Runs) > 0 {
+		if werr := results.Text(rep)(stdout); werr != nil {
+			fmt.Fprintf(stderr, "rlbench: %v\n", werr)
+			code = exitFailure
+		}
+		if o.jsonPath != "" {
+			if werr := writeFile(o.jsonPath, results.JSON(rep)); werr != nil {
+				fmt.Fprintf(stderr, "rlbench: --json: %v\n", werr)
+				code = exitFailure
+			}
+		}
+		if o.failOnImmortal && anyImmortal(rep) {
+			code = exitFailure
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "rlbench: %v\n", err)
+		return exitFailure
+	}
+	return code
+}
+
+// parseWindow accepts whole seconds >= 1, as a number ("60") or a duration
+// ("60s", "1m").
+func parseWindow(s string) (int64, error) {
+	bad := fmt.Errorf("window must be a whole number of seconds >= 1 (e.g. 1, 60, 60s, 1m), got %q", s)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 1 {
+			return 0, bad
+		}
+		return n, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < time.Second || d%time.Second != 0 {
+		return 0, bad
+	}
+	return int64(d / time.Second), nil
+}
+
+func listStrategies(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STRATEGY\tATOMIC\tHEALS\tREDIS\tCOMMANDS\tDESCRIPTION")
+	for _, s := range strategies.All() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t>= %s\t%s\t%s\n", s.Name, yesNo(s.Atomic), yesNo(s.Heals), s.MinRedis, s.Commands, s.Summary)
+	}
+	tw.Flush()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func anyImmortal(rep *results.Report) bool {
+	for _, r := range rep.Runs {
+		if r.Audit.Immortal > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func writeFile(path string, report results.Reporter) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := report(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// isTerminal reports whether w is a character device, such as a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,78 @@
+// Package redistest is the one helper rlbench's integration tests use to get
+// a Redis: a private redis-server per test on a free loopback port, a go-redis
+// client to it for independent assertions, and a key prefix unique to the test.
+//
+// A missing redis-server fails the test loudly instead of skipping it, so that
+// a green run always means the integration tests ran.
+package redistest
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/rlbench/rlbench/redisserver"
+)
+
+// BinaryEnv names the environment variable that, if set, gives the path of the
+// redis-server (or valkey-server) binary Start runs instead of redis-server on PATH.
+const BinaryEnv = "RLBENCH_REDIS_SERVER"
+
+// Start starts a private redis-server for tb and closes it in tb.Cleanup.
+// The binary is $RLBENCH_REDIS_SERVER if set, else redis-server on PATH.
+// If it cannot be found, Start fails the test (it does not skip) and says to
+// run scripts/test.sh or apt-get install redis-server.
+func Start(tb testing.TB) *redisserver.Server {
+	tb.Helper()
+	binary := os.Getenv(BinaryEnv)
+	srv, err := redisserver.Start(tb.Context(), redisserver.Options{Binary: binary})
+	if errors.Is(err, redisserver.ErrNotFound) {
+		tb.Fatalf("redistest: integration tests need redis-server: %v\n"+
+			"run scripts/test.sh, or apt-get install redis-server, or set %s=/path/to/redis-server", err, BinaryEnv)
+	}
+	if err != nil {
+		tb.Fatalf("redistest: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			tb.Errorf("redistest: %v", err)
+		}
+	})
+	return srv
+}
+
+// Client returns a go-redis client to srv, closed in tb.Cleanup, for
+// assertions made independently of the code under test.
+func Client(tb testing.TB, srv *redisserver.Server) *redis.Client {
+	tb.Helper()
+	rdb := redis.NewClient(&redis.Options{
+		Addr:                     srv.Addr(),
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
+	tb.Cleanup(func() {
+		if err := rdb.Close(); err != nil {
+			tb.Errorf("redistest: close client to %s: %v", srv.Addr(), err)
+		}
+	})
+	return rdb
+}
+
+// Prefix returns a key prefix unique to the test: "rlbench-test:", then
+// tb.Name() with every character outside [A-Za-z0-9_-] replaced by '_', then
+// ":". Subtests get distinct prefixes because their names differ.
+func Prefix(tb testing.TB) string {
+	tb.Helper()
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		}
+		return '_'
+	}, tb.Name())
+	return "rlbench-test:" + name + ":"
+}

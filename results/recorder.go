@@ -1,0 +1,204 @@
+package results
+
+import (
+	"sync"
+	"time"
+	"unsafe"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// DefaultShards is the number of shards a Recorder uses when none is given.
+const DefaultShards = 64
+
+// Histogram geometry shared by every Recorder. Values are latencies in
+// microseconds; Record clamps latencies into [MinLatencyUS, MaxLatencyUS].
+const (
+	// MinLatencyUS is the lowest latency a histogram tracks, in microseconds.
+	MinLatencyUS = 1
+	// MaxLatencyUS is the highest latency a histogram tracks, in microseconds (60 s).
+	MaxLatencyUS = 60_000_000
+	// LatencySignificantDigits is the histogram's precision, in significant decimal digits.
+	LatencySignificantDigits = 3
+)
+
+// cacheLine is the padding unit that keeps two shards off the same cache
+// lines. 128 bytes covers the adjacent-line prefetcher of x86 and the 128-byte
+// lines of some arm64 cores.
+const cacheLine = 128
+
+// shard is one lock and the data it guards. Workers whose index maps to the
+// same shard share it.
+type shard struct {
+	mu sync.Mutex
+	// latency is the shard's histogram, in microseconds; nil until the first
+	// Record, so shards no worker uses cost no histogram.
+	latency *hdrhistogram.Histogram
+	// allowed, rejected and errors count decisions.
+	allowed, rejected, errors int64
+	// kinds counts errors by ErrorKind; nil until the first error.
+	kinds map[string]int64
+}
+
+// paddedShard pads a shard to a whole number of cache lines against false
+// sharing between neighbouring shards.
+type paddedShard struct {
+	shard
+	_ [cacheLine - unsafe.Sizeof(shard{})%cacheLine]byte
+}
+
+// Recorder records decisions from many concurrent workers. Its zero value is
+// ready to use and has DefaultShards shards; NewRecorder chooses another count.
+//
+// Worker w records into shard w % shards, so memory is bounded by the shard
+// count (one histogram per shard in use), not by the number of workers. All
+// methods are safe for concurrent use. A Recorder must not be copied after
+// first use.
+type Recorder struct {
+	once sync.Once
+	// n is the shard count NewRecorder asked for; 0 means DefaultShards.
+	n      int
+	shards []paddedShard
+}
+
+// NewRecorder returns a Recorder with the given number of shards; shards <= 0
+// means DefaultShards.
+func NewRecorder(shards int) *Recorder {
+	r := &Recorder{n: shards}
+	r.once.Do(r.init)
+	return r
+}
+
+// init allocates the shards. Histograms are allocated lazily, per shard.
+func (r *Recorder) init() {
+	if r.n <= 0 {
+		r.n = DefaultShards
+	}
+	r.shards = make([]paddedShard, r.n)
+}
+
+// newLatencyHistogram returns an empty histogram with the Recorder's geometry.
+func newLatencyHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(MinLatencyUS, MaxLatencyUS, LatencySignificantDigits)
+}
+
+// Record records one decision attempt by worker. The latency always goes into
+// the histogram, truncated to whole microseconds and clamped into
+// [MinLatencyUS, MaxLatencyUS]. When err is nil the decision counts as allowed
+// or rejected; otherwise it counts as an error of kind ErrorKind(err) and
+// allowed is ignored. Any worker number is accepted, negative ones included.
+func (r *Recorder) Record(worker int, latency time.Duration, allowed bool, err error) {
+	r.once.Do(r.init)
+	s := &r.shards[uint(worker)%uint(len(r.shards))].shard
+
+	us := latency.Microseconds()
+	if us < MinLatencyUS {
+		us = MinLatencyUS
+	} else if us > MaxLatencyUS {
+		us = MaxLatencyUS
+	}
+	var kind string
+	if err != nil {
+		kind = ErrorKind(err) // outside the lock
+	}
+
+	s.mu.Lock()
+	if s.latency == nil {
+		s.latency = newLatencyHistogram()
+	}
+	// us is clamped into the histogram's range, so RecordValue cannot fail.
+	_ = s.latency.RecordValue(us)
+	switch {
+	case err != nil:
+		s.errors++
+		if s.kinds == nil {
+			s.kinds = make(map[string]int64)
+		}
+		s.kinds[kind]++
+	case allowed:
+		s.allowed++
+	default:
+		s.rejected++
+	}
+	s.mu.Unlock()
+}
+
+// Totals is a snapshot of a Recorder's counters, for a live progress line.
+type Totals struct {
+	// Decisions is the number of decision attempts: Allowed + Rejected + Errors.
+	Decisions int64
+	// Allowed is the number of requests admitted.
+	Allowed int64
+	// Rejected is the number of requests refused by the limiter.
+	Rejected int64
+	// Errors is the number of attempts that ended in an error.
+	Errors int64
+}
+
+// Totals returns a snapshot of the counters. It takes each shard's lock in
+// turn, briefly, and copies no histogram, so it is cheap enough to call every
+// progress tick.
+func (r *Recorder) Totals() Totals {
+	r.once.Do(r.init)
+	var t Totals
+	for i := range r.shards {
+		s := &r.shards[i].shard
+		s.mu.Lock()
+		t.Allowed += s.allowed
+		t.Rejected += s.rejected
+		t.Errors += s.errors
+		s.mu.Unlock()
+	}
+	t.Decisions = t.Allowed + t.Rejected + t.Errors
+	return t
+}
+
+// Histogram merges all shards into a new histogram of latencies in
+// microseconds. The caller owns the result.
+func (r *Recorder) Histogram() *hdrhistogram.Histogram {
+	r.once.Do(r.init)
+	h := newLatencyHistogram()
+	for i := range r.shards {
+		s := &r.shards[i].shard
+		s.mu.Lock()
+		if s.latency != nil {
+			// Same geometry on both sides, so nothing is dropped.
+			h.Merge(s.latency)
+		}
+		s.mu.Unlock()
+	}
+	return h
+}
+
+// ErrorKinds returns the errors counted so far by ErrorKind, in a new map that
+// the caller owns. The map is empty, not nil, when there were no errors.
+func (r *Recorder) ErrorKinds() map[string]int64 {
+	r.once.Do(r.init)
+	kinds := make(map[string]int64)
+	for i := range r.shards {
+		s := &r.shards[i].shard
+		s.mu.Lock()
+		for k, n := range s.kinds {
+			kinds[k] += n
+		}
+		s.mu.Unlock()
+	}
+	return kinds
+}
+
+// Reset clears every counter and histogram, e.g. after a warm-up. Shards keep
+// their histograms' memory. A Record that runs concurrently with Reset may be
+// counted or cleared.
+func (r *Recorder) Reset() {
+	r.once.Do(r.init)
+	for i := range r.shards {
+		s := &r.shards[i].shard
+		s.mu.Lock()
+		if s.latency != nil {
+			s.latency.Reset()
+		}
+		s.allowed, s.rejected, s.errors = 0, 0, 0
+		clear(s.kinds)
+		s.mu.Unlock()
+	}
+}

@@ -1,0 +1,151 @@
+package results
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Reporter writes a report somewhere.
+type Reporter func(io.Writer) error
+
+// Text returns a reporter for the human summary of rep: a header line naming
+// the server, one aligned table row per run, one line per run with errors
+// listing its error kinds (most frequent first), and a loud final warning when
+// any run left counters with no TTL.
+func Text(rep *Report) Reporter {
+	return func(w io.Writer) error {
+		var buf bytes.Buffer
+		writeText(&buf, rep)
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return fmt.Errorf("text report: write: %w", err)
+		}
+		return nil
+	}
+}
+
+// writeText renders rep into buf, which cannot fail to take it.
+func writeText(buf *bytes.Buffer, rep *Report) {
+	fmt.Fprintf(buf, "server: %s\n", serverLine(rep.Server))
+
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "strategy\tclient\tclients\tdecisions\tthr/s\tallowed\trejected\terrors\tp50\tp99\tp99.9\tmax\tkeys\timmortal\tttl>win")
+	for _, r := range rep.Runs {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n",
+			r.Strategy, r.Client, r.Clients, r.Decisions,
+			strconv.FormatFloat(r.ThroughputPerS, 'f', 0, 64),
+			r.Allowed, r.Rejected, r.Errors,
+			humanUS(r.LatencyUS.P50), humanUS(r.LatencyUS.P99), humanUS(r.LatencyUS.P999), humanUS(r.LatencyUS.Max),
+			r.Audit.Keys, r.Audit.Immortal, r.Audit.TTLOverWindow)
+	}
+	tw.Flush() // writes to a bytes.Buffer cannot fail
+
+	for _, r := range rep.Runs {
+		if r.Errors == 0 && len(r.ErrorKinds) == 0 {
+			continue
+		}
+		fmt.Fprintf(buf, "%s errors:", runLabel(r))
+		for _, k := range sortedKinds(r.ErrorKinds) {
+			fmt.Fprintf(buf, " %s=%d", k, r.ErrorKinds[k])
+		}
+		buf.WriteByte('\n')
+	}
+
+	var immortal []string
+	for _, r := range rep.Runs {
+		if r.Audit.Immortal > 0 {
+			noun := "counters"
+			if r.Audit.Immortal == 1 {
+				noun = "counter"
+			}
+			immortal = append(immortal, fmt.Sprintf("%s left %d %s with no TTL", runLabel(r), r.Audit.Immortal, noun))
+		}
+	}
+	if len(immortal) > 0 {
+		fmt.Fprintf(buf, "IMMORTAL KEYS: %s: those users are locked out forever.\n", strings.Join(immortal, "; "))
+	}
+}
+
+// serverLine describes s, e.g. "redis 7.2.4 at 127.0.0.1:6379".
+func serverLine(s Server) string {
+	var parts []string
+	for _, p := range []string{s.Name, s.Version} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "unknown server")
+	}
+	line := strings.Join(parts, " ")
+	if s.Addr != "" {
+		line += " at " + s.Addr
+	}
+	if s.Managed {
+		line += " (private server started by rlbench)"
+	}
+	return line
+}
+
+// runLabel names a run in prose, e.g. "lua/go-redis".
+func runLabel(r Run) string { return r.Strategy + "/" + r.Client }
+
+// sortedKinds returns the keys of kinds, most frequent first, ties by name.
+func sortedKinds(kinds map[string]int64) []string {
+	keys := make([]string, 0, len(kinds))
+	for k := range kinds {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if c := cmp.Compare(kinds[b], kinds[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	return keys
+}
+
+// humanUS formats a latency given in microseconds: "183µs", "1.2ms", "45.3ms",
+// "183ms", "2.50s".
+func humanUS(us float64) string {
+	switch {
+	case us < 999.5:
+		return strconv.FormatFloat(us, 'f', 0, 64) + "µs"
+	case us < 99_950:
+		return strconv.FormatFloat(us/1e3, 'f', 1, 64) + "ms"
+	case us < 999_500:
+		return strconv.FormatFloat(us/1e3, 'f', 0, 64) + "ms"
+	default:
+		return strconv.FormatFloat(us/1e6, 'f', 2, 64) + "s"
+	}
+}
+
+// JSON returns a reporter that writes rep as indented JSON, followed by a
+// newline.
+func JSON(rep *Report) Reporter {
+	return func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return fmt.Errorf("json report: encode: %w", err)
+		}
+		return nil
+	}
+}
+
+// Progress formats the one-line live progress display, without a newline,
+// e.g. "lua/rueidis  3s  41203/s  allowed 1234  rejected 40000  errors 0".
+// elapsed is truncated to whole seconds and perSecond rounded to a whole
+// number of decisions per second.
+func Progress(label string, elapsed time.Duration, t Totals, perSecond float64) string {
+	return fmt.Sprintf("%s  %s  %s/s  allowed %d  rejected %d  errors %d",
+		label, elapsed.Truncate(time.Second), strconv.FormatFloat(perSecond, 'f', 0, 64),
+		t.Allowed, t.Rejected, t.Errors)
+}

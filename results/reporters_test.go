@@ -1,0 +1,383 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// fixedReport is a hand-built report: two runs, the first with immortal keys
+// and errors, the second clean.
+func fixedReport() *Report {
+	return &Report{
+		Tool:    "rlbench",
+		Started: time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC),
+		Server:  Server{Addr: "127.0.0.1:46379", Name: "redis", Version: "7.2.4", Managed: true},
+		Config: map[string]any{
+			"clients":  500,
+			"duration": "10s",
+			"limit":    100,
+			"window_s": 60,
+		},
+		Runs: []Run{
+			{
+				Strategy:       "naive",
+				Client:         "go-redis",
+				ClientOptions:  "pool_size=500",
+				Clients:        500,
+				DurationS:      10.0012,
+				Decisions:      412035,
+				Allowed:        40007,
+				Rejected:       372021,
+				Errors:         7,
+				ErrorKinds:     map[string]int64{"timeout": 3, "WRONGTYPE": 1, "conn-reset": 3},
+				ThroughputPerS: 41198.56,
+				LatencyUS:      Latency{P50: 183, P90: 611, P99: 1207, P999: 4511, Max: 2_503_000, Mean: 240.25},
+				Audit:          Audit{Keys: 400, Immortal: 7, TTLOverWindow: 2, Vanished: 1},
+			},
+			{
+				Strategy:       "lua",
+				Client:         "rueidis",
+				ClientOptions:  "pipeline_multiplex=2",
+				Clients:        500,
+				DurationS:      10.0004,
+				Decisions:      803117,
+				Allowed:        40000,
+				Rejected:       763117,
+				ErrorKinds:     map[string]int64{},
+				ThroughputPerS: 80308.49,
+				LatencyUS:      Latency{P50: 95, P90: 140, P99: 310, P999: 999.4, Max: 120_400, Mean: 101.5},
+				Audit:          Audit{Keys: 400},
+			},
+		},
+	}
+}
+
+// checkGolden compares got with testdata/name, or rewrites it under -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatalf("os.WriteFile(%s) = %v; want nil", path, err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("os.ReadFile(%s) = %v; want nil (run go test -update to create it)", path, err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (run go test -update if the change is intended)\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// TestReportersGolden renders the fixed report with each reporter and
+// compares the output with its golden file.
+func TestReportersGolden(t *testing.T) {
+	tests := []struct {
+		name     string
+		reporter Reporter
+		golden   string
+	}{
+		{name: "text", reporter: Text(fixedReport()), golden: "report.txt"},
+		{name: "json", reporter: JSON(fixedReport()), golden: "report.json"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := tc.reporter(&buf); err != nil {
+				t.Fatalf("%s(report)(w) = %v; want nil", tc.name, err)
+			}
+			checkGolden(t, tc.golden, buf.Bytes())
+		})
+	}
+}
+
+// TestTextUnmanagedNoImmortal checks the header of a server rlbench did not
+// start, and that a report without immortal keys carries no warning.
+func TestTextUnmanagedNoImmortal(t *testing.T) {
+	t.Parallel()
+	rep := fixedReport()
+	rep.Server.Managed = false
+	rep.Runs = rep.Runs[1:]
+	var buf bytes.Buffer
+	if err := Text(rep)(&buf); err != nil {
+		t.Fatalf("Text(report)(w) = %v; want nil", err)
+	}
+	out := buf.String()
+	if want := "server: redis 7.2.4 at 127.0.0.1:46379\n"; !strings.HasPrefix(out, want) {
+		t.Errorf("Text(report) starts %q; want %q", strings.SplitAfter(out, "\n")[0], want)
+	}
+	for _, bad := range []string{"IMMORTAL", "errors:", "private server"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("Text(report) contains %q; want it absent:\n%s", bad, out)
+		}
+	}
+}
+
+// failingWriter fails every write.
+type failingWriter struct{}
+
+var errWrite = errors.New("disk full")
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errWrite }
+
+// TestReportersWriteError checks that reporters return write errors wrapped.
+func TestReportersWriteError(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		reporter Reporter
+	}{
+		{name: "text", reporter: Text(fixedReport())},
+		{name: "json", reporter: JSON(fixedReport())},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if err := tc.reporter(failingWriter{}); !errors.Is(err, errWrite) {
+				t.Errorf("%s(report)(failingWriter) = %v; want an error wrapping %v", tc.name, err, errWrite)
+			}
+		})
+	}
+}
+
+// TestJSONRoundTrip checks the JSON key names other tools read and that the
+// report decodes back into the same values.
+func TestJSONRoundTrip(t *testing.T) {
+	t.Parallel()
+	rep := fixedReport()
+	var buf bytes.Buffer
+	if err := JSON(rep)(&buf); err != nil {
+		t.Fatalf("JSON(report)(w) = %v; want nil", err)
+	}
+
+	var doc map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("json.Unmarshal(JSON(report)) = %v; want nil", err)
+	}
+	paths := []string{
+		"tool", "started", "config",
+		"server.addr", "server.name", "server.version", "server.managed",
+		"runs[].strategy", "runs[].client", "runs[].client_options", "runs[].clients",
+		"runs[].duration_s", "runs[].decisions", "runs[].allowed", "runs[].rejected",
+		"runs[].errors", "runs[].error_kinds", "runs[].throughput_per_s",
+		"runs[].latency_us.p50", "runs[].latency_us.p90", "runs[].latency_us.p99",
+		"runs[].latency_us.p999", "runs[].latency_us.max", "runs[].latency_us.mean",
+		"runs[].audit.keys", "runs[].audit.immortal", "runs[].audit.ttl_over_window", "runs[].audit.vanished",
+	}
+	for _, p := range paths {
+		if err := hasPath(doc, strings.Split(p, ".")); err != nil {
+			t.Errorf("JSON(report) lacks %s: %v", p, err)
+		}
+	}
+	if err := hasPath(doc, []string{"runs[]", "histogram"}); err == nil {
+		t.Errorf("JSON(report) has runs[].histogram; want it left out")
+	}
+
+	var got Report
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("json.Unmarshal(JSON(report), &Report) = %v; want nil", err)
+	}
+	if !got.Started.Equal(rep.Started) || got.Server != rep.Server || got.Tool != rep.Tool {
+		t.Errorf("round trip header = %v %+v %q; want %v %+v %q", got.Started, got.Server, got.Tool, rep.Started, rep.Server, rep.Tool)
+	}
+	if len(got.Runs) != len(rep.Runs) {
+		t.Fatalf("round trip has %d runs; want %d", len(got.Runs), len(rep.Runs))
+	}
+	for i := range rep.Runs {
+		g, w := got.Runs[i], rep.Runs[i]
+		if g.Strategy != w.Strategy || g.Decisions != w.Decisions || g.LatencyUS != w.LatencyUS || g.Audit != w.Audit || len(g.ErrorKinds) != len(w.ErrorKinds) {
+			t.Errorf("round trip runs[%d] = %+v; want %+v", i, g, w)
+		}
+	}
+}
+
+// hasPath reports whether doc holds the path, where a "name[]" element
+// descends into every element of the array at name.
+func hasPath(doc any, path []string) error {
+	if len(path) == 0 {
+		return nil
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return errors.New("not an object")
+	}
+	key, each := strings.CutSuffix(path[0], "[]")
+	v, ok := obj[key]
+	if !ok {
+		return errors.New("no key " + key)
+	}
+	if !each {
+		return hasPath(v, path[1:])
+	}
+	arr, ok := v.([]any)
+	if !ok || len(arr) == 0 {
+		return errors.New(key + " is not a non-empty array")
+	}
+	for _, el := range arr {
+		if err := hasPath(el, path[1:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestLatencyOf summarises histograms whose percentiles are known exactly
+// (values below 2048 µs are exact at 3 significant digits).
+func TestLatencyOf(t *testing.T) {
+	t.Parallel()
+	oneToThousand := newLatencyHistogram()
+	for v := int64(1); v <= 1000; v++ {
+		if err := oneToThousand.RecordValue(v); err != nil {
+			t.Fatalf("RecordValue(%d) = %v; want nil", v, err)
+		}
+	}
+	single := newLatencyHistogram()
+	if err := single.RecordValues(183, 10); err != nil {
+		t.Fatalf("RecordValues(183, 10) = %v; want nil", err)
+	}
+	tests := []struct {
+		name string
+		h    *hdrhistogram.Histogram
+		want Latency
+	}{
+		{name: "nil", h: nil, want: Latency{}},
+		{name: "empty", h: newLatencyHistogram(), want: Latency{}},
+		{name: "1..1000µs once each", h: oneToThousand, want: Latency{P50: 500, P90: 900, P99: 990, P999: 999, Max: 1000, Mean: 500.5}},
+		{name: "one value", h: single, want: Latency{P50: 183, P90: 183, P99: 183, P999: 183, Max: 183, Mean: 183}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := LatencyOf(tc.h); got != tc.want {
+				t.Errorf("LatencyOf(%s) = %+v; want %+v", tc.name, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestNewRun builds a Run from a Recorder.
+func TestNewRun(t *testing.T) {
+	t.Parallel()
+	var rec Recorder
+	for i := range 300 {
+		switch i % 3 {
+		case 0:
+			rec.Record(i, 100*time.Microsecond, true, nil)
+		case 1:
+			rec.Record(i, 200*time.Microsecond, false, nil)
+		case 2:
+			rec.Record(i, 300*time.Microsecond, false, errWrite)
+		}
+	}
+	tests := []struct {
+		name    string
+		elapsed time.Duration
+		wantThr float64
+	}{
+		{name: "two seconds", elapsed: 2 * time.Second, wantThr: 150},
+		{name: "zero elapsed", elapsed: 0, wantThr: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			run := NewRun(&rec, tc.elapsed)
+			if run.Decisions != 300 || run.Allowed != 100 || run.Rejected != 100 || run.Errors != 100 {
+				t.Errorf("NewRun(rec, %v) counts = %d/%d/%d/%d; want 300/100/100/100", tc.elapsed, run.Decisions, run.Allowed, run.Rejected, run.Errors)
+			}
+			if run.ThroughputPerS != tc.wantThr {
+				t.Errorf("NewRun(rec, %v).ThroughputPerS = %v; want %v", tc.elapsed, run.ThroughputPerS, tc.wantThr)
+			}
+			if run.DurationS != tc.elapsed.Seconds() {
+				t.Errorf("NewRun(rec, %v).DurationS = %v; want %v", tc.elapsed, run.DurationS, tc.elapsed.Seconds())
+			}
+			if got := run.ErrorKinds[KindOther]; got != 100 {
+				t.Errorf("NewRun(rec, %v).ErrorKinds[%q] = %d; want 100", tc.elapsed, KindOther, got)
+			}
+			want := Latency{P50: 200, P90: 300, P99: 300, P999: 300, Max: 300, Mean: 200}
+			if run.LatencyUS != want {
+				t.Errorf("NewRun(rec, %v).LatencyUS = %+v; want %+v", tc.elapsed, run.LatencyUS, want)
+			}
+			if run.Histogram == nil || run.Histogram.TotalCount() != 300 {
+				t.Errorf("NewRun(rec, %v).Histogram holds %v; want 300 values", tc.elapsed, run.Histogram)
+			}
+		})
+	}
+}
+
+// TestHumanUS formats latencies across the unit boundaries.
+func TestHumanUS(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		us   float64
+		want string
+	}{
+		{name: "zero", us: 0, want: "0µs"},
+		{name: "micro", us: 183, want: "183µs"},
+		{name: "rounds up into ms", us: 999.6, want: "1.0ms"},
+		{name: "milli", us: 1207, want: "1.2ms"},
+		{name: "tens of ms", us: 45_300, want: "45.3ms"},
+		{name: "hundreds of ms", us: 183_400, want: "183ms"},
+		{name: "seconds", us: 2_503_000, want: "2.50s"},
+		{name: "max", us: MaxLatencyUS, want: "60.00s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := humanUS(tc.us); got != tc.want {
+				t.Errorf("humanUS(%v) = %q; want %q", tc.us, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestProgress formats progress lines.
+func TestProgress(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		label     string
+		elapsed   time.Duration
+		totals    Totals
+		perSecond float64
+		want      string
+	}{
+		{
+			name: "running", label: "lua/rueidis", elapsed: 3*time.Second + 400*time.Millisecond,
+			totals:    Totals{Decisions: 41234, Allowed: 1234, Rejected: 40000},
+			perSecond: 41203.4,
+			want:      "lua/rueidis  3s  41203/s  allowed 1234  rejected 40000  errors 0",
+		},
+		{
+			name: "start", label: "naive/go-redis", elapsed: 0,
+			want: "naive/go-redis  0s  0/s  allowed 0  rejected 0  errors 0",
+		},
+		{
+			name: "minutes with errors", label: "multi-nx/go-redis", elapsed: 65 * time.Second,
+			totals:    Totals{Decisions: 12, Allowed: 5, Rejected: 4, Errors: 3},
+			perSecond: 0.4,
+			want:      "multi-nx/go-redis  1m5s  0/s  allowed 5  rejected 4  errors 3",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Progress(tc.label, tc.elapsed, tc.totals, tc.perSecond); got != tc.want {
+				t.Errorf("Progress(%q, %v, %+v, %v) = %q; want %q", tc.label, tc.elapsed, tc.totals, tc.perSecond, got, tc.want)
+			}
+		})
+	}
+}

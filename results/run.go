@@ -1,0 +1,139 @@
+package results
+
+import (
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Latency summarises a latency histogram. Every field is in microseconds.
+type Latency struct {
+	// P50 is the median latency, in microseconds.
+	P50 float64 `json:"p50"`
+	// P90 is the 90th percentile latency, in microseconds.
+	P90 float64 `json:"p90"`
+	// P99 is the 99th percentile latency, in microseconds.
+	P99 float64 `json:"p99"`
+	// P999 is the 99.9th percentile latency, in microseconds.
+	P999 float64 `json:"p999"`
+	// Max is the highest latency recorded, in microseconds.
+	Max float64 `json:"max"`
+	// Mean is the arithmetic mean latency, in microseconds.
+	Mean float64 `json:"mean"`
+}
+
+// LatencyOf summarises h, whose values are microseconds. Percentiles and Max
+// are the highest value equivalent to the recorded ones at the histogram's
+// precision. A nil or empty histogram gives the zero Latency.
+func LatencyOf(h *hdrhistogram.Histogram) Latency {
+	if h == nil || h.TotalCount() == 0 {
+		return Latency{}
+	}
+	return Latency{
+		P50:  float64(h.ValueAtQuantile(50)),
+		P90:  float64(h.ValueAtQuantile(90)),
+		P99:  float64(h.ValueAtQuantile(99)),
+		P999: float64(h.ValueAtQuantile(99.9)),
+		Max:  float64(h.Max()),
+		Mean: h.Mean(),
+	}
+}
+
+// Audit is what a post-run scan of a run's counter keys found. It mirrors
+// audit.Result field for field; the runner converts one into the other.
+type Audit struct {
+	// Keys is the number of counter keys the scan found.
+	Keys int64 `json:"keys"`
+	// Immortal is the number of counters with no TTL: their users stay
+	// locked out once they reach the limit.
+	Immortal int64 `json:"immortal"`
+	// TTLOverWindow is the number of counters whose TTL exceeds the window.
+	TTLOverWindow int64 `json:"ttl_over_window"`
+	// Vanished is the number of keys that expired or disappeared during the scan.
+	Vanished int64 `json:"vanished"`
+}
+
+// Server describes the Redis-compatible server the runs were made against.
+type Server struct {
+	// Addr is the server's address, host:port.
+	Addr string `json:"addr"`
+	// Name is the server's flavour: "redis" or "valkey".
+	Name string `json:"name"`
+	// Version is the server's version, e.g. "7.2.4".
+	Version string `json:"version"`
+	// Managed is true when rlbench started the server itself.
+	Managed bool `json:"managed"`
+}
+
+// Run is the result of one strategy x client load phase.
+type Run struct {
+	// Strategy is the strategy's registered name, e.g. "lua".
+	Strategy string `json:"strategy"`
+	// Client is the Redis client's name, e.g. "go-redis" or "rueidis".
+	Client string `json:"client"`
+	// ClientOptions describes the client's settings, e.g. "pool_size=500".
+	ClientOptions string `json:"client_options"`
+	// Clients is the number of concurrent workers.
+	Clients int `json:"clients"`
+	// DurationS is the measured wall time of the load phase, in seconds.
+	DurationS float64 `json:"duration_s"`
+	// Decisions is the number of decision attempts: Allowed + Rejected + Errors.
+	Decisions int64 `json:"decisions"`
+	// Allowed is the number of requests admitted.
+	Allowed int64 `json:"allowed"`
+	// Rejected is the number of requests refused by the limiter.
+	Rejected int64 `json:"rejected"`
+	// Errors is the number of attempts that ended in an error.
+	Errors int64 `json:"errors"`
+	// ErrorKinds counts Errors by ErrorKind.
+	ErrorKinds map[string]int64 `json:"error_kinds"`
+	// ThroughputPerS is the rate of decision attempts, per second.
+	ThroughputPerS float64 `json:"throughput_per_s"`
+	// LatencyUS summarises the attempts' latencies, in microseconds.
+	LatencyUS Latency `json:"latency_us"`
+	// ScriptFallbacks counts scripts sent again with EVAL after the server
+	// answered NOSCRIPT to EVALSHA.
+	ScriptFallbacks int64 `json:"script_fallbacks"`
+	// Audit is what the post-run key scan found.
+	Audit Audit `json:"audit"`
+	// Histogram holds the latencies, in microseconds, for reporters that need
+	// the whole distribution (e.g. .hgrm files). It is not serialised.
+	Histogram *hdrhistogram.Histogram `json:"-"`
+}
+
+// NewRun fills the counters, error kinds, throughput, latency summary and
+// histogram of a Run from rec and the measured wall time of the load phase.
+// Strategy, client, worker count and audit are left for the caller. A
+// non-positive elapsed gives zero throughput.
+func NewRun(rec *Recorder, elapsed time.Duration) Run {
+	t := rec.Totals()
+	h := rec.Histogram()
+	run := Run{
+		DurationS:  elapsed.Seconds(),
+		Decisions:  t.Decisions,
+		Allowed:    t.Allowed,
+		Rejected:   t.Rejected,
+		Errors:     t.Errors,
+		ErrorKinds: rec.ErrorKinds(),
+		LatencyUS:  LatencyOf(h),
+		Histogram:  h,
+	}
+	if elapsed > 0 {
+		run.ThroughputPerS = float64(t.Decisions) / elapsed.Seconds()
+	}
+	return run
+}
+
+// Report is everything rlbench measured in one invocation.
+type Report struct {
+	// Tool is the name of the program that wrote the report: "rlbench".
+	Tool string `json:"tool"`
+	// Started is when the invocation started.
+	Started time.Time `json:"started"`
+	// Server is the server the runs were made against.
+	Server Server `json:"server"`
+	// Config is the invocation's configuration, marshalled as given.
+	Config any `json:"config"`
+	// Runs holds one entry per strategy x client load phase, in run order.
+	Runs []Run `json:"runs"`
+}

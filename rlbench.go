@@ -1,0 +1,359 @@
+// Package rlbench runs rate-limiter counter strategies under load against a
+// real Redis and reports latency, throughput, admissions and the immortal
+// keys (counters left with no TTL) each strategy leaves behind.
+//
+// The command in cmd/rlbench is a thin layer over Run: it parses flags into
+// a Config and prints the Report.
+package rlbench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/audit"
+	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/workload"
+)
+
+// Config is one invocation of rlbench: which strategies on which clients,
+// the workload, and the target server. Its zero value runs every default
+// against a private redis-server.
+type Config struct {
+	// Strategies are strategy names (see strategies.Names), or "all"; nil
+	// means "lua".
+	Strategies []string `json:"strategies"`
+	// Clients are client names (see clients.Names), or "all"; nil means
+	// "go-redis".
+	Clients []string `json:"client_libs"`
+	// Limit is the number of requests allowed per key per window; 0 means strategies.DefaultLimit.
+	Limit int64 `json:"limit"`
+	// Window is the counter's lifetime, in whole seconds; 0 means strategies.DefaultWindow.
+	Window int64 `json:"window_s"`
+	// Workload is the load each strategy x client cell runs. An empty
+	// Prefix means "rlbench:<run-id>:" with a fresh random run id.
+	Workload workload.Config `json:"workload"`
+
+	// Addr targets an existing server (host:port); "" starts a private one.
+	Addr string `json:"addr,omitempty"`
+	// Password authenticates against Addr; never written to reports.
+	Password string `json:"-"`
+	// DB is the database number used on Addr.
+	DB int `json:"db"`
+	// RedisServer is the binary started when Addr is ""; "" means
+	// redis-server on PATH.
+	RedisServer string `json:"redis_server,omitempty"`
+
+	// KeepKeys leaves each run's keys in Redis after the audit instead of
+	// deleting them.
+	KeepKeys bool `json:"keep_keys"`
+}
+
+// UsageError is bad input: a flag with a value rlbench does not accept, or a
+// target it cannot use. Nothing has been written to Redis when Run returns one.
+type UsageError struct {
+	// Flag is the command-line flag at fault, e.g. "--window".
+	Flag string
+	// Err says what was wrong and what is accepted.
+	Err error
+}
+
+func (e *UsageError) Error() string { return e.Flag + ": " + e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usage(flag string, err error) error { return &UsageError{Flag: flag, Err: err} }
+
+// withDefaults returns c with defaults applied and a run prefix chosen.
+func (c Config) withDefaults() Config {
+	c.Strategies = expandAll(c.Strategies, []string{"lua"}, strategies.Names())
+	c.Clients = expandAll(c.Clients, clients.Names[:1], clients.Names)
+	sc := strategies.Config{Limit: c.Limit, Window: c.Window}.WithDefaults()
+	c.Limit, c.Window = sc.Limit, sc.Window
+	if c.Workload.Prefix == "" {
+		c.Workload.Prefix = "rlbench:" + newRunID() + ":"
+	}
+	c.Workload = c.Workload.WithDefaults()
+	return c
+}
+
+// validate checks everything that can be checked without a server.
+func (c Config) validate() error {
+	for _, name := range c.Strategies {
+		if _, err := strategies.Lookup(name); err != nil {
+			return usage("--strategy", err)
+		}
+	}
+	for _, name := range c.Clients {
+		if !contains(clients.Names, name) {
+			return usage("--client", fmt.Errorf("%w %q (accepted: %s)", clients.ErrUnknownClient, name, strings.Join(clients.Names, ", ")))
+		}
+	}
+	if c.Limit < 1 {
+		return usage("--limit", fmt.Errorf("%w, got %d", strategies.ErrInvalidLimit, c.Limit))
+	}
+	if c.Window < 1 {
+		return usage("--window", fmt.Errorf("%w, got %d", strategies.ErrInvalidWindow, c.Window))
+	}
+	if err := c.Workload.Validate(); err != nil {
+		return usage(workloadFlag(err), err)
+	}
+	if c.DB < 0 {
+		return usage("--db", fmt.Errorf("db must be >= 0, got %d", c.DB))
+	}
+	return nil
+}
+
+// workloadFlag names the flag behind a workload validation error.
+func workloadFlag(err error) string {
+	switch {
+	case errors.Is(err, workload.ErrInvalidClients):
+		return "--clients"
+	case errors.Is(err, workload.ErrInvalidKeys):
+		return "--keys"
+	case errors.Is(err, workload.ErrInvalidKeyDist):
+		return "--key-dist"
+	case errors.Is(err, workload.ErrInvalidRequests):
+		return "--requests"
+	case errors.Is(err, workload.ErrEmptyPrefix):
+		return "--prefix"
+	}
+	return "--duration"
+}
+
+// expandAll returns def for an empty list, every name in all for a list
+// holding "all", and the list otherwise.
+func expandAll(list, def, all []string) []string {
+	if len(list) == 0 {
+		return def
+	}
+	if contains(list, "all") {
+		return all
+	}
+	return list
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func newRunID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// Options says where Run writes while it works. Its zero value is silent.
+type Options struct {
+	// Log receives the header (which server, which version) and one line
+	// when each cell starts; nil discards them.
+	Log io.Writer
+	// Progress receives a live one-line display, rewritten each second with
+	// a carriage return; nil means none.
+	Progress io.Writer
+}
+
+// Run validates cfg, finds or starts the server, checks that it can run
+// every strategy, then runs each strategy x client cell in turn: the load,
+// the audit of the cell's keys, and (unless KeepKeys) their deletion.
+//
+// Bad input, an unreachable server and a strategy the server cannot run are
+// *UsageError, returned before anything is written to Redis.
+func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	log := opts.Log
+	if log == nil {
+		log = io.Discard
+	}
+
+	target, err := openTarget(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer target.close()
+	if err := checkSupport(cfg.Strategies, target.info); err != nil {
+		return nil, err
+	}
+
+	rep := &results.Report{
+		Tool:    "rlbench",
+		Started: time.Now().UTC(),
+		Server: results.Server{
+			Addr:    target.addr,
+			Name:    target.info.Name,
+			Version: target.info.Version,
+			Managed: target.managed != nil,
+		},
+		Config: cfg,
+	}
+	fmt.Fprintf(log, "rlbench: %s\n", describeTarget(rep.Server, cfg.RedisServer))
+	fmt.Fprintf(log, "rlbench: prefix %q, %d clients, %d keys (%s), limit %d per %ds window\n",
+		cfg.Workload.Prefix, cfg.Workload.Clients, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
+
+	observer := redis.NewClient(&redis.Options{Addr: target.addr, Password: cfg.Password, DB: cfg.DB, PoolSize: 4, DisableIdentity: true})
+	defer observer.Close()
+
+	for _, sname := range cfg.Strategies {
+		for _, cname := range cfg.Clients {
+			run, err := runCell(ctx, cfg, target.addr, sname, cname, observer, log, opts.Progress)
+			if err != nil {
+				return rep, err
+			}
+			rep.Runs = append(rep.Runs, run)
+			if ctx.Err() != nil {
+				return rep, ctx.Err()
+			}
+		}
+	}
+	return rep, nil
+}
+
+// CellPrefix is the key prefix of one strategy x client cell of a run: the
+// run's prefix, then the strategy and client names. Cells never share keys.
+func CellPrefix(runPrefix, strategy, client string) string {
+	return runPrefix + strategy + ":" + client + ":"
+}
+
+func runCell(ctx context.Context, cfg Config, addr, sname, cname string, observer *redis.Client, log, progress io.Writer) (results.Run, error) {
+	strat, err := strategies.New(sname, strategies.Config{Limit: cfg.Limit, Window: cfg.Window})
+	if err != nil {
+		return results.Run{}, usage("--strategy", err)
+	}
+	conn, err := clients.New(cname, clients.Options{Addr: addr, Password: cfg.Password, DB: cfg.DB, Workers: cfg.Workload.Clients})
+	if err != nil {
+		return results.Run{}, fmt.Errorf("%s: %w", cname, err)
+	}
+	defer conn.Close()
+
+	wl := cfg.Workload
+	wl.Prefix = CellPrefix(cfg.Workload.Prefix, sname, cname)
+	label := sname + "/" + cname
+	fmt.Fprintf(log, "rlbench: running %s (%s)\n", label, conn.Options())
+
+	var rec results.Recorder
+	stopProgress := startProgress(progress, label, &rec)
+	elapsed, runErr := workload.Run(ctx, wl, strat, conn, &rec)
+	stopProgress()
+
+	run := results.NewRun(&rec, elapsed)
+	run.Strategy, run.Client, run.ClientOptions, run.Clients = sname, cname, conn.Options(), wl.Clients
+	run.ScriptFallbacks = conn.Fallbacks()
+
+	// The audit and the clean-up run even after an interrupt: they are
+	// short, and the user's keys should not outlive the run.
+	bg := context.WithoutCancel(ctx)
+	a, err := audit.Run(bg, observer, wl.Prefix, cfg.Window)
+	if err != nil {
+		return run, fmt.Errorf("%s: audit: %w", label, err)
+	}
+	run.Audit = results.Audit(a)
+	if !cfg.KeepKeys {
+		if _, err := audit.Cleanup(bg, observer, wl.Prefix); err != nil {
+			return run, fmt.Errorf("%s: cleanup: %w", label, err)
+		}
+	}
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return run, fmt.Errorf("%s: %w", label, runErr)
+	}
+	return run, nil
+}
+
+// startProgress rewrites one line on w each second until the returned
+// function is called, which also ends the line.
+func startProgress(w io.Writer, label string, rec *results.Recorder) func() {
+	if w == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		var last int64
+		lastAt := start
+		for {
+			select {
+			case <-done:
+				fmt.Fprint(w, "\r\033[K")
+				return
+			case now := <-tick.C:
+				t := rec.Totals()
+				rate := float64(t.Decisions-last) / now.Sub(lastAt).Seconds()
+				last, lastAt = t.Decisions, now
+				fmt.Fprint(w, "\r\033[K"+results.Progress(label, now.Sub(start), t, rate))
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// target is the server a run uses, and the private process behind it if
+// rlbench started one.
+type target struct {
+	addr    string
+	info    redisserver.Info
+	managed *redisserver.Server
+}
+
+func (t *target) close() {
+	if t.managed != nil {
+		t.managed.Close()
+	}
+}
+
+func openTarget(ctx context.Context, cfg Config) (*target, error) {
+	if cfg.Addr != "" {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		info, err := redisserver.Probe(pctx, cfg.Addr, cfg.Password, cfg.DB)
+		if err != nil {
+			return nil, usage("--addr", fmt.Errorf("%w (is a Redis server listening there? leave out --addr to let rlbench start a private redis-server)", err))
+		}
+		return &target{addr: cfg.Addr, info: info}, nil
+	}
+	srv, err := redisserver.Start(ctx, redisserver.Options{Binary: cfg.RedisServer, Args: []string{"--maxclients", "20000"}})
+	if err != nil {
+		return nil, usage("--redis-server", err)
+	}
+	return &target{addr: srv.Addr(), info: srv.Info(), managed: srv}, nil
+}
+
+// checkSupport refuses a strategy that the server's version cannot run.
+func checkSupport(names []string, info redisserver.Info) error {
+	for _, name := range names {
+		s, _ := strategies.Lookup(name)
+		if !redisserver.VersionAtLeast(info.RedisVersion, s.MinRedis) {
+			return usage("--strategy", fmt.Errorf("%s needs Redis >= %s; the server is %s %s", name, s.MinRedis, info.Name, info.Version))
+		}
+	}
+	return nil
+}
+
+func describeTarget(s results.Server, binary string) string {
+	if s.Managed {
+		if binary == "" {
+			binary = redisserver.DefaultBinary
+		}
+		return fmt.Sprintf("private %s %s (%s) on %s, no persistence; stopped at the end", s.Name, s.Version, binary, s.Addr)
+	}
+	return fmt.Sprintf("%s %s at %s", s.Name, s.Version, s.Addr)
+}

@@ -1,0 +1,23 @@
+# shellcheck shell=bash
+# Sourced by the other scripts: makes sure redis-server is on PATH, installing
+# Debian's package when run as root with apt-get, and otherwise stopping with
+# the exact command to run.
+ensure_redis_server() {
+	if [ -n "${RLBENCH_REDIS_SERVER:-}" ] || command -v redis-server >/dev/null 2>&1; then
+		return 0
+	fi
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "redis-server not found: installing Debian's redis-server package" >&2
+		apt-get update -qq >&2 &&
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >&2 || {
+			echo "apt-get install redis-server failed" >&2
+			return 1
+		}
+		# The package starts a system service on 6379; rlbench never uses it.
+		return 0
+	fi
+	echo "redis-server not found on PATH. Install it first:" >&2
+	echo "    sudo apt-get update && sudo apt-get install -y redis-server" >&2
+	echo "or set RLBENCH_REDIS_SERVER=/path/to/redis-server." >&2
+	return 1
+}

@@ -1,0 +1,57 @@
+package strategies
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
+
+func init() {
+	register(Info{
+		Name:     "lua",
+		Summary:  "the second seed's script: INCR, EXPIRE when n == 1, returns {n, TTL}; a key already immortal stays so",
+		Commands: "EVALSHA (EVAL on NOSCRIPT)",
+		Atomic:   true,
+		Heals:    false,
+		MinRedis: "2.6.0",
+		New: func(c Config) Strategy {
+			return lua{cfg: c, args: []string{strconv.FormatInt(c.Window, 10)}}
+		},
+	})
+}
+
+// seedScript is the second seed's script, verbatim in behaviour: it validates
+// the window before its first write, sets the expiry only when INCR created
+// the counter, and returns the count with the remaining TTL.
+var seedScript = NewScript(`-- KEYS[1]: rate-limit key; ARGV[1]: window length in seconds
+local seconds = tonumber(ARGV[1])
+if not seconds or seconds < 1 or seconds ~= math.floor(seconds) then
+  return redis.error_reply('Window must be a positive integer')
+end
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then
+  redis.call('EXPIRE', KEYS[1], seconds)
+end
+return {n, redis.call('TTL', KEYS[1])}
+`)
+
+// lua runs the seed script. A counter that is already immortal stays so:
+// n is never 1 again.
+type lua struct {
+	cfg  Config
+	args []string // ARGV, built once: the window in seconds
+}
+
+func (lua) Name() string { return "lua" }
+
+func (s lua) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+	keys := [1]string{key}
+	r, err := c.EvalInts(ctx, seedScript, keys[:], s.args)
+	if err != nil {
+		return Decision{}, fmt.Errorf("lua: evalsha: %w", err)
+	}
+	if len(r) < 1 {
+		return Decision{}, fmt.Errorf("lua: evalsha: reply has %d elements; want 2", len(r))
+	}
+	return Decision{Allowed: r[0] <= s.cfg.Limit, Count: r[0]}, nil
+}

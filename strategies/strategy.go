@@ -1,0 +1,218 @@
+// Package strategies holds the rate-limiter counter strategies that rlbench
+// measures. Each strategy is one file, written once against Client, a small
+// client-neutral interface that the adapters in package clients implement with
+// each Redis client's native calls.
+//
+// A strategy turns one request for a key into a Decision: allowed or rejected,
+// and the counter value the decision was based on.
+package strategies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// DefaultLimit is the number of requests a key may make in one window.
+const DefaultLimit = 100
+
+// DefaultWindow is the counter's lifetime, in whole seconds.
+const DefaultWindow = 60
+
+// Sentinel errors returned by New and Config.Validate.
+var (
+	// ErrInvalidLimit is returned for a limit below 1.
+	ErrInvalidLimit = errors.New("limit must be >= 1")
+	// ErrInvalidWindow is returned for a window below 1 second.
+	ErrInvalidWindow = errors.New("window must be a whole number of seconds >= 1")
+	// ErrUnknownStrategy is returned for a name that is not registered.
+	ErrUnknownStrategy = errors.New("unknown strategy")
+)
+
+// Config configures a strategy. Its zero value means the defaults.
+type Config struct {
+	// Limit is the number of requests allowed per key per window; 0 means DefaultLimit.
+	Limit int64
+	// Window is the counter's lifetime, in whole seconds; 0 means DefaultWindow.
+	Window int64
+}
+
+// WithDefaults returns c with zero fields replaced by the defaults.
+func (c Config) WithDefaults() Config {
+	if c.Limit == 0 {
+		c.Limit = DefaultLimit
+	}
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	return c
+}
+
+// Validate reports ErrInvalidLimit or ErrInvalidWindow for a config that no
+// strategy can run. It does not apply defaults.
+func (c Config) Validate() error {
+	if c.Limit < 1 {
+		return fmt.Errorf("%w, got %d", ErrInvalidLimit, c.Limit)
+	}
+	if c.Window < 1 {
+		return fmt.Errorf("%w, got %d", ErrInvalidWindow, c.Window)
+	}
+	return nil
+}
+
+// Decision is the outcome of one request.
+type Decision struct {
+	// Allowed is true when the request was admitted.
+	Allowed bool
+	// Count is the counter value the decision was based on: the value after
+	// the increment, or for a strategy that reads before it writes, the value
+	// it read (0 when the key was missing).
+	Count int64
+}
+
+// Strategy decides one request for one key.
+type Strategy interface {
+	// Name is the strategy's registered name, e.g. "lua".
+	Name() string
+	// Decide counts one request against key and says whether it is allowed.
+	Decide(ctx context.Context, c Client, key string) (Decision, error)
+}
+
+// Client is the client-neutral set of Redis operations strategies use. The
+// adapters in package clients implement it with each client's native calls.
+// Every method is one round trip unless its comment says otherwise.
+type Client interface {
+	// Get reads an integer counter. ok is false when the key does not exist.
+	Get(ctx context.Context, key string) (n int64, ok bool, err error)
+	// SetExAt sets key to n with an absolute expiry: SET key n EXAT unixSeconds.
+	SetExAt(ctx context.Context, key string, n int64, unixSeconds int64) error
+	// Incr increments key and returns the new value: INCR key.
+	Incr(ctx context.Context, key string) (int64, error)
+	// Expire sets a TTL: EXPIRE key seconds. set is false when the key does not exist.
+	Expire(ctx context.Context, key string, seconds int64) (set bool, err error)
+	// IncrExpireNX runs MULTI; INCR key; EXPIRE key seconds NX; EXEC as one
+	// transaction and returns the INCR reply.
+	IncrExpireNX(ctx context.Context, key string, seconds int64) (int64, error)
+	// EvalInts runs s with EVALSHA, falling back to EVAL when the server
+	// answers NOSCRIPT, and returns its reply, which must be an array of integers.
+	EvalInts(ctx context.Context, s *Script, keys []string, args []string) ([]int64, error)
+}
+
+// Script is a Lua script that adapters run with EVALSHA and an EVAL fallback.
+// Declare scripts as package-level values with NewScript.
+type Script struct {
+	// Src is the script's source.
+	Src string
+	// SHA1 is the hex SHA-1 of Src, the name EVALSHA uses.
+	SHA1 string
+}
+
+// ReplyError is an error reply from the Redis server (as opposed to a
+// network or client error). Adapters return it for every error reply, so
+// that strategies and reports treat both clients' errors the same way.
+type ReplyError string
+
+// Error returns the server's message, e.g. "WRONGTYPE Operation against ...".
+func (e ReplyError) Error() string { return string(e) }
+
+// Prefix returns the error's first word, e.g. "WRONGTYPE", "NOSCRIPT" or "ERR".
+func (e ReplyError) Prefix() string {
+	s := string(e)
+	if i := strings.IndexByte(s, ' '); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// Info describes a registered strategy.
+type Info struct {
+	// Name selects the strategy on the command line.
+	Name string
+	// Summary is a one-line description.
+	Summary string
+	// Commands lists the Redis commands one decision sends.
+	Commands string
+	// Atomic is true when the increment and the expiry are one atomic unit.
+	Atomic bool
+	// Heals is true when a counter that already lost its TTL gets one back.
+	Heals bool
+	// MinRedis is the lowest Redis version that runs the strategy, e.g. "7.0.0".
+	MinRedis string
+	// New builds the strategy from a validated config with defaults applied.
+	New func(Config) Strategy
+}
+
+var registry = map[string]Info{}
+
+// register adds a strategy; each strategy file calls it from init.
+func register(i Info) {
+	if _, dup := registry[i.Name]; dup {
+		panic("strategies: duplicate name " + i.Name)
+	}
+	registry[i.Name] = i
+}
+
+// order is the order in which All lists the strategies: the seeds' broken
+// shapes first, then their fixes.
+var order = []string{"naive", "incr-expire", "multi-nx", "lua"}
+
+// All returns every registered strategy, in a stable order.
+func All() []Info {
+	out := make([]Info, 0, len(registry))
+	seen := map[string]bool{}
+	for _, n := range order {
+		if i, ok := registry[n]; ok {
+			out = append(out, i)
+			seen[n] = true
+		}
+	}
+	var rest []string
+	for n := range registry {
+		if !seen[n] {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	for _, n := range rest {
+		out = append(out, registry[n])
+	}
+	return out
+}
+
+// Names returns the names of every registered strategy, in All's order.
+func Names() []string {
+	all := All()
+	names := make([]string, len(all))
+	for i, s := range all {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// Lookup returns the Info registered under name.
+func Lookup(name string) (Info, error) {
+	i, ok := registry[name]
+	if !ok {
+		return Info{}, fmt.Errorf("%w %q (accepted: %s)", ErrUnknownStrategy, name, strings.Join(Names(), ", "))
+	}
+	return i, nil
+}
+
+// New builds the named strategy. It validates cfg after applying defaults.
+func New(name string, cfg Config) (Strategy, error) {
+	info, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return info.New(cfg), nil
+}
+
+// now is the client clock the client-clock strategies read; tests replace it.
+var now = time.Now
