@@ -71,7 +71,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&c.Workload.Prefix, "prefix", "", `key prefix; every key the run touches starts with it (default "rlbench:<run-id>:")`)
 	fs.Uint64Var(&c.Workload.Seed, "seed", 1, "seed for the key choice")
 	fs.StringVar(&c.Addr, "addr", "", "host:port of an existing server (default: start a private redis-server on a free loopback port)")
-	fs.StringVar(&c.Password, "password", os.Getenv("REDISCLI_AUTH"), "password for --addr (default: $REDISCLI_AUTH)")
+	fs.StringVar(&c.Password, "password", "", "password for --addr (default: $REDISCLI_AUTH)")
 	fs.IntVar(&c.DB, "db", 0, "database number on --addr")
 	fs.StringVar(&c.RedisServer, "redis-server", "", "redis-server binary for the private server (default: redis-server on PATH)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the whole result as JSON to this file")
@@ -98,6 +98,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "rlbench: unexpected argument %q (see rlbench --help)\n", fs.Arg(0))
 		return exitUsage
+	}
+	if !fs.Changed("password") {
+		o.cfg.Password = os.Getenv("REDISCLI_AUTH")
 	}
 	if o.listStrategies {
 		listStrategies(stdout)

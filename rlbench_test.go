@@ -1,0 +1,161 @@
+package rlbench_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/workload"
+)
+
+// TestImmortalKeys reproduces the first seed's bug under load: many workers
+// on a few keys with a one-second window, every request under the limit, so
+// every request of naive does GET then INCR and some key expires between
+// the two. naive must end with immortal keys; the atomic strategies under
+// the same workload must end with none. The report's audit must agree with
+// an independent count of TTL -1 keys, and nothing outside the run's prefix
+// may be touched.
+func TestImmortalKeys(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+
+	// A key outside the prefix, with no TTL, that shares its first bytes.
+	outside := strings.TrimSuffix(prefix, ":") + "x"
+	if err := rdb.Set(ctx, outside, 42, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	rep, err := rlbench.Run(ctx, rlbench.Config{
+		Strategies: []string{"naive", "multi-nx", "lua"},
+		Clients:    []string{"all"},
+		Limit:      1_000_000,
+		Window:     1,
+		Workload:   workload.Config{Clients: 64, Keys: 4, Duration: 2 * time.Second, Prefix: prefix},
+		Addr:       srv.Addr(),
+		KeepKeys:   true,
+	}, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	if len(rep.Runs) != 6 {
+		t.Fatalf("Run gave %d runs; want 6 (3 strategies x 2 clients)", len(rep.Runs))
+	}
+	for _, r := range rep.Runs {
+		label := r.Strategy + "/" + r.Client
+		if r.Errors != 0 || r.Decisions == 0 {
+			t.Errorf("%s: decisions %d, errors %d (%v); want > 0 and 0", label, r.Decisions, r.Errors, r.ErrorKinds)
+		}
+		if got := r.Allowed + r.Rejected + r.Errors; got != r.Decisions {
+			t.Errorf("%s: allowed+rejected+errors = %d; want decisions %d", label, got, r.Decisions)
+		}
+		if r.Strategy == "naive" && r.Audit.Immortal == 0 {
+			t.Errorf("%s: audit found 0 immortal keys; want > 0 (the read-then-write race)", label)
+		}
+		if r.Strategy != "naive" && r.Audit.Immortal != 0 {
+			t.Errorf("%s: audit found %d immortal keys; want 0", label, r.Audit.Immortal)
+		}
+		// Immortal keys do not expire, so an independent count made now
+		// must match the audit's.
+		cell := rlbench.CellPrefix(prefix, r.Strategy, r.Client)
+		if got := countImmortal(t, rdb, cell); got != r.Audit.Immortal {
+			t.Errorf("%s: independent count of TTL -1 keys = %d; audit said %d", label, got, r.Audit.Immortal)
+		}
+	}
+	if v, err := rdb.Get(ctx, outside).Result(); err != nil || v != "42" {
+		t.Errorf("key outside the prefix = %q, %v; want \"42\" untouched", v, err)
+	}
+	if ttl := rdb.TTL(ctx, outside).Val(); ttl != -1 {
+		t.Errorf("TTL of key outside the prefix = %v; want -1 (untouched)", ttl)
+	}
+}
+
+// countImmortal counts keys under prefix with no TTL by scanning the whole
+// database, independently of package audit.
+func countImmortal(t *testing.T, rdb *redis.Client, prefix string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	var n int64
+	iter := rdb.Scan(ctx, 0, "", 1000).Iterator()
+	for iter.Next(ctx) {
+		k := iter.Val()
+		if strings.HasPrefix(k, prefix) && rdb.TTL(ctx, k).Val() == -1 {
+			n++
+		}
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestRunCleansUp checks that a run deletes its own keys, and only those,
+// unless KeepKeys is set.
+func TestRunCleansUp(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := context.Background()
+	if err := rdb.Set(ctx, "unrelated", 1, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	prefix := redistest.Prefix(t)
+	rep, err := rlbench.Run(ctx, rlbench.Config{
+		Strategies: []string{"incr-expire"},
+		Workload:   workload.Config{Clients: 4, Keys: 5, Requests: 200, Prefix: prefix},
+		Addr:       srv.Addr(),
+	}, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	if got := rep.Runs[0].Decisions; got != 200 {
+		t.Errorf("decisions with Requests 200 = %d; want 200", got)
+	}
+	if got := rep.Runs[0].Audit.Keys; got != 5 {
+		t.Errorf("audit keys = %d; want 5", got)
+	}
+	if n := rdb.DBSize(ctx).Val(); n != 1 {
+		t.Errorf("DBSIZE after the run = %d; want 1 (only the unrelated key)", n)
+	}
+}
+
+// TestRunRejectsBadInput checks that bad input is a *UsageError naming the
+// flag, returned before anything reaches Redis.
+func TestRunRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	tests := []struct {
+		name string
+		cfg  rlbench.Config
+		flag string
+	}{
+		{"unknown strategy", rlbench.Config{Strategies: []string{"nope"}}, "--strategy"},
+		{"unknown client", rlbench.Config{Clients: []string{"jedis"}}, "--client"},
+		{"negative limit", rlbench.Config{Limit: -1}, "--limit"},
+		{"negative window", rlbench.Config{Window: -1}, "--window"},
+		{"negative clients", rlbench.Config{Workload: workload.Config{Clients: -3}}, "--clients"},
+		{"bad key dist", rlbench.Config{Workload: workload.Config{KeyDist: "gauss"}}, "--key-dist"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Addr = srv.Addr()
+			_, err := rlbench.Run(context.Background(), tc.cfg, rlbench.Options{})
+			var uerr *rlbench.UsageError
+			if !errors.As(err, &uerr) || uerr.Flag != tc.flag {
+				t.Errorf("Run(%s) error = %v; want a UsageError for %s", tc.name, err, tc.flag)
+			}
+		})
+	}
+	if n := rdb.DBSize(context.Background()).Val(); n != 0 {
+		t.Errorf("DBSIZE after rejected runs = %d; want 0", n)
+	}
+}
