@@ -247,6 +247,12 @@ func runCell(ctx context.Context, cfg Config, addr, sname, cname string, observe
 	label := sname + "/" + cname
 	fmt.Fprintf(log, "rlbench: running %s (%s)\n", label, conn.Options())
 
+	if p, ok := strat.(strategies.Preparer); ok {
+		if err := p.Prepare(ctx, conn); err != nil {
+			return results.Run{}, fmt.Errorf("%s: prepare: %w", label, err)
+		}
+	}
+
 	var rec results.Recorder
 	stopProgress := startProgress(progress, label, &rec)
 	elapsed, runErr := workload.Run(ctx, wl, strat, conn, &rec)

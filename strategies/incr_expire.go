@@ -7,13 +7,14 @@ import (
 
 func init() {
 	register(Info{
-		Name:     "incr-expire",
-		Summary:  "the two-command gap: a client lost between INCR and EXPIRE leaves an immortal key",
-		Commands: "INCR; EXPIRE (when n == 1)",
-		Atomic:   false,
-		Heals:    false,
-		MinRedis: "1.0.0",
-		New:      func(c Config) Strategy { return incrExpire{c} },
+		Name:        "incr-expire",
+		Summary:     "the two-command gap: a client lost between INCR and EXPIRE leaves an immortal key",
+		Commands:    "INCR; EXPIRE (when n == 1)",
+		Atomic:      false,
+		Heals:       false,
+		FixedWindow: true,
+		MinRedis:    "1.0.0",
+		New:         func(c Config) Strategy { return incrExpire{c} },
 	})
 }
 

@@ -8,12 +8,13 @@ import (
 
 func init() {
 	register(Info{
-		Name:     "lua",
-		Summary:  "the second seed's script: INCR, EXPIRE when n == 1, returns {n, TTL}; a key already immortal stays so",
-		Commands: "EVALSHA (EVAL on NOSCRIPT)",
-		Atomic:   true,
-		Heals:    false,
-		MinRedis: "2.6.0",
+		Name:        "lua",
+		Summary:     "the second seed's script: INCR, EXPIRE when n == 1, returns {n, TTL}; a key already immortal stays so",
+		Commands:    "EVALSHA (EVAL on NOSCRIPT)",
+		Atomic:      true,
+		Heals:       false,
+		FixedWindow: true,
+		MinRedis:    "2.6.0",
 		New: func(c Config) Strategy {
 			return lua{cfg: c, args: []string{strconv.FormatInt(c.Window, 10)}}
 		},

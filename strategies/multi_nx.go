@@ -7,13 +7,14 @@ import (
 
 func init() {
 	register(Info{
-		Name:     "multi-nx",
-		Summary:  "the first seed's fix: one transaction; EXPIRE NX never extends a window and restores a lost TTL",
-		Commands: "MULTI; INCR; EXPIRE NX; EXEC",
-		Atomic:   true,
-		Heals:    true,
-		MinRedis: "7.0.0", // EXPIRE ... NX
-		New:      func(c Config) Strategy { return multiNX{c} },
+		Name:        "multi-nx",
+		Summary:     "the first seed's fix: one transaction; EXPIRE NX never extends a window and restores a lost TTL",
+		Commands:    "MULTI; INCR; EXPIRE NX; EXEC",
+		Atomic:      true,
+		Heals:       true,
+		FixedWindow: true,
+		MinRedis:    "7.0.0", // EXPIRE ... NX
+		New:         func(c Config) Strategy { return multiNX{c} },
 	})
 }
 

@@ -7,13 +7,14 @@ import (
 
 func init() {
 	register(Info{
-		Name:     "naive",
-		Summary:  "the first seed's read-then-write limiter; a key expiring between GET and INCR becomes immortal",
-		Commands: "GET; SET EXAT (when missing); INCR",
-		Atomic:   false,
-		Heals:    false,
-		MinRedis: "6.2.0", // SET ... EXAT
-		New:      func(c Config) Strategy { return naive{c} },
+		Name:        "naive",
+		Summary:     "the first seed's read-then-write limiter; a key expiring between GET and INCR becomes immortal",
+		Commands:    "GET; SET EXAT (when missing); INCR",
+		Atomic:      false,
+		Heals:       false,
+		FixedWindow: true,
+		MinRedis:    "6.2.0", // SET ... EXAT
+		New:         func(c Config) Strategy { return naive{c} },
 	})
 }
 

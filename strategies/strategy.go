@@ -81,6 +81,13 @@ type Strategy interface {
 	Decide(ctx context.Context, c Client, key string) (Decision, error)
 }
 
+// Preparer is implemented by strategies that need server-side set-up
+// before their first decision, such as loading a Redis Function. Prepare is
+// called once per client connection set, before the load starts.
+type Preparer interface {
+	Prepare(ctx context.Context, c Client) error
+}
+
 // Client is the client-neutral set of Redis operations strategies use. The
 // adapters in package clients implement it with each client's native calls.
 // Every method is one round trip unless its comment says otherwise.
@@ -141,6 +148,10 @@ type Info struct {
 	Heals bool
 	// MinRedis is the lowest Redis version that runs the strategy, e.g. "7.0.0".
 	MinRedis string
+	// FixedWindow is true for a fixed-window counter: at most Limit
+	// requests per key per window, the window starting at the key's first
+	// request and never extended by traffic.
+	FixedWindow bool
 	// New builds the strategy from a validated config with defaults applied.
 	New func(Config) Strategy
 }
