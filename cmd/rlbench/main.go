@@ -86,6 +86,9 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "verify" {
+		return runVerify(ctx, args[1:], stdout, stderr)
+	}
 	var o options
 	fs := newFlagSet(&o, stderr)
 	if err := fs.Parse(args); err != nil {
