@@ -20,6 +20,7 @@ import (
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
@@ -57,7 +58,19 @@ type Config struct {
 	// KeepKeys leaves each run's keys in Redis after the audit instead of
 	// deleting them.
 	KeepKeys bool `json:"keep_keys"`
+	// OnError is the outage policy for a decision that failed: "open"
+	// admits the request, "closed" rejects it; "" means DefaultOnError.
+	OnError string `json:"on_error"`
+	// Faults are injected into every cell's load at their times.
+	Faults []faults.Fault `json:"faults,omitempty"`
 }
+
+// DefaultOnError is the outage policy when none is given: fail open, as
+// most rate limiters do, so that a Redis outage does not reject everyone.
+const DefaultOnError = "open"
+
+// OnErrorPolicies lists the accepted outage policies.
+var OnErrorPolicies = []string{"open", "closed"}
 
 // UsageError is bad input: a flag with a value rlbench does not accept, or a
 // target it cannot use. Nothing has been written to Redis when Run returns one.
@@ -79,6 +92,9 @@ func (c Config) withDefaults() Config {
 	c.Clients = expandAll(c.Clients, clients.Names[:1], clients.Names)
 	sc := strategies.Config{Limit: c.Limit, Window: c.Window}.WithDefaults()
 	c.Limit, c.Window = sc.Limit, sc.Window
+	if c.OnError == "" {
+		c.OnError = DefaultOnError
+	}
 	if c.Workload.Prefix == "" {
 		c.Workload.Prefix = "rlbench:" + newRunID() + ":"
 	}
@@ -110,6 +126,17 @@ func (c Config) validate() error {
 	if c.DB < 0 {
 		return usage("--db", fmt.Errorf("db must be >= 0, got %d", c.DB))
 	}
+	if !contains(OnErrorPolicies, c.OnError) {
+		return usage("--on-error", fmt.Errorf("unknown policy %q (accepted: open, closed)", c.OnError))
+	}
+	for _, f := range c.Faults {
+		if f.Kind == faults.Restart && c.Addr != "" {
+			return usage("--fault", fmt.Errorf("%s needs the private server that rlbench starts; leave out --addr", f))
+		}
+		if d := c.Workload.Duration; d > 0 && f.At >= d {
+			return usage("--fault", fmt.Errorf("%s is at or after the end of the run (--duration %s)", f, d))
+		}
+	}
 	return nil
 }
 
@@ -126,6 +153,10 @@ func workloadFlag(err error) string {
 		return "--requests"
 	case errors.Is(err, workload.ErrEmptyPrefix):
 		return "--prefix"
+	case errors.Is(err, workload.ErrInvalidCrash):
+		return "--crash-rate"
+	case errors.Is(err, workload.ErrInvalidPause):
+		return "--race-pause"
 	}
 	return "--duration"
 }
@@ -212,7 +243,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 
 	for _, sname := range cfg.Strategies {
 		for _, cname := range cfg.Clients {
-			run, err := runCell(ctx, cfg, target.addr, sname, cname, observer, log, opts.Progress)
+			run, err := runCell(ctx, cfg, target, sname, cname, observer, log, opts.Progress)
 			if err != nil {
 				return rep, err
 			}
@@ -231,12 +262,12 @@ func CellPrefix(runPrefix, strategy, client string) string {
 	return runPrefix + strategy + ":" + client + ":"
 }
 
-func runCell(ctx context.Context, cfg Config, addr, sname, cname string, observer *redis.Client, log, progress io.Writer) (results.Run, error) {
+func runCell(ctx context.Context, cfg Config, target *target, sname, cname string, observer *redis.Client, log, progress io.Writer) (results.Run, error) {
 	strat, err := strategies.New(sname, strategies.Config{Limit: cfg.Limit, Window: cfg.Window})
 	if err != nil {
 		return results.Run{}, usage("--strategy", err)
 	}
-	conn, err := clients.New(cname, clients.Options{Addr: addr, Password: cfg.Password, DB: cfg.DB, Workers: cfg.Workload.Clients})
+	conn, err := clients.New(cname, clients.Options{Addr: target.addr, Password: cfg.Password, DB: cfg.DB, Workers: cfg.Workload.Clients})
 	if err != nil {
 		return results.Run{}, fmt.Errorf("%s: %w", cname, err)
 	}
@@ -254,13 +285,24 @@ func runCell(ctx context.Context, cfg Config, addr, sname, cname string, observe
 	}
 
 	var rec results.Recorder
-	stopProgress := startProgress(progress, label, &rec)
+	stopMonitor := monitor(progress, label, &rec)
+	stopFaults := faults.Schedule(ctx, cfg.Faults, faults.Target{
+		Admin:      observer,
+		Restart:    target.restart(),
+		ClientName: clientName(wl.Prefix),
+	})
 	elapsed, runErr := workload.Run(ctx, wl, strat, conn, &rec)
-	stopProgress()
+	events := stopFaults()
+	series := stopMonitor()
 
 	run := results.NewRun(&rec, elapsed)
 	run.Strategy, run.Client, run.ClientOptions, run.Clients = sname, cname, conn.Options(), wl.Clients
 	run.ScriptFallbacks = conn.Fallbacks()
+	run.OnError, run.Admitted = cfg.OnError, run.Allowed
+	if cfg.OnError == "open" {
+		run.Admitted += run.Errors
+	}
+	run.Faults, run.PerSecond = events, series
 
 	// The audit and the clean-up run even after an interrupt: they are
 	// short, and the user's keys should not outlive the run.
@@ -281,35 +323,64 @@ func runCell(ctx context.Context, cfg Config, addr, sname, cname string, observe
 	return run, nil
 }
 
-// startProgress rewrites one line on w each second until the returned
-// function is called, which also ends the line.
-func startProgress(w io.Writer, label string, rec *results.Recorder) func() {
-	if w == nil {
-		return func() {}
-	}
+// clientName is the CLIENT SETNAME of a cell's connections, which the
+// kill-clients fault closes: unique to the cell, since its prefix is.
+func clientName(cellPrefix string) string {
+	return "rlbench-" + strings.Map(func(r rune) rune {
+		if r <= ' ' || r > '~' {
+			return '_'
+		}
+		return r
+	}, cellPrefix)
+}
+
+// monitor samples rec once a second into a time series and, when w is not
+// nil, rewrites a one-line progress display on w. The returned function
+// stops it, ends the line, and returns the series, whose last entry covers
+// the part-second since the last tick.
+func monitor(w io.Writer, label string, rec *results.Recorder) func() []results.Second {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	start := time.Now()
+	var series []results.Second
+	var last results.Totals
+	sample := func(now time.Time) results.Totals {
+		t := rec.Totals()
+		series = append(series, results.Second{
+			T:         now.Sub(start).Seconds(),
+			Decisions: t.Decisions - last.Decisions,
+			Allowed:   t.Allowed - last.Allowed,
+			Rejected:  t.Rejected - last.Rejected,
+			Errors:    t.Errors - last.Errors,
+		})
+		return t
+	}
 	go func() {
 		defer close(finished)
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
-		var last int64
 		lastAt := start
 		for {
 			select {
 			case <-done:
-				fmt.Fprint(w, "\r\033[K")
+				if t := rec.Totals(); t.Decisions > last.Decisions {
+					sample(time.Now())
+				}
+				if w != nil {
+					fmt.Fprint(w, "\r\033[K")
+				}
 				return
 			case now := <-tick.C:
-				t := rec.Totals()
-				rate := float64(t.Decisions-last) / now.Sub(lastAt).Seconds()
-				last, lastAt = t.Decisions, now
-				fmt.Fprint(w, "\r\033[K"+results.Progress(label, now.Sub(start), t, rate))
+				t := sample(now)
+				if w != nil {
+					rate := float64(t.Decisions-last.Decisions) / now.Sub(lastAt).Seconds()
+					fmt.Fprint(w, "\r\033[K"+results.Progress(label, now.Sub(start), t, rate))
+				}
+				last, lastAt = t, now
 			}
 		}
 	}()
-	return func() { close(done); <-finished }
+	return func() []results.Second { close(done); <-finished; return series }
 }
 
 // target is the server a run uses, and the private process behind it if
@@ -318,6 +389,14 @@ type target struct {
 	addr    string
 	info    redisserver.Info
 	managed *redisserver.Server
+}
+
+// restart returns the private server's Restart, or nil for --addr.
+func (t *target) restart() func(context.Context) error {
+	if t.managed == nil {
+		return nil
+	}
+	return t.managed.Restart
 }
 
 func (t *target) close() {

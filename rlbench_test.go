@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -157,5 +158,78 @@ func TestRunRejectsBadInput(t *testing.T) {
 	}
 	if n := rdb.DBSize(context.Background()).Val(); n != 0 {
 		t.Errorf("DBSIZE after rejected runs = %d; want 0", n)
+	}
+}
+
+// TestCrashRate reproduces the second seed's bug: clients that die between
+// INCR and EXPIRE leave incr-expire with immortal counters, while multi-nx
+// under the same flags, where a dying client abandons an atomic unit, leaves
+// none.
+func TestCrashRate(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rep, err := rlbench.Run(context.Background(), rlbench.Config{
+		Strategies: []string{"incr-expire", "multi-nx"},
+		Limit:      1_000_000,
+		Window:     1,
+		Workload: workload.Config{Clients: 16, Keys: 20, Duration: 2500 * time.Millisecond,
+			CrashRate: 0.5, Prefix: redistest.Prefix(t)},
+		Addr: srv.Addr(),
+	}, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	for _, r := range rep.Runs {
+		if r.ErrorKinds["crashed"] == 0 {
+			t.Errorf("%s: error kinds %v; want crashed > 0", r.Strategy, r.ErrorKinds)
+		}
+		switch {
+		case r.Strategy == "incr-expire" && r.Audit.Immortal == 0:
+			t.Errorf("incr-expire with --crash-rate 0.5: 0 immortal keys; want > 0")
+		case r.Strategy == "multi-nx" && r.Audit.Immortal != 0:
+			t.Errorf("multi-nx with --crash-rate 0.5: %d immortal keys; want 0", r.Audit.Immortal)
+		}
+	}
+}
+
+// TestFaultsAreCountedNotFatal restarts the private server and flushes the
+// script cache in the middle of a run: the run completes, the errors are
+// counted, the faults are reported, and decisions resume afterwards.
+func TestFaultsAreCountedNotFatal(t *testing.T) {
+	t.Parallel()
+	restart, _ := faults.Parse("restart@1s")
+	flush, _ := faults.Parse("script-flush@500ms")
+	rep, err := rlbench.Run(context.Background(), rlbench.Config{
+		Strategies: []string{"lua"},
+		Clients:    []string{"all"},
+		Window:     1,
+		Workload:   workload.Config{Clients: 8, Keys: 10, Duration: 2500 * time.Millisecond},
+		Faults:     []faults.Fault{flush, restart},
+		OnError:    "closed",
+	}, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	for _, r := range rep.Runs {
+		label := r.Strategy + "/" + r.Client
+		if len(r.Faults) != 2 || r.Faults[0].Error != "" || r.Faults[1].Error != "" {
+			t.Errorf("%s: faults %+v; want script-flush and restart, both done", label, r.Faults)
+		}
+		if r.ScriptFallbacks == 0 {
+			t.Errorf("%s: script fallbacks = 0; want > 0 after SCRIPT FLUSH and a restart", label)
+		}
+		if r.Admitted != r.Allowed {
+			t.Errorf("%s: admitted %d with --on-error closed; want allowed %d", label, r.Admitted, r.Allowed)
+		}
+		if n := len(r.PerSecond); n < 2 || r.PerSecond[n-2].Decisions == 0 {
+			t.Errorf("%s: per-second series %+v; want decisions after the restart", label, r.PerSecond)
+		}
+		var sum int64
+		for _, s := range r.PerSecond {
+			sum += s.Decisions
+		}
+		if sum != r.Decisions {
+			t.Errorf("%s: per-second decisions add up to %d; want %d", label, sum, r.Decisions)
+		}
 	}
 }

@@ -27,6 +27,9 @@ const (
 	// KindConnClosed is a connection that closed under the client: io.EOF,
 	// io.ErrUnexpectedEOF or net.ErrClosed.
 	KindConnClosed = "conn-closed"
+	// KindCrashed is a client that died between or during its commands,
+	// simulated by --crash-rate (strategies.ErrCrashed).
+	KindCrashed = "crashed"
 	// KindOther is any error not classified otherwise.
 	KindOther = "other"
 )
@@ -35,6 +38,7 @@ const (
 // this order:
 //
 //   - a strategies.ReplyError: its Prefix(), e.g. "WRONGTYPE", "NOSCRIPT", "ERR";
+//   - strategies.ErrCrashed: "crashed";
 //   - context.DeadlineExceeded or a net.Error with Timeout(): "timeout";
 //   - context.Canceled: "canceled";
 //   - syscall.ECONNREFUSED: "conn-refused";
@@ -53,6 +57,9 @@ func ErrorKind(err error) string {
 			return p
 		}
 		return KindOther
+	}
+	if errors.Is(err, strategies.ErrCrashed) {
+		return KindCrashed
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return KindTimeout

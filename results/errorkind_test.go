@@ -31,6 +31,7 @@ func TestErrorKind(t *testing.T) {
 		{name: "reply empty", err: strategies.ReplyError(""), want: KindOther},
 		{name: "reply joined with a timeout", err: errors.Join(strategies.ReplyError("BUSY Redis is busy"), context.DeadlineExceeded), want: "BUSY"},
 		// Timeouts: contexts, deadlines, net errors.
+		{name: "crashed", err: fmt.Errorf("incr-expire: %w", strategies.ErrCrashed), want: KindCrashed},
 		{name: "deadline exceeded", err: context.DeadlineExceeded, want: KindTimeout},
 		{name: "deadline exceeded wrapped", err: fmt.Errorf("lua: evalsha: %w", context.DeadlineExceeded), want: KindTimeout},
 		{name: "real context deadline", err: expiredContextErr(t), want: KindTimeout},

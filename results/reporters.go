@@ -58,6 +58,24 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 		buf.WriteByte('\n')
 	}
 
+	for _, r := range rep.Runs {
+		if len(r.Faults) == 0 {
+			continue
+		}
+		for _, f := range r.Faults {
+			what := f.Detail
+			if f.Error != "" {
+				what = "FAILED: " + f.Error
+			}
+			fmt.Fprintf(buf, "%s fault %s at %.2fs: %s\n", runLabel(r), f.Fault, f.AtS, what)
+		}
+		fmt.Fprintf(buf, "%s per second (decisions/errors):", runLabel(r))
+		for _, sec := range r.PerSecond {
+			fmt.Fprintf(buf, " %d/%d", sec.Decisions, sec.Errors)
+		}
+		buf.WriteByte('\n')
+	}
+
 	var immortal []string
 	for _, r := range rep.Runs {
 		if r.Audit.Immortal > 0 {

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"github.com/rlbench/rlbench/faults"
+
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -91,6 +93,16 @@ type Run struct {
 	ThroughputPerS float64 `json:"throughput_per_s"`
 	// LatencyUS summarises the attempts' latencies, in microseconds.
 	LatencyUS Latency `json:"latency_us"`
+	// OnError is the outage policy applied to a decision that failed:
+	// "open" admits the request, "closed" rejects it.
+	OnError string `json:"on_error"`
+	// Admitted is the number of requests let through: Allowed, plus Errors
+	// when OnError is "open".
+	Admitted int64 `json:"admitted"`
+	// Faults lists the faults injected during the load, in time order.
+	Faults []faults.Event `json:"faults,omitempty"`
+	// PerSecond is the load's time series, one entry per whole second.
+	PerSecond []Second `json:"per_second"`
 	// ScriptFallbacks counts scripts sent again with EVAL after the server
 	// answered NOSCRIPT to EVALSHA.
 	ScriptFallbacks int64 `json:"script_fallbacks"`
@@ -99,6 +111,17 @@ type Run struct {
 	// Histogram holds the latencies, in microseconds, for reporters that need
 	// the whole distribution (e.g. .hgrm files). It is not serialised.
 	Histogram *hdrhistogram.Histogram `json:"-"`
+}
+
+// Second is one second of a run's time series.
+type Second struct {
+	// T is the end of the second, in seconds from the start of the load.
+	T float64 `json:"t_s"`
+	// Decisions, Allowed, Rejected and Errors count what happened in that second.
+	Decisions int64 `json:"decisions"`
+	Allowed   int64 `json:"allowed"`
+	Rejected  int64 `json:"rejected"`
+	Errors    int64 `json:"errors"`
 }
 
 // NewRun fills the counters, error kinds, throughput, latency summary and

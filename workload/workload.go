@@ -46,6 +46,8 @@ var (
 	ErrInvalidRequests = errors.New("requests must be >= 0")
 	ErrNoEnd           = errors.New("a run needs a duration or a request budget")
 	ErrEmptyPrefix     = errors.New("prefix must not be empty")
+	ErrInvalidCrash    = errors.New("crash rate must be a probability from 0 to 1")
+	ErrInvalidPause    = errors.New("race pause must be >= 0")
 )
 
 // Config describes a workload. Its zero value, with a Prefix, means the defaults.
@@ -66,6 +68,17 @@ type Config struct {
 	// Seed seeds the key choice; runs with the same seed pick the same keys
 	// in each worker.
 	Seed uint64 `json:"seed"`
+	// CrashRate is the probability, from 0 to 1, that a worker dies in the
+	// middle of a decision. For a non-atomic strategy it dies between its
+	// commands (strategies.Gap), leaving the first one applied and the
+	// second never sent; for an atomic one the request is sent and the
+	// reply abandoned (the server applied all of it or none). The decision
+	// counts as an error of kind "crashed" and the worker carries on as a
+	// new client.
+	CrashRate float64 `json:"crash_rate"`
+	// RacePause is a pause between the read and the write steps of a
+	// non-atomic strategy, to widen its race on demand; 0 means none.
+	RacePause time.Duration `json:"race_pause_ns"`
 }
 
 // WithDefaults returns c with zero fields replaced by the defaults.
@@ -100,6 +113,10 @@ func (c Config) Validate() error {
 		return ErrNoEnd
 	case c.Prefix == "":
 		return ErrEmptyPrefix
+	case !(c.CrashRate >= 0 && c.CrashRate <= 1):
+		return fmt.Errorf("%w, got %g", ErrInvalidCrash, c.CrashRate)
+	case c.RacePause < 0:
+		return fmt.Errorf("%w, got %s", ErrInvalidPause, c.RacePause)
 	}
 	for _, d := range KeyDists {
 		if c.KeyDist == d {
@@ -140,6 +157,39 @@ func newPicker(dist string, n int, seed uint64, worker int) picker {
 	}
 }
 
+// faultContext returns the context one worker decides with, carrying a
+// strategies.Gap when the config asks for a race pause or crashes, and a
+// function that says whether an atomic strategy's worker dies on this
+// request. Both use the worker's own random source: they run only on the
+// worker's goroutine.
+func faultContext(ctx context.Context, cfg Config, atomic bool, seed uint64, worker int) (context.Context, func() bool) {
+	never := func() bool { return false }
+	if cfg.CrashRate == 0 && cfg.RacePause == 0 {
+		return ctx, never
+	}
+	r := rand.New(rand.NewPCG(seed^0x9e3779b97f4a7c15, uint64(worker)))
+	crash := func() bool { return cfg.CrashRate > 0 && r.Float64() < cfg.CrashRate }
+	if atomic {
+		return ctx, crash
+	}
+	gap := func(ctx context.Context, strategy, step string) error {
+		if cfg.RacePause > 0 {
+			t := time.NewTimer(cfg.RacePause)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+		if crash() {
+			return strategies.ErrCrashed
+		}
+		return nil
+	}
+	return strategies.WithGap(ctx, gap), never
+}
+
 // Run drives s through c with cfg.Clients workers in a closed loop and
 // records each decision in rec, until cfg.Duration passes, cfg.Requests
 // decisions have been made, or ctx ends. Decisions in flight at the end of
@@ -165,10 +215,12 @@ func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Cl
 	}
 	go func() { <-stopCtx.Done(); stop.Store(true) }()
 
+	info, _ := strategies.Lookup(s.Name())
 	var wg sync.WaitGroup
 	start := time.Now()
 	for w := 0; w < cfg.Clients; w++ {
 		pick := newPicker(cfg.KeyDist, len(keys), cfg.Seed, w)
+		wctx, crashNow := faultContext(ctx, cfg, info.Atomic, cfg.Seed, w)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -178,9 +230,12 @@ func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Cl
 				}
 				key := keys[pick()]
 				t0 := time.Now()
-				d, err := s.Decide(ctx, c, key)
+				d, err := s.Decide(wctx, c, key)
 				if err != nil && ctx.Err() != nil {
 					return // interrupted: not a server fault
+				}
+				if err == nil && crashNow() {
+					err = strategies.ErrCrashed // the reply arrives at a dead client
 				}
 				rec.Record(w, time.Since(t0), d.Allowed, err)
 			}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/workload"
@@ -52,6 +53,7 @@ type options struct {
 	quiet          bool
 	failOnImmortal bool
 	listStrategies bool
+	faults         []string
 }
 
 func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
@@ -74,6 +76,10 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&c.Password, "password", "", "password for --addr (default: $REDISCLI_AUTH)")
 	fs.IntVar(&c.DB, "db", 0, "database number on --addr")
 	fs.StringVar(&c.RedisServer, "redis-server", "", "redis-server binary for the private server (default: redis-server on PATH)")
+	fs.Float64Var(&c.Workload.CrashRate, "crash-rate", 0, "probability (0 to 1) that a worker dies mid-decision: between the commands of a non-atomic strategy, after sending for an atomic one")
+	fs.DurationVar(&c.Workload.RacePause, "race-pause", 0, "pause between the read and the write of a non-atomic strategy, to widen its race")
+	fs.StringArrayVar(&o.faults, "fault", nil, "inject a fault, repeatable: script-flush@T, restart@T (private server only), stall@T:D, kill-clients@T (T from the start of each cell)")
+	fs.StringVar(&c.OnError, "on-error", rlbench.DefaultOnError, "outage policy for a decision that failed: open (admit) or closed (reject)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the whole result as JSON to this file")
 	fs.BoolVar(&c.KeepKeys, "keep-keys", false, "leave each run's keys in Redis after the audit (default: UNLINK them)")
 	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when any run leaves an immortal key")
@@ -115,6 +121,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	o.cfg.Window = w
+	for _, f := range o.faults {
+		fault, err := faults.Parse(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "rlbench: --fault: %v\n", err)
+			return exitUsage
+		}
+		o.cfg.Faults = append(o.cfg.Faults, fault)
+	}
 
 	opts := rlbench.Options{Log: stderr}
 	if !o.quiet && isTerminal(stdout) {

@@ -1,0 +1,216 @@
+// Package faults injects server-side faults into a load run at set times:
+// a script-cache flush, a server restart, a stall, or the run's connections
+// killed. Each is counted and reported by the run, never a crash of rlbench.
+package faults
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Kinds of fault, as written on the command line.
+const (
+	// ScriptFlush empties the server's script cache (SCRIPT FLUSH): the next
+	// EVALSHA answers NOSCRIPT.
+	ScriptFlush = "script-flush"
+	// Restart stops the private server and starts it again on the same
+	// port, with no data (no persistence): connections drop, counters vanish.
+	Restart = "restart"
+	// Stall pauses every client for the fault's argument (CLIENT PAUSE).
+	Stall = "stall"
+	// KillClients closes the run's own connections (CLIENT KILL ID of each
+	// connection named for the run), never anyone else's.
+	KillClients = "kill-clients"
+)
+
+// Kinds lists the accepted kinds.
+var Kinds = []string{ScriptFlush, Restart, Stall, KillClients}
+
+// ErrSyntax is returned by Parse for a malformed fault.
+var ErrSyntax = errors.New("fault must be KIND@T[:ARG], e.g. script-flush@10s, restart@10s, stall@10s:500ms, kill-clients@10s")
+
+// Fault is one fault at one time.
+type Fault struct {
+	// Kind is one of Kinds.
+	Kind string `json:"kind"`
+	// At is when the fault happens, from the start of the load.
+	At time.Duration `json:"at_ns"`
+	// Arg is the stall's length; 0 for the other kinds.
+	Arg time.Duration `json:"arg_ns,omitempty"`
+}
+
+// String returns the fault in Parse's syntax.
+func (f Fault) String() string {
+	s := f.Kind + "@" + f.At.String()
+	if f.Arg > 0 {
+		s += ":" + f.Arg.String()
+	}
+	return s
+}
+
+// Parse reads KIND@T[:ARG]. stall needs ARG, a duration of at least 1ms;
+// the other kinds take none.
+func Parse(s string) (Fault, error) {
+	kind, rest, ok := strings.Cut(s, "@")
+	if !ok {
+		return Fault{}, fmt.Errorf("%w; got %q", ErrSyntax, s)
+	}
+	at, arg, hasArg := strings.Cut(rest, ":")
+	f := Fault{Kind: kind}
+	var err error
+	if f.At, err = time.ParseDuration(at); err != nil || f.At < 0 {
+		return Fault{}, fmt.Errorf("%w; got %q (bad time %q)", ErrSyntax, s, at)
+	}
+	switch kind {
+	case Stall:
+		if !hasArg {
+			return Fault{}, fmt.Errorf("%w; got %q (stall needs a length)", ErrSyntax, s)
+		}
+		if f.Arg, err = time.ParseDuration(arg); err != nil || f.Arg < time.Millisecond {
+			return Fault{}, fmt.Errorf("%w; got %q (bad stall length %q)", ErrSyntax, s, arg)
+		}
+	case ScriptFlush, Restart, KillClients:
+		if hasArg {
+			return Fault{}, fmt.Errorf("%w; got %q (%s takes no argument)", ErrSyntax, s, kind)
+		}
+	default:
+		return Fault{}, fmt.Errorf("unknown fault kind %q in %q (accepted: %s)", kind, s, strings.Join(Kinds, ", "))
+	}
+	return f, nil
+}
+
+// Target is what faults act on.
+type Target struct {
+	// Admin is a connection to the server used to send the fault's commands.
+	Admin redis.Cmdable
+	// Restart restarts the server; nil when rlbench does not manage it.
+	Restart func(ctx context.Context) error
+	// ClientName is the CLIENT SETNAME of the run's connections, which
+	// KillClients closes.
+	ClientName string
+}
+
+// Event records one fault as it happened.
+type Event struct {
+	// Fault is the fault in Parse's syntax.
+	Fault string `json:"fault"`
+	// AtS is when it was injected, in seconds from the start of the load.
+	AtS float64 `json:"at_s"`
+	// Detail says what it did, e.g. "killed 200 connections".
+	Detail string `json:"detail,omitempty"`
+	// Error is why it failed, if it did.
+	Error string `json:"error,omitempty"`
+}
+
+// Inject performs f now and says what it did.
+func Inject(ctx context.Context, f Fault, t Target) (string, error) {
+	switch f.Kind {
+	case ScriptFlush:
+		return "script cache flushed", t.Admin.ScriptFlush(ctx).Err()
+	case Restart:
+		if t.Restart == nil {
+			return "", errors.New("restart needs the private server (no --addr)")
+		}
+		start := time.Now()
+		if err := t.Restart(ctx); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("server restarted in %s", time.Since(start).Round(time.Millisecond)), nil
+	case Stall:
+		// CLIENT PAUSE without a mode pauses every command (ALL).
+		if err := t.Admin.ClientPause(ctx, f.Arg).Err(); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("clients paused for %s", f.Arg), nil
+	case KillClients:
+		n, err := killNamed(ctx, t.Admin, t.ClientName)
+		return fmt.Sprintf("killed %d connections", n), err
+	}
+	return "", fmt.Errorf("unknown fault kind %q", f.Kind)
+}
+
+// killNamed closes every connection whose name is name.
+func killNamed(ctx context.Context, admin redis.Cmdable, name string) (int, error) {
+	if name == "" {
+		return 0, errors.New("kill-clients: the run's connections have no name")
+	}
+	list, err := admin.ClientList(ctx).Result()
+	if err != nil {
+		return 0, fmt.Errorf("client list: %w", err)
+	}
+	killed := 0
+	sc := bufio.NewScanner(strings.NewReader(list))
+	for sc.Scan() {
+		var id int64
+		var cname string
+		for _, field := range strings.Fields(sc.Text()) {
+			k, v, _ := strings.Cut(field, "=")
+			switch k {
+			case "id":
+				id, _ = strconv.ParseInt(v, 10, 64)
+			case "name":
+				cname = v
+			}
+		}
+		if cname != name || id == 0 {
+			continue
+		}
+		if n, err := admin.ClientKillByFilter(ctx, "ID", strconv.FormatInt(id, 10)).Result(); err == nil {
+			killed += int(n)
+		}
+	}
+	return killed, nil
+}
+
+// Schedule injects each fault at its time after now, in the background.
+// The returned function cancels the faults not yet due and returns the
+// events of those that were injected, in time order.
+func Schedule(ctx context.Context, fs []Fault, t Target) (stop func() []Event) {
+	start := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	var (
+		mu     sync.Mutex
+		events []Event
+		wg     sync.WaitGroup
+	)
+	for _, f := range fs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			timer := time.NewTimer(f.At)
+			defer timer.Stop()
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			}
+			ev := Event{Fault: f.String(), AtS: time.Since(start).Seconds()}
+			detail, err := Inject(ctx, f, t)
+			ev.Detail = detail
+			if err != nil {
+				ev.Error = err.Error()
+			}
+			mu.Lock()
+			events = append(events, ev)
+			mu.Unlock()
+		}()
+	}
+	return func() []Event {
+		cancel()
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		slices.SortFunc(events, func(a, b Event) int { return cmp.Compare(a.AtS, b.AtS) })
+		return events
+	}
+}

@@ -1,0 +1,150 @@
+package faults_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/internal/redistest"
+)
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   string
+		want faults.Fault
+		err  bool
+	}{
+		{"script flush", "script-flush@10s", faults.Fault{Kind: faults.ScriptFlush, At: 10 * time.Second}, false},
+		{"restart", "restart@1m", faults.Fault{Kind: faults.Restart, At: time.Minute}, false},
+		{"stall", "stall@10s:500ms", faults.Fault{Kind: faults.Stall, At: 10 * time.Second, Arg: 500 * time.Millisecond}, false},
+		{"kill clients at 0", "kill-clients@0s", faults.Fault{Kind: faults.KillClients}, false},
+		{"no time", "restart", faults.Fault{}, true},
+		{"bad time", "restart@soon", faults.Fault{}, true},
+		{"negative time", "restart@-1s", faults.Fault{}, true},
+		{"stall without length", "stall@1s", faults.Fault{}, true},
+		{"stall too short", "stall@1s:10us", faults.Fault{}, true},
+		{"argument on restart", "restart@1s:2s", faults.Fault{}, true},
+		{"unknown kind", "meteor@1s", faults.Fault{}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := faults.Parse(tc.in)
+			if (err != nil) != tc.err || got != tc.want {
+				t.Errorf("Parse(%q) = %+v, %v; want %+v, error %t", tc.in, got, err, tc.want, tc.err)
+			}
+			if err == nil && got.String() != tc.in && tc.name != "restart" && tc.name != "kill clients at 0" {
+				t.Errorf("Parse(%q).String() = %q; want the input back", tc.in, got.String())
+			}
+		})
+	}
+	if _, err := faults.Parse("meteor@1s"); err == nil || !strings.Contains(err.Error(), "kill-clients") {
+		t.Errorf("Parse(unknown kind) error = %v; want it to list the accepted kinds", err)
+	}
+}
+
+// TestInject checks each fault's effect on a real server.
+func TestInject(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	admin := redistest.Client(t, srv)
+	ctx := context.Background()
+
+	t.Run("script-flush", func(t *testing.T) {
+		sha, err := admin.ScriptLoad(ctx, "return 1").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := faults.Inject(ctx, faults.Fault{Kind: faults.ScriptFlush}, faults.Target{Admin: admin}); err != nil {
+			t.Fatalf("Inject(script-flush) error: %v", err)
+		}
+		if ok := admin.ScriptExists(ctx, sha).Val(); len(ok) != 1 || ok[0] {
+			t.Errorf("SCRIPT EXISTS after script-flush = %v; want [false]", ok)
+		}
+	})
+
+	t.Run("kill-clients kills only the named", func(t *testing.T) {
+		named := redis.NewClient(&redis.Options{Addr: srv.Addr(), ClientName: "rlbench-victim", PoolSize: 1})
+		defer named.Close()
+		other := redis.NewClient(&redis.Options{Addr: srv.Addr(), ClientName: "bystander", PoolSize: 1})
+		defer other.Close()
+		namedID, otherID := named.ClientID(ctx).Val(), other.ClientID(ctx).Val()
+		if namedID == 0 || otherID == 0 {
+			t.Fatal("CLIENT ID failed")
+		}
+		detail, err := faults.Inject(ctx, faults.Fault{Kind: faults.KillClients}, faults.Target{Admin: admin, ClientName: "rlbench-victim"})
+		if err != nil || detail != "killed 1 connections" {
+			t.Errorf("Inject(kill-clients) = %q, %v; want \"killed 1 connections\"", detail, err)
+		}
+		// go-redis notices the closed connection and dials a new one.
+		if id := named.ClientID(ctx).Val(); id == namedID {
+			t.Errorf("named client's CLIENT ID after kill-clients = %d; want a new connection", id)
+		}
+		if id := other.ClientID(ctx).Val(); id != otherID {
+			t.Errorf("bystander's CLIENT ID after kill-clients = %d; want %d (untouched)", id, otherID)
+		}
+	})
+
+	t.Run("stall", func(t *testing.T) {
+		if _, err := faults.Inject(ctx, faults.Fault{Kind: faults.Stall, Arg: 300 * time.Millisecond}, faults.Target{Admin: admin}); err != nil {
+			t.Fatalf("Inject(stall) error: %v", err)
+		}
+		start := time.Now()
+		if err := admin.Incr(ctx, redistest.Prefix(t)+"k").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d < 200*time.Millisecond {
+			t.Errorf("INCR during a 300ms stall took %v; want it held back", d)
+		}
+	})
+
+	t.Run("restart without a private server", func(t *testing.T) {
+		_, err := faults.Inject(ctx, faults.Fault{Kind: faults.Restart}, faults.Target{Admin: admin})
+		if err == nil || !strings.Contains(err.Error(), "private server") {
+			t.Errorf("Inject(restart) with no Restart = %v; want an error naming the private server", err)
+		}
+	})
+}
+
+func TestSchedule(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	admin := redistest.Client(t, srv)
+	ctx := context.Background()
+	restarts := 0
+	target := faults.Target{Admin: admin, Restart: func(ctx context.Context) error {
+		restarts++
+		return srv.Restart(ctx)
+	}}
+	stop := faults.Schedule(ctx, []faults.Fault{
+		{Kind: faults.Restart, At: 100 * time.Millisecond},
+		{Kind: faults.ScriptFlush, At: 20 * time.Millisecond},
+		{Kind: faults.ScriptFlush, At: time.Hour}, // never due: cancelled by stop
+	}, target)
+	time.Sleep(600 * time.Millisecond)
+	events := stop()
+	if len(events) != 2 {
+		t.Fatalf("Schedule gave %d events; want 2 (the third is not due): %+v", len(events), events)
+	}
+	if events[0].Fault != "script-flush@20ms" || events[1].Fault != "restart@100ms" {
+		t.Errorf("events = %+v; want script-flush then restart, in time order", events)
+	}
+	for _, e := range events {
+		if e.Error != "" {
+			t.Errorf("event %s error = %s; want none", e.Fault, e.Error)
+		}
+	}
+	if restarts != 1 {
+		t.Errorf("restarts = %d; want 1", restarts)
+	}
+	// The first command after the restart may meet the dropped connection;
+	// go-redis retries it on a new one.
+	if err := admin.Ping(ctx).Err(); err != nil {
+		t.Errorf("PING after restart = %v; want the server back", err)
+	}
+}
