@@ -13,11 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rlbench/rlbench/admission"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/faults"
@@ -161,16 +163,23 @@ func workloadFlag(err error) string {
 	return "--duration"
 }
 
-// expandAll returns def for an empty list, every name in all for a list
-// holding "all", and the list otherwise.
+// expandAll returns def for an empty list and the list otherwise, with
+// "all" replaced by every name in all. Names that are not in all are kept,
+// so that validation reports them.
 func expandAll(list, def, all []string) []string {
 	if len(list) == 0 {
 		return def
 	}
-	if contains(list, "all") {
-		return all
+	if !contains(list, "all") {
+		return list
 	}
-	return list
+	out := slices.Clone(all)
+	for _, name := range list {
+		if name != "all" && !contains(all, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func contains(list []string, s string) bool {
@@ -291,7 +300,9 @@ func runCell(ctx context.Context, cfg Config, target *target, sname, cname strin
 		Restart:    target.restart(),
 		ClientName: clientName(wl.Prefix),
 	})
-	elapsed, runErr := workload.Run(ctx, wl, strat, conn, &rec)
+	info, _ := strategies.Lookup(sname)
+	adm := admission.New(info, wl.Keys, cfg.Limit, cfg.Window)
+	elapsed, runErr := workload.Run(ctx, wl, strat, conn, &rec, adm)
 	events := stopFaults()
 	series := stopMonitor()
 
@@ -303,6 +314,8 @@ func runCell(ctx context.Context, cfg Config, target *target, sname, cname strin
 		run.Admitted += run.Errors
 	}
 	run.Faults, run.PerSecond = events, series
+	admitted := adm.Result()
+	run.OverAdmitted, run.MaxAdmittedPerWindow = admitted.OverAdmitted, admitted.MaxAdmittedPerWindow
 
 	// The audit and the clean-up run even after an interrupt: they are
 	// short, and the user's keys should not outlive the run.

@@ -233,3 +233,39 @@ func TestFaultsAreCountedNotFatal(t *testing.T) {
 		}
 	}
 }
+
+// TestOverAdmission checks admission correctness under load: with the
+// counters at their limit, naive's workers that read the same value are all
+// admitted, so some window lets more than the limit through; the atomic
+// strategies never do, and no span of one window admits more than twice
+// the limit.
+func TestOverAdmission(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	const limit = 50
+	rep, err := rlbench.Run(context.Background(), rlbench.Config{
+		Strategies: []string{"naive", "incr-expire", "multi-nx", "lua"},
+		Limit:      limit,
+		Window:     1,
+		Workload:   workload.Config{Clients: 64, Keys: 4, Duration: 2 * time.Second, Prefix: redistest.Prefix(t)},
+		Addr:       srv.Addr(),
+	}, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	for _, r := range rep.Runs {
+		if r.OverAdmitted == nil {
+			t.Fatalf("%s: over_admitted is nil; want a count for a fixed-window strategy", r.Strategy)
+		}
+		over := *r.OverAdmitted
+		switch {
+		case r.Strategy == "naive" && over == 0:
+			t.Errorf("naive: over_admitted = 0; want > 0 (workers reading the same count are all admitted)")
+		case r.Strategy != "naive" && over != 0:
+			t.Errorf("%s: over_admitted = %d; want 0", r.Strategy, over)
+		}
+		if r.Strategy != "naive" && (r.MaxAdmittedPerWindow < limit || r.MaxAdmittedPerWindow > 2*limit) {
+			t.Errorf("%s: max admitted per window span = %d; want between %d and %d", r.Strategy, r.MaxAdmittedPerWindow, limit, 2*limit)
+		}
+	}
+}

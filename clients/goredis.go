@@ -104,6 +104,21 @@ func (c *goRedis) EvalInts(ctx context.Context, s *strategies.Script, keys []str
 	return v, goRedisErr(err)
 }
 
+// FunctionLoad sends FUNCTION LOAD REPLACE code.
+func (c *goRedis) FunctionLoad(ctx context.Context, code string) error {
+	return goRedisErr(c.rdb.FunctionLoadReplace(ctx, code).Err())
+}
+
+// FCallInts sends FCALL fn numkeys keys... args....
+func (c *goRedis) FCallInts(ctx context.Context, fn string, keys []string, args []string) ([]int64, error) {
+	argv := make([]any, len(args))
+	for i, a := range args {
+		argv[i] = a
+	}
+	v, err := c.rdb.FCall(ctx, fn, keys, argv...).Int64Slice()
+	return v, goRedisErr(err)
+}
+
 // goRedisErr turns a server error reply into strategies.ReplyError and
 // leaves other errors as they are.
 func goRedisErr(err error) error {

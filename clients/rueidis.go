@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/redis/rueidis"
@@ -125,14 +126,53 @@ func (a *rueidisAdapter) EvalInts(ctx context.Context, s *strategies.Script, key
 	return v, rueidisErr(err)
 }
 
+// FunctionLoad sends FUNCTION LOAD REPLACE code.
+func (a *rueidisAdapter) FunctionLoad(ctx context.Context, code string) error {
+	cmd := a.c.B().FunctionLoad().Replace().FunctionCode(code).Build()
+	return rueidisErr(a.c.Do(ctx, cmd).Error())
+}
+
+// FCallInts sends FCALL fn numkeys keys... args....
+func (a *rueidisAdapter) FCallInts(ctx context.Context, fn string, keys []string, args []string) ([]int64, error) {
+	cmd := a.c.B().Fcall().Function(fn).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	v, err := a.c.Do(ctx, cmd).AsIntSlice()
+	return v, rueidisErr(err)
+}
+
 // rueidisErr turns a server error reply into strategies.ReplyError and
 // leaves other errors as they are.
+//
+// rueidis drops the "ERR " that starts the server's generic error replies
+// (RedisMessage.Error trims it), so that "ERR Function not found" arrives
+// as "Function not found". rueidisErr puts it back, so that both adapters
+// return the server's reply as sent and report the same Prefix, unless the
+// message starts with one of the other error codes Redis sends
+// (redisErrorCodes). A message that started "ERR " followed by one of those
+// codes cannot be told apart; Redis sends none.
 func rueidisErr(err error) error {
 	if err == nil {
 		return nil
 	}
 	if re, ok := rueidis.IsRedisErr(err); ok && !re.IsNil() {
-		return strategies.ReplyError(re.Error())
+		msg := re.Error()
+		code, _, _ := strings.Cut(msg, " ")
+		if !redisErrorCodes[code] {
+			msg = "ERR " + msg
+		}
+		return strategies.ReplyError(msg)
 	}
 	return err
+}
+
+// redisErrorCodes are the first words of the Redis error replies other than
+// ERR: those of redis-server (7.x), of the cluster, and the WRONGTYPE that
+// rlbench's own scripts use for a value that is not theirs.
+var redisErrorCodes = map[string]bool{
+	"ASK": true, "BUSY": true, "BUSYGROUP": true, "BUSYKEY": true,
+	"CLUSTERDOWN": true, "CROSSSLOT": true, "DENIED": true, "EXECABORT": true, "LOADING": true,
+	"MASTERDOWN": true, "MISCONF": true, "MOVED": true, "NOAUTH": true,
+	"NOGROUP": true, "NOPERM": true, "NOPROTO": true, "NOREPLICAS": true,
+	"NOSCRIPT": true, "NOTBUSY": true, "OOM": true, "READONLY": true,
+	"TRYAGAIN": true, "UNBLOCKED": true, "UNKILLABLE": true, "WRONGPASS": true,
+	"WRONGTYPE": true,
 }

@@ -36,14 +36,18 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 	fmt.Fprintf(buf, "server: %s\n", serverLine(rep.Server))
 
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "strategy\tclient\tclients\tdecisions\tthr/s\tallowed\trejected\terrors\tp50\tp99\tp99.9\tmax\tkeys\timmortal\tttl>win")
+	fmt.Fprintln(tw, "strategy\tclient\tclients\tdecisions\tthr/s\tallowed\trejected\terrors\tp50\tp99\tp99.9\tmax\tkeys\timmortal\tttl>win\tover")
 	for _, r := range rep.Runs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n",
+		over := "-"
+		if r.OverAdmitted != nil {
+			over = strconv.FormatInt(*r.OverAdmitted, 10)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n",
 			r.Strategy, r.Client, r.Clients, r.Decisions,
 			strconv.FormatFloat(r.ThroughputPerS, 'f', 0, 64),
 			r.Allowed, r.Rejected, r.Errors,
 			humanUS(r.LatencyUS.P50), humanUS(r.LatencyUS.P99), humanUS(r.LatencyUS.P999), humanUS(r.LatencyUS.Max),
-			r.Audit.Keys, r.Audit.Immortal, r.Audit.TTLOverWindow)
+			r.Audit.Keys, r.Audit.Immortal, r.Audit.TTLOverWindow, over)
 	}
 	tw.Flush() // writes to a bytes.Buffer cannot fail
 

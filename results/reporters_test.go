@@ -32,23 +32,25 @@ func fixedReport() *Report {
 		},
 		Runs: []Run{
 			{
-				Strategy:       "naive",
-				Client:         "go-redis",
-				ClientOptions:  "pool_size=500",
-				Clients:        500,
-				DurationS:      10.0012,
-				Decisions:      412035,
-				Allowed:        40007,
-				Rejected:       372021,
-				Errors:         7,
-				ErrorKinds:     map[string]int64{"timeout": 3, "WRONGTYPE": 1, "conn-reset": 3},
-				ThroughputPerS: 41198.56,
-				LatencyUS:      Latency{P50: 183, P90: 611, P99: 1207, P999: 4511, Max: 2_503_000, Mean: 240.25},
-				Audit:          Audit{Keys: 400, Immortal: 7, TTLOverWindow: 2, Vanished: 1},
-				OnError:        "open",
-				Admitted:       40014,
-				Faults:         []faults.Event{{Fault: "restart@2s", AtS: 2.0004, Detail: "server restarted in 52ms"}, {Fault: "stall@3s:500ms", AtS: 3.0001, Error: "ERR boom"}},
-				PerSecond:      []Second{{T: 1, Decisions: 41000, Allowed: 4000, Rejected: 37000}, {T: 2, Decisions: 12000, Allowed: 1200, Rejected: 10793, Errors: 7}, {T: 3, Decisions: 40500, Allowed: 4000, Rejected: 36500}},
+				Strategy:             "naive",
+				Client:               "go-redis",
+				ClientOptions:        "pool_size=500",
+				Clients:              500,
+				DurationS:            10.0012,
+				Decisions:            412035,
+				Allowed:              40007,
+				Rejected:             372021,
+				Errors:               7,
+				ErrorKinds:           map[string]int64{"timeout": 3, "WRONGTYPE": 1, "conn-reset": 3},
+				ThroughputPerS:       41198.56,
+				LatencyUS:            Latency{P50: 183, P90: 611, P99: 1207, P999: 4511, Max: 2_503_000, Mean: 240.25},
+				Audit:                Audit{Keys: 400, Immortal: 7, TTLOverWindow: 2, Vanished: 1},
+				OnError:              "open",
+				Admitted:             40014,
+				OverAdmitted:         ptr(int64(12)),
+				MaxAdmittedPerWindow: 188,
+				Faults:               []faults.Event{{Fault: "restart@2s", AtS: 2.0004, Detail: "server restarted in 52ms"}, {Fault: "stall@3s:500ms", AtS: 3.0001, Error: "ERR boom"}},
+				PerSecond:            []Second{{T: 1, Decisions: 41000, Allowed: 4000, Rejected: 37000}, {T: 2, Decisions: 12000, Allowed: 1200, Rejected: 10793, Errors: 7}, {T: 3, Decisions: 40500, Allowed: 4000, Rejected: 36500}},
 			},
 			{
 				Strategy:       "lua",
@@ -386,3 +388,5 @@ func TestProgress(t *testing.T) {
 		})
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -103,6 +103,14 @@ type Run struct {
 	Faults []faults.Event `json:"faults,omitempty"`
 	// PerSecond is the load's time series, one entry per whole second.
 	PerSecond []Second `json:"per_second"`
+	// OverAdmitted is the largest number of requests admitted beyond the
+	// limit in one fixed window of one key (see package admission); nil
+	// for a strategy that is not a fixed window.
+	OverAdmitted *int64 `json:"over_admitted"`
+	// MaxAdmittedPerWindow is the largest number admitted for one key within
+	// any span of one window length: up to twice the limit for a fixed
+	// window, around a window boundary.
+	MaxAdmittedPerWindow int64 `json:"max_admitted_per_window_span"`
 	// ScriptFallbacks counts scripts sent again with EVAL after the server
 	// answered NOSCRIPT to EVALSHA.
 	ScriptFallbacks int64 `json:"script_fallbacks"`

@@ -10,7 +10,7 @@ func init() {
 	register(Info{
 		Name:        "lua",
 		Summary:     "the second seed's script: INCR, EXPIRE when n == 1, returns {n, TTL}; a key already immortal stays so",
-		Commands:    "EVALSHA (EVAL on NOSCRIPT)",
+		Commands:    "EVALSHA (EVAL on NOSCRIPT): INCR; EXPIRE (when n == 1); TTL",
 		Atomic:      true,
 		Heals:       false,
 		FixedWindow: true,

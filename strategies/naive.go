@@ -13,6 +13,7 @@ func init() {
 		Atomic:      false,
 		Heals:       false,
 		FixedWindow: true,
+		CountIsRead: true,
 		MinRedis:    "6.2.0", // SET ... EXAT
 		New:         func(c Config) Strategy { return naive{c} },
 	})

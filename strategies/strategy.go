@@ -106,6 +106,13 @@ type Client interface {
 	// EvalInts runs s with EVALSHA, falling back to EVAL when the server
 	// answers NOSCRIPT, and returns its reply, which must be an array of integers.
 	EvalInts(ctx context.Context, s *Script, keys []string, args []string) ([]int64, error)
+	// FunctionLoad loads a library of Redis Functions, replacing a library
+	// of the same name: FUNCTION LOAD REPLACE code. Redis >= 7.0.
+	FunctionLoad(ctx context.Context, code string) error
+	// FCallInts calls a loaded Redis Function: FCALL fn numkeys keys...
+	// args..., and returns its reply, which must be an array of integers.
+	// Redis >= 7.0.
+	FCallInts(ctx context.Context, fn string, keys []string, args []string) ([]int64, error)
 }
 
 // Script is a Lua script that adapters run with EVALSHA and an EVAL fallback.
@@ -142,9 +149,13 @@ type Info struct {
 	Summary string
 	// Commands lists the Redis commands one decision sends.
 	Commands string
-	// Atomic is true when the increment and the expiry are one atomic unit.
+	// Atomic is true when one decision's reads and writes, the expiry
+	// included, run as one atomic unit (a transaction or a script).
 	Atomic bool
-	// Heals is true when a counter that already lost its TTL gets one back.
+	// Heals is true when a fixed-window counter that already lost its TTL
+	// gets one back on the next request. It is false for the designs that
+	// keep no fixed-window counter (FixedWindow false), where the question
+	// does not arise; their Summary says how they set their TTL.
 	Heals bool
 	// MinRedis is the lowest Redis version that runs the strategy, e.g. "7.0.0".
 	MinRedis string
@@ -152,6 +163,10 @@ type Info struct {
 	// requests per key per window, the window starting at the key's first
 	// request and never extended by traffic.
 	FixedWindow bool
+	// CountIsRead is true when Decision.Count is the value the strategy read
+	// before writing (naive), not the counter's value after its own
+	// increment, which is the request's rank in its window.
+	CountIsRead bool
 	// New builds the strategy from a validated config with defaults applied.
 	New func(Config) Strategy
 }
@@ -167,8 +182,13 @@ func register(i Info) {
 }
 
 // order is the order in which All lists the strategies: the seeds' broken
-// shapes first, then their fixes.
-var order = []string{"naive", "incr-expire", "multi-nx", "lua"}
+// shapes first, then their fixes, then the fixed window's healing variants,
+// then the designs that are not fixed windows.
+var order = []string{
+	"naive", "incr-expire", "multi-nx", "lua",
+	"lua-heal", "function",
+	"gcra", "sliding-log", "token-bucket",
+}
 
 // All returns every registered strategy, in a stable order.
 func All() []Info {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rlbench/rlbench/admission"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 )
@@ -191,11 +192,12 @@ func faultContext(ctx context.Context, cfg Config, atomic bool, seed uint64, wor
 }
 
 // Run drives s through c with cfg.Clients workers in a closed loop and
-// records each decision in rec, until cfg.Duration passes, cfg.Requests
+// records each decision in rec, and each successful one in adm when adm is
+// not nil, until cfg.Duration passes, cfg.Requests
 // decisions have been made, or ctx ends. Decisions in flight at the end of
 // the duration complete and are recorded. It returns the wall time from the
 // first worker's start to the last worker's return.
-func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Client, rec *results.Recorder) (time.Duration, error) {
+func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Client, rec *results.Recorder, adm *admission.Tracker) (time.Duration, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return 0, err
@@ -228,16 +230,20 @@ func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Cl
 				if limited && budget.Add(-1) < 0 {
 					return
 				}
-				key := keys[pick()]
+				k := pick()
 				t0 := time.Now()
-				d, err := s.Decide(wctx, c, key)
+				d, err := s.Decide(wctx, c, keys[k])
+				t1 := time.Now()
 				if err != nil && ctx.Err() != nil {
 					return // interrupted: not a server fault
 				}
 				if err == nil && crashNow() {
 					err = strategies.ErrCrashed // the reply arrives at a dead client
 				}
-				rec.Record(w, time.Since(t0), d.Allowed, err)
+				rec.Record(w, t1.Sub(t0), d.Allowed, err)
+				if adm != nil && err == nil {
+					adm.Observe(k, d, t1.Sub(start))
+				}
 			}
 		}()
 	}

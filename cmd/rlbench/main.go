@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "rlbench: %v\n", err)
+		fmt.Fprintf(stderr, "rlbench: %v (see rlbench --help)\n", err)
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
@@ -114,6 +114,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.listStrategies {
 		listStrategies(stdout)
 		return exitOK
+	}
+	// In rlbench.Config a zero means "the default"; on the command line an
+	// explicit zero is bad input.
+	if err := explicitZeros(fs, &o.cfg); err != nil {
+		fmt.Fprintf(stderr, "rlbench: %v\n", err)
+		return exitUsage
 	}
 	w, err := parseWindow(o.window)
 	if err != nil {
@@ -134,6 +140,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !o.quiet && isTerminal(stdout) {
 		opts.Progress = stdout
 	}
+	var jsonFile *os.File
+	if o.jsonPath != "" {
+		// Open it now: a path that cannot be written is bad input, found
+		// before any load.
+		if jsonFile, err = os.Create(o.jsonPath); err != nil {
+			fmt.Fprintf(stderr, "rlbench: --json: %v\n", err)
+			return exitUsage
+		}
+		defer jsonFile.Close()
+	}
 	rep, err := rlbench.Run(ctx, o.cfg, opts)
 	var uerr *rlbench.UsageError
 	if errors.As(err, &uerr) {
@@ -146,8 +162,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "rlbench: %v\n", werr)
 			code = exitFailure
 		}
-		if o.jsonPath != "" {
-			if werr := writeFile(o.jsonPath, results.JSON(rep)); werr != nil {
+		if jsonFile != nil {
+			if werr := writeReport(jsonFile, results.JSON(rep)); werr != nil {
 				fmt.Fprintf(stderr, "rlbench: --json: %v\n", werr)
 				code = exitFailure
 			}
@@ -205,16 +221,46 @@ func anyImmortal(rep *results.Report) bool {
 	return false
 }
 
+// writeFile writes a report to a new file at path.
 func writeFile(path string, report results.Reporter) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
+	defer f.Close()
+	return writeReport(f, report)
+}
+
+// writeReport writes a report to f and closes it.
+func writeReport(f *os.File, report results.Reporter) error {
 	if err := report(f); err != nil {
-		f.Close()
 		return err
 	}
 	return f.Close()
+}
+
+// explicitZeros refuses counts given as 0 (or less) on the command line,
+// which rlbench.Config would otherwise read as "the default".
+func explicitZeros(fs *pflag.FlagSet, c *rlbench.Config) error {
+	checks := []struct {
+		flag string
+		bad  bool
+		err  error
+		got  int64
+	}{
+		{"clients", c.Workload.Clients < 1, workload.ErrInvalidClients, int64(c.Workload.Clients)},
+		{"keys", c.Workload.Keys < 1, workload.ErrInvalidKeys, int64(c.Workload.Keys)},
+		{"limit", c.Limit < 1, strategies.ErrInvalidLimit, c.Limit},
+	}
+	for _, ch := range checks {
+		if fs.Changed(ch.flag) && ch.bad {
+			return fmt.Errorf("--%s: %w, got %d", ch.flag, ch.err, ch.got)
+		}
+	}
+	if c.Workload.Duration == 0 && c.Workload.Requests == 0 {
+		return fmt.Errorf("--duration: %w (--duration 0 needs --requests N)", workload.ErrNoEnd)
+	}
+	return nil
 }
 
 // isTerminal reports whether w is a character device, such as a terminal.

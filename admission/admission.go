@@ -1,0 +1,154 @@
+// Package admission checks, during a load run, how many requests a limiter
+// really let through per key: the largest excess over the limit in any one
+// fixed window (over-admission), and the largest number admitted within any
+// span of one window length (the boundary burst a fixed window allows, up to
+// twice the limit).
+//
+// A fixed window is delimited by the decision that created its counter:
+// Count 0 (the key was missing) for a strategy that reads before it writes,
+// Count 1 for one whose Count is its own increment's result. How many a
+// window admitted is counted two ways, by the strategy's kind:
+//
+//   - read-then-write (naive): the allowed decisions attributed to the
+//     window. Workers that read the same value are all admitted, which is
+//     the over-admission this package exists to show.
+//   - increment-first (every other fixed-window strategy): the highest
+//     Count among the window's allowed decisions, since the server numbered
+//     them 1, 2, 3 ... in the order it ran them. This cannot be fooled by
+//     replies that reach the recorder out of order.
+//
+// The span count uses SpanBuckets buckets per window length, so a span is
+// measured to within one bucket (1/SpanBuckets of the window).
+package admission
+
+import (
+	"sync"
+	"time"
+
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// SpanBuckets is the number of buckets one window length is divided into for
+// the span count.
+const SpanBuckets = 20
+
+// Tracker counts admissions per key. It is safe for concurrent use; each
+// key has its own lock, so workers on different keys never contend.
+type Tracker struct {
+	limit       int64
+	bucket      time.Duration
+	fixed       bool
+	countIsRead bool
+	keys        []keyState
+}
+
+// keyState is one key's counts.
+type keyState struct {
+	mu sync.Mutex
+	// winAdmitted is the current fixed window's admissions, counted as the
+	// package doc says; winOpen is false until the first window starts.
+	winAdmitted int64
+	winOpen     bool
+	overMax     int64
+	// ring holds admissions per bucket; newest is the absolute index of
+	// the newest bucket written, spanSum the sum of the ring.
+	ring    [SpanBuckets]int64
+	newest  int64
+	spanSum int64
+	spanMax int64
+}
+
+// New returns a Tracker for keys counters of a strategy with the given
+// limit and window (in whole seconds).
+func New(info strategies.Info, keys int, limit, window int64) *Tracker {
+	return &Tracker{
+		limit:       limit,
+		bucket:      time.Duration(window) * time.Second / SpanBuckets,
+		fixed:       info.FixedWindow,
+		countIsRead: info.CountIsRead,
+		keys:        make([]keyState, keys),
+	}
+}
+
+// Observe records a decision for key index k that completed at elapsed time
+// at from the start of the load.
+func (t *Tracker) Observe(k int, d strategies.Decision, at time.Duration) {
+	if !d.Allowed {
+		return
+	}
+	ks := &t.keys[k]
+	ks.mu.Lock()
+	if t.fixed {
+		t.window(ks, d)
+	}
+	ks.span(int64(at / t.bucket))
+	ks.mu.Unlock()
+}
+
+// window updates the current fixed window of ks with d, an allowed decision.
+func (t *Tracker) window(ks *keyState, d strategies.Decision) {
+	created := d.Count == 1
+	if t.countIsRead {
+		created = d.Count == 0
+	}
+	if created {
+		ks.winAdmitted, ks.winOpen = 0, true
+	}
+	if !ks.winOpen {
+		return // admitted in a window that started before the run
+	}
+	if t.countIsRead {
+		ks.winAdmitted++
+	} else {
+		ks.winAdmitted = max(ks.winAdmitted, d.Count)
+	}
+	ks.overMax = max(ks.overMax, ks.winAdmitted-t.limit)
+}
+
+// span adds one admission in absolute bucket b.
+func (ks *keyState) span(b int64) {
+	switch {
+	case b > ks.newest:
+		// Clear the buckets that fell out of the span.
+		for i := ks.newest + 1; i <= b && i <= ks.newest+SpanBuckets; i++ {
+			ks.spanSum -= ks.ring[i%SpanBuckets]
+			ks.ring[i%SpanBuckets] = 0
+		}
+		ks.newest = b
+	case b <= ks.newest-SpanBuckets:
+		// Older than the span that ends now: it fell in a span already
+		// measured. Count it there, but not in the running sum.
+		return
+	}
+	ks.ring[b%SpanBuckets]++
+	ks.spanSum++
+	ks.spanMax = max(ks.spanMax, ks.spanSum)
+}
+
+// Result is what a Tracker found.
+type Result struct {
+	// OverAdmitted is the largest number of requests admitted beyond the
+	// limit in one fixed window of one key; nil for a strategy that is not
+	// a fixed window.
+	OverAdmitted *int64 `json:"over_admitted"`
+	// MaxAdmittedPerWindow is the largest number admitted for one key within
+	// any span of one window length (to within 1/SpanBuckets of it).
+	MaxAdmittedPerWindow int64 `json:"max_admitted_per_window_span"`
+}
+
+// Result returns the counts so far.
+func (t *Tracker) Result() Result {
+	var r Result
+	var over int64
+	for i := range t.keys {
+		ks := &t.keys[i]
+		ks.mu.Lock()
+		over = max(over, ks.overMax)
+		r.MaxAdmittedPerWindow = max(r.MaxAdmittedPerWindow, ks.spanMax)
+		ks.mu.Unlock()
+	}
+	if t.fixed {
+		r.OverAdmitted = &over
+	}
+	return r
+}

@@ -1,0 +1,787 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// cliResult is what one call of run returned and wrote.
+type cliResult struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+// runCLI calls run with args, stdout and stderr captured in buffers (so
+// stdout is never a terminal), under ctx.
+func runCLI(t *testing.T, ctx context.Context, args ...string) cliResult {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args, &stdout, &stderr)
+	return cliResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// mustRun calls run with args and fails the test unless it exits with want.
+func mustRun(t *testing.T, want int, args ...string) cliResult {
+	t.Helper()
+	res := runCLI(t, t.Context(), args...)
+	if res.code != want {
+		t.Fatalf("run(%q) = %d; want %d\nstdout:\n%s\nstderr:\n%s", args, res.code, want, res.stdout, res.stderr)
+	}
+	return res
+}
+
+// closedAddr returns a loopback address on which nothing listens: a port
+// that was free a moment ago and was released at once.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen on a free port: %v", err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatalf("close %s: %v", addr, err)
+	}
+	return addr
+}
+
+// untouchedCommands are the only commands a server may have run when rlbench
+// must not have touched it: the connection handshake of the probe that reads
+// INFO server, and the test's own DBSIZE and INFO. Subcommands of CLIENT
+// (e.g. client|setinfo) are also allowed.
+var untouchedCommands = []string{"ping", "info", "hello", "auth", "select", "dbsize"}
+
+// checkUntouched fails the test unless the server behind rdb holds no key and
+// has run no command beyond untouchedCommands: no SET, INCR, EXPIRE, EVALSHA,
+// EVAL, MULTI, SCAN, UNLINK or anything else.
+func checkUntouched(t *testing.T, rdb *redis.Client, args []string) {
+	t.Helper()
+	ctx := context.WithoutCancel(t.Context())
+	n, err := rdb.DBSize(ctx).Result()
+	if err != nil {
+		t.Fatalf("DBSIZE: %v", err)
+	}
+	if n != 0 {
+		t.Errorf("after run(%q): DBSIZE = %d; want 0", args, n)
+	}
+	stats, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatalf("INFO commandstats: %v", err)
+	}
+	var ran []string // commands beyond untouchedCommands, with their call counts
+	for _, line := range strings.Split(stats, "\n") {
+		stat, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_")
+		if !ok {
+			continue
+		}
+		name, rest, _ := strings.Cut(stat, ":")
+		if slices.Contains(untouchedCommands, name) || strings.HasPrefix(name, "client|") {
+			continue
+		}
+		calls, _, _ := strings.Cut(rest, ",")
+		ran = append(ran, name+" ("+calls+")")
+	}
+	if len(ran) > 0 {
+		slices.Sort(ran)
+		t.Errorf("after run(%q): server ran %s; want nothing beyond %v", args, strings.Join(ran, ", "), untouchedCommands)
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		// target points the run at a private redistest server with --addr and
+		// checks afterwards that nothing touched it.
+		target bool
+		// want are substrings of the single stderr line: the flag at fault
+		// and what is accepted.
+		want []string
+	}{
+		{
+			name:   "unknown strategy",
+			args:   []string{"--strategy", "nope"},
+			target: true,
+			want:   append([]string{"--strategy", `"nope"`}, strategies.Names()...),
+		},
+		{
+			name:   "unknown strategy after a good one",
+			args:   []string{"--strategy", "lua,nope"},
+			target: true,
+			want:   append([]string{"--strategy", `"nope"`}, strategies.Names()...),
+		},
+		{
+			name:   "unknown strategy beside all",
+			args:   []string{"--strategy", "all,nope"},
+			target: true,
+			want:   append([]string{"--strategy", `"nope"`}, strategies.Names()...),
+		},
+		{
+			name:   "unknown client",
+			args:   []string{"--client", "nope"},
+			target: true,
+			want:   append([]string{"--client", `"nope"`}, clients.Names...),
+		},
+		{
+			name:   "unknown client beside all",
+			args:   []string{"--client", "all,nope"},
+			target: true,
+			want:   append([]string{"--client", `"nope"`}, clients.Names...),
+		},
+		{
+			name:   "zero clients",
+			args:   []string{"--clients", "0"},
+			target: true,
+			want:   []string{"--clients", ">= 1"},
+		},
+		{
+			name:   "negative clients",
+			args:   []string{"--clients", "-3"},
+			target: true,
+			want:   []string{"--clients", ">= 1"},
+		},
+		{
+			name:   "zero keys",
+			args:   []string{"--keys", "0"},
+			target: true,
+			want:   []string{"--keys", ">= 1"},
+		},
+		{
+			name:   "zero window",
+			args:   []string{"--window", "0"},
+			target: true,
+			want:   []string{"--window", "whole number of seconds >= 1"},
+		},
+		{
+			name:   "fractional window",
+			args:   []string{"--window", "1.5"},
+			target: true,
+			want:   []string{"--window", "whole number of seconds >= 1", `"1.5"`},
+		},
+		{
+			name:   "sub-second window",
+			args:   []string{"--window", "500ms"},
+			target: true,
+			want:   []string{"--window", "whole number of seconds >= 1", `"500ms"`},
+		},
+		{
+			name:   "zero limit",
+			args:   []string{"--limit", "0"},
+			target: true,
+			want:   []string{"--limit", ">= 1"},
+		},
+		{
+			name:   "negative limit",
+			args:   []string{"--limit", "-1"},
+			target: true,
+			want:   []string{"--limit", ">= 1"},
+		},
+		{
+			name:   "unknown key distribution",
+			args:   []string{"--key-dist", "nope"},
+			target: true,
+			want:   []string{"--key-dist", `"nope"`, "uniform", "zipf", "hot"},
+		},
+		{
+			name:   "negative requests",
+			args:   []string{"--requests", "-1"},
+			target: true,
+			want:   []string{"--requests", ">= 0"},
+		},
+		{
+			name:   "neither duration nor requests",
+			args:   []string{"--duration", "0", "--requests", "0"},
+			target: true,
+			want:   []string{"--duration", "request"},
+		},
+		{
+			name:   "negative db",
+			args:   []string{"--db", "-1"},
+			target: true,
+			want:   []string{"--db", ">= 0"},
+		},
+		{
+			name:   "unparsable clients",
+			args:   []string{"--clients", "abc"},
+			target: true,
+			want:   []string{"--clients", `"abc"`, "integer"},
+		},
+		{
+			name:   "unknown flag",
+			args:   []string{"--bogus"},
+			target: true,
+			want:   []string{"--bogus"},
+		},
+		{
+			name:   "stray argument",
+			args:   []string{"lua"},
+			target: true,
+			want:   []string{`"lua"`, "--help"},
+		},
+		{
+			name: "unreachable addr",
+			// The address is filled in below: a port nothing listens on.
+			args: []string{"--addr", ""},
+			want: []string{"--addr", "leave out --addr"},
+		},
+		{
+			name: "missing redis-server",
+			args: []string{"--redis-server", "/nonexistent/redis-server"},
+			want: []string{"--redis-server", "/nonexistent/redis-server", "apt-get install redis-server"},
+		},
+		// Not covered: a strategy the server is too old to run (also exit 2,
+		// naming --strategy). redis-server 7.0 runs every strategy, so it
+		// cannot be produced here.
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := slices.Clone(tc.args)
+			if i := slices.Index(args, "--addr"); i >= 0 && args[i+1] == "" {
+				args[i+1] = closedAddr(t)
+			}
+			var rdb *redis.Client
+			if tc.target {
+				srv := redistest.Start(t)
+				rdb = redistest.Client(t, srv)
+				// A short duration first, so that input wrongly accepted
+				// makes short runs instead of 10s ones; the case's own
+				// flags come after it and win.
+				base := []string{"--addr", srv.Addr(), "--prefix", redistest.Prefix(t), "--duration", "100ms"}
+				args = append(base, args...)
+			}
+			// Bad input is refused before any load: a few seconds is ample.
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+			defer cancel()
+			res := runCLI(t, ctx, args...)
+			if rdb != nil {
+				defer checkUntouched(t, rdb, args)
+			}
+			if res.code != exitUsage {
+				// The output is that of a run, not of a refusal: show it
+				// once rather than check its shape.
+				t.Errorf("run(%q) = %d; want %d\nstdout:\n%s\nstderr:\n%s", args, res.code, exitUsage, res.stdout, res.stderr)
+				return
+			}
+			if res.stdout != "" {
+				t.Errorf("run(%q) wrote to stdout:\n%s\nwant nothing", args, res.stdout)
+			}
+			line, rest, _ := strings.Cut(res.stderr, "\n")
+			if rest != "" || !strings.HasPrefix(line, "rlbench: ") {
+				t.Errorf("run(%q) wrote to stderr:\n%s\nwant one line starting with %q", args, res.stderr, "rlbench: ")
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(line, want) {
+					t.Errorf("run(%q) stderr = %q; want it to contain %q", args, line, want)
+				}
+			}
+		})
+	}
+}
+
+func TestParseWindow(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		in      string
+		want    int64
+		wantErr bool
+	}{
+		{name: "seconds", in: "60", want: 60},
+		{name: "one second", in: "1", want: 1},
+		{name: "duration in seconds", in: "60s", want: 60},
+		{name: "duration in minutes", in: "1m", want: 60},
+		{name: "compound duration", in: "1m30s", want: 90},
+		{name: "zero", in: "0", wantErr: true},
+		{name: "negative", in: "-1", wantErr: true},
+		{name: "fraction", in: "1.5", wantErr: true},
+		{name: "sub-second", in: "500ms", wantErr: true},
+		{name: "not whole seconds", in: "1500ms", wantErr: true},
+		{name: "zero duration", in: "0s", wantErr: true},
+		{name: "empty", in: "", wantErr: true},
+		{name: "word", in: "abc", wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := parseWindow(tc.in)
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Errorf("parseWindow(%q) = (%d, %v); want (%d, error: %t)", tc.in, got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
+// jsonLookup walks a decoded JSON document along a dotted path, e.g.
+// "latency_us.p50", and reports whether every step exists.
+func jsonLookup(doc any, path string) (any, bool) {
+	for _, step := range strings.Split(path, ".") {
+		obj, ok := doc.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if doc, ok = obj[step]; !ok {
+			return nil, false
+		}
+	}
+	return doc, true
+}
+
+// readJSONReport reads and decodes the --json report at path, failing the
+// test unless every field in paths is present at the top level.
+func readJSONReport(t *testing.T, path string, paths ...string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read --json report: %v", err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("--json report does not parse: %v\n%s", err, data)
+	}
+	for _, p := range paths {
+		if _, ok := jsonLookup(doc, p); !ok {
+			t.Errorf("--json report has no %s:\n%s", p, data)
+		}
+	}
+	return doc
+}
+
+// reportRuns returns the "runs" array of a decoded report.
+func reportRuns(t *testing.T, doc map[string]any) []map[string]any {
+	t.Helper()
+	raw, ok := doc["runs"].([]any)
+	if !ok {
+		t.Fatalf("--json report: runs = %T; want an array", doc["runs"])
+	}
+	runs := make([]map[string]any, len(raw))
+	for i, r := range raw {
+		if runs[i], ok = r.(map[string]any); !ok {
+			t.Fatalf("--json report: runs[%d] = %T; want an object", i, r)
+		}
+	}
+	return runs
+}
+
+// number returns the JSON number at path in run, failing the test if it is
+// missing or not a number.
+func number(t *testing.T, run map[string]any, path string) float64 {
+	t.Helper()
+	v, ok := jsonLookup(run, path)
+	if !ok {
+		t.Fatalf("run %s/%s has no %s", run["strategy"], run["client"], path)
+	}
+	f, ok := v.(float64)
+	if !ok {
+		t.Fatalf("run %s/%s: %s = %v (%T); want a number", run["strategy"], run["client"], path, v, v)
+	}
+	return f
+}
+
+// scanKeys returns every key matching pattern.
+func scanKeys(t *testing.T, rdb *redis.Client, pattern string) []string {
+	t.Helper()
+	var keys []string
+	iter := rdb.Scan(t.Context(), 0, pattern, 1000).Iterator()
+	for iter.Next(t.Context()) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatalf("SCAN MATCH %s: %v", pattern, err)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// tableRows returns the rows of the text report's table on stdout, each
+// split into its fields, keyed by "strategy/client".
+func tableRows(t *testing.T, stdout string) map[string][]string {
+	t.Helper()
+	lines := strings.Split(stdout, "\n")
+	header := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "strategy ") })
+	if header < 0 {
+		t.Fatalf("stdout has no table header starting with %q:\n%s", "strategy ", stdout)
+	}
+	columns := len(strings.Fields(lines[header]))
+	rows := map[string][]string{}
+	for _, line := range lines[header+1:] {
+		f := strings.Fields(line)
+		if len(f) != columns || !slices.Contains(strategies.Names(), f[0]) {
+			continue
+		}
+		label := f[0] + "/" + f[1]
+		if _, dup := rows[label]; dup {
+			t.Errorf("stdout has two table rows for %s:\n%s", label, stdout)
+		}
+		rows[label] = f
+	}
+	return rows
+}
+
+// checkNoProgress fails the test if stdout, a buffer and not a terminal,
+// received the live progress line, which rewrites itself with "\r".
+func checkNoProgress(t *testing.T, args []string, stdout string) {
+	t.Helper()
+	if strings.Contains(stdout, "\r") {
+		t.Errorf("run(%q) stdout = %q; want no progress line (no \\r) when stdout is not a terminal", args, stdout)
+	}
+}
+
+func TestRunReport(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+
+	// An unrelated key with no TTL: the run must neither touch nor delete it.
+	const bystander, bystanderValue = "someone-else:key", "keep me"
+	if err := rdb.Set(ctx, bystander, bystanderValue, 0).Err(); err != nil {
+		t.Fatalf("SET %s: %v", bystander, err)
+	}
+
+	jsonPath := filepath.Join(t.TempDir(), "report.json")
+	args := []string{
+		"--addr", srv.Addr(), "--prefix", prefix,
+		"--strategy", "naive,lua", "--client", "all", "--clients", "4", "--keys", "3",
+		"--window", "1", "--duration", "300ms", "--json", jsonPath,
+	}
+	res := mustRun(t, exitOK, args...)
+	checkNoProgress(t, args, res.stdout)
+
+	wantLabels := []string{"naive/go-redis", "naive/rueidis", "lua/go-redis", "lua/rueidis"}
+	rows := tableRows(t, res.stdout)
+	if len(rows) != len(wantLabels) {
+		t.Errorf("run(%q) table has %d rows; want %d (%v):\n%s", args, len(rows), len(wantLabels), wantLabels, res.stdout)
+	}
+
+	doc := readJSONReport(t, jsonPath, "server.addr", "server.version", "config", "runs")
+	if got, _ := jsonLookup(doc, "server.addr"); got != srv.Addr() {
+		t.Errorf("--json server.addr = %v; want %s", got, srv.Addr())
+	}
+	if got, _ := jsonLookup(doc, "server.version"); got != srv.Info().Version {
+		t.Errorf("--json server.version = %v; want %s", got, srv.Info().Version)
+	}
+	if got, _ := jsonLookup(doc, "config.workload.prefix"); got != prefix {
+		t.Errorf("--json config.workload.prefix = %v; want %q", got, prefix)
+	}
+	runs := reportRuns(t, doc)
+	if len(runs) != len(wantLabels) {
+		t.Fatalf("--json runs has %d entries; want %d (%v)", len(runs), len(wantLabels), wantLabels)
+	}
+	fields := []string{
+		"strategy", "client", "clients", "duration_s", "decisions", "allowed", "rejected", "errors", "throughput_per_s",
+		"latency_us.p50", "latency_us.p90", "latency_us.p99", "latency_us.p999", "latency_us.max", "latency_us.mean",
+		"audit.keys", "audit.immortal", "audit.ttl_over_window",
+	}
+	for i, r := range runs {
+		label := fmt.Sprintf("%v/%v", r["strategy"], r["client"])
+		if label != wantLabels[i] {
+			t.Errorf("--json runs[%d] is %s; want %s", i, label, wantLabels[i])
+		}
+		for _, f := range fields {
+			if _, ok := jsonLookup(r, f); !ok {
+				t.Errorf("--json runs[%d] (%s) has no %s", i, label, f)
+			}
+		}
+		if got := number(t, r, "clients"); got != 4 {
+			t.Errorf("%s: clients = %v; want 4", label, got)
+		}
+		decisions := number(t, r, "decisions")
+		allowed, rejected, errs := number(t, r, "allowed"), number(t, r, "rejected"), number(t, r, "errors")
+		if decisions <= 0 {
+			t.Errorf("%s: decisions = %v; want > 0", label, decisions)
+		}
+		if allowed+rejected+errs != decisions {
+			t.Errorf("%s: allowed + rejected + errors = %v + %v + %v = %v; want decisions = %v",
+				label, allowed, rejected, errs, allowed+rejected+errs, decisions)
+		}
+		duration := number(t, r, "duration_s")
+		if duration < 0.25 || duration > 5 {
+			t.Errorf("%s: duration_s = %v; want about 0.3", label, duration)
+		}
+		if got, want := number(t, r, "throughput_per_s"), decisions/duration; math.Abs(got-want) > 0.01*want {
+			t.Errorf("%s: throughput_per_s = %v; want decisions / duration_s = %v", label, got, want)
+		}
+		var prev float64
+		for _, p := range []string{"p50", "p90", "p99", "p999", "max"} {
+			v := number(t, r, "latency_us."+p)
+			if v <= 0 || v < prev {
+				t.Errorf("%s: latency_us.%s = %v; want > 0 and >= the percentile before (%v)", label, p, v, prev)
+			}
+			prev = v
+		}
+		if got := number(t, r, "audit.keys"); got > 3 {
+			t.Errorf("%s: audit.keys = %v; want <= 3 (--keys 3)", label, got)
+		}
+		if r["strategy"] == "lua" {
+			// The script sets the TTL in the same atomic unit as the INCR
+			// that creates the counter: never immortal, never over 1s.
+			if got := number(t, r, "audit.immortal"); got != 0 {
+				t.Errorf("%s: audit.immortal = %v; want 0", label, got)
+			}
+			if got := number(t, r, "audit.ttl_over_window"); got != 0 {
+				t.Errorf("%s: audit.ttl_over_window = %v; want 0", label, got)
+			}
+		}
+		row, ok := rows[label]
+		if !ok {
+			t.Errorf("stdout has no table row for %s:\n%s", label, res.stdout)
+		} else if row[3] != strconv.FormatFloat(decisions, 'f', -1, 64) {
+			t.Errorf("table row %s: decisions = %s; want %v as in --json", label, row[3], decisions)
+		}
+	}
+
+	// Keys are UNLINKed by default, and nothing outside the prefix was
+	// created or deleted.
+	if keys := scanKeys(t, rdb, prefix+"*"); len(keys) != 0 {
+		t.Errorf("after run(%q): keys under %q = %q; want none", args, prefix, keys)
+	}
+	if keys := scanKeys(t, rdb, "*"); !slices.Equal(keys, []string{bystander}) {
+		t.Errorf("after run(%q): keys = %q; want only %q", args, keys, bystander)
+	}
+	if got, err := rdb.Get(ctx, bystander).Result(); got != bystanderValue || err != nil {
+		t.Errorf("after run: GET %s = (%q, %v); want (%q, nil)", bystander, got, err, bystanderValue)
+	}
+	if got, err := rdb.TTL(ctx, bystander).Result(); got != -1 || err != nil {
+		t.Errorf("after run: TTL %s = (%v, %v); want (-1, nil)", bystander, got, err)
+	}
+}
+
+func TestRunKeepKeys(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		args     []string
+		wantKeys int // keys left under the cell's prefix
+	}{
+		{name: "default unlinks", wantKeys: 0},
+		{name: "keep-keys", args: []string{"--keep-keys"}, wantKeys: 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			rdb := redistest.Client(t, srv)
+			prefix := redistest.Prefix(t)
+			jsonPath := filepath.Join(t.TempDir(), "report.json")
+			// A 60s window: keys cannot expire on their own before the check.
+			args := append([]string{
+				"--addr", srv.Addr(), "--prefix", prefix,
+				"--strategy", "lua", "--client", "go-redis", "--clients", "2", "--keys", "3",
+				"--window", "60", "--duration", "300ms", "--json", jsonPath,
+			}, tc.args...)
+			res := mustRun(t, exitOK, args...)
+			checkNoProgress(t, args, res.stdout)
+
+			runs := reportRuns(t, readJSONReport(t, jsonPath, "runs"))
+			if len(runs) != 1 {
+				t.Fatalf("--json runs has %d entries; want 1", len(runs))
+			}
+			if got := number(t, runs[0], "audit.keys"); got != 3 {
+				t.Errorf("run(%q): audit.keys = %v; want 3", args, got)
+			}
+			cell := rlbench.CellPrefix(prefix, "lua", "go-redis")
+			keys := scanKeys(t, rdb, "*")
+			if len(keys) != tc.wantKeys {
+				t.Errorf("after run(%q): keys = %q; want %d keys under %q", args, keys, tc.wantKeys, cell)
+			}
+			for _, key := range keys {
+				if !strings.HasPrefix(key, cell) {
+					t.Errorf("after run(%q): key %q; want every key under %q", args, key, cell)
+				}
+				ttl, err := rdb.TTL(t.Context(), key).Result()
+				if err != nil || ttl <= 0 || ttl > 60*time.Second {
+					t.Errorf("after run(%q): TTL %s = (%v, %v); want in (0, 60s]", args, key, ttl, err)
+				}
+			}
+		})
+	}
+}
+
+// TestRunFailOnImmortal produces immortal keys for real. With a 1s window and
+// a limit that is never reached, a naive worker that GETs a key just before it
+// expires and INCRs it just after recreates it with no TTL; it stays so unless
+// a SET EXAT from a worker that found the key missing lands after the INCR.
+// naive's keys all expire on the same whole second, so with 20 keys each
+// second boundary is 20 chances: on this 2-CPU machine every 2.5s run left 9
+// to 19 immortal keys, whereas with 2 keys one run in four or five left none.
+// The run also lasts long enough for the 1s progress ticker to fire.
+func TestRunFailOnImmortal(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name         string
+		strategy     string
+		wantCode     int
+		wantImmortal bool
+	}{
+		{name: "naive leaves immortal keys", strategy: "naive", wantCode: exitFailure, wantImmortal: true},
+		{name: "lua leaves none", strategy: "lua", wantCode: exitOK, wantImmortal: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			jsonPath := filepath.Join(t.TempDir(), "report.json")
+			args := []string{
+				"--addr", srv.Addr(), "--prefix", redistest.Prefix(t),
+				"--strategy", tc.strategy, "--clients", "64", "--keys", "20", "--window", "1",
+				"--limit", "1000000", "--duration", "2500ms", "--fail-on-immortal", "--json", jsonPath,
+			}
+			res := mustRun(t, tc.wantCode, args...)
+			checkNoProgress(t, args, res.stdout)
+			if got := strings.Contains(res.stdout, "IMMORTAL KEYS"); got != tc.wantImmortal {
+				t.Errorf("run(%q) stdout has an IMMORTAL KEYS line: %t; want %t\nstdout:\n%s", args, got, tc.wantImmortal, res.stdout)
+			}
+			runs := reportRuns(t, readJSONReport(t, jsonPath, "runs"))
+			if len(runs) != 1 {
+				t.Fatalf("--json runs has %d entries; want 1", len(runs))
+			}
+			if got := number(t, runs[0], "audit.immortal"); (got > 0) != tc.wantImmortal {
+				t.Errorf("run(%q): audit.immortal = %v; want > 0: %t", args, got, tc.wantImmortal)
+			}
+		})
+	}
+}
+
+// TestRunJSONUnwritable checks that a --json path that cannot be written
+// fails the command loudly and still prints the text report, so the
+// measurements are not lost.
+func TestRunJSONUnwritable(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	jsonPath := filepath.Join(t.TempDir(), "no-such-dir", "report.json")
+	args := []string{
+		"--addr", srv.Addr(), "--prefix", redistest.Prefix(t),
+		"--clients", "2", "--keys", "3", "--duration", "300ms", "--json", jsonPath,
+	}
+	// The path is checked before any load: bad input, nothing run.
+	res := runCLI(t, t.Context(), args...)
+	if res.code != exitUsage {
+		t.Errorf("run(%q) = %d; want %d\nstderr:\n%s", args, res.code, exitUsage, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "--json") || !strings.Contains(res.stderr, jsonPath) {
+		t.Errorf("run(%q) stderr =\n%s\nwant a line naming --json and %s", args, res.stderr, jsonPath)
+	}
+	if res.stdout != "" {
+		t.Errorf("run(%q) stdout = %q; want nothing", args, res.stdout)
+	}
+	if n := redistest.Client(t, srv).DBSize(t.Context()).Val(); n != 0 {
+		t.Errorf("DBSIZE after run(%q) = %d; want 0", args, n)
+	}
+}
+
+func TestRunNoProgressWhenNotTerminal(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	// Over a second, so that the progress ticker would fire at least once.
+	args := []string{
+		"--addr", srv.Addr(), "--prefix", redistest.Prefix(t),
+		"--clients", "2", "--keys", "3", "--window", "1", "--duration", "1200ms",
+	}
+	res := mustRun(t, exitOK, args...)
+	checkNoProgress(t, args, res.stdout)
+	checkNoProgress(t, args, res.stderr)
+}
+
+func TestRunWithoutServer(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		args       []string
+		wantStdout []string // substrings of stdout
+		wantStderr []string // substrings of stderr
+	}{
+		{
+			name:       "list strategies",
+			args:       []string{"--list-strategies"},
+			wantStdout: strategies.Names(),
+		},
+		{
+			name: "list strategies needs no server",
+			// Neither a redis-server binary nor a reachable --addr.
+			args:       []string{"--list-strategies", "--redis-server", "/nonexistent/redis-server", "--addr", closedAddr(t)},
+			wantStdout: strategies.Names(),
+		},
+		{
+			name:       "help",
+			args:       []string{"--help"},
+			wantStderr: []string{"Usage: rlbench", "--strategy", "--addr", "--fail-on-immortal"},
+		},
+		{
+			name:       "help shorthand",
+			args:       []string{"-h"},
+			wantStderr: []string{"Usage: rlbench"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := mustRun(t, exitOK, tc.args...)
+			for _, want := range tc.wantStdout {
+				if !strings.Contains(res.stdout, want) {
+					t.Errorf("run(%q) stdout =\n%s\nwant it to contain %q", tc.args, res.stdout, want)
+				}
+			}
+			for _, want := range tc.wantStderr {
+				if !strings.Contains(res.stderr, want) {
+					t.Errorf("run(%q) stderr =\n%s\nwant it to contain %q", tc.args, res.stderr, want)
+				}
+			}
+		})
+	}
+}
+
+func TestListStrategiesRows(t *testing.T) {
+	t.Parallel()
+	args := []string{"--list-strategies"}
+	res := mustRun(t, exitOK, args...)
+	var listed []string
+	for _, line := range strings.Split(strings.TrimSpace(res.stdout), "\n")[1:] {
+		if f := strings.Fields(line); len(f) > 0 {
+			listed = append(listed, f[0])
+		}
+	}
+	if want := strategies.Names(); !slices.Equal(listed, want) {
+		t.Errorf("run(%q) lists %q; want %q", args, listed, want)
+	}
+}
+
+func TestRunPrivateServer(t *testing.T) {
+	t.Parallel()
+	args := []string{"--clients", "2", "--duration", "200ms"}
+	if binary := os.Getenv(redistest.BinaryEnv); binary != "" {
+		args = append(args, "--redis-server", binary)
+	}
+	res := mustRun(t, exitOK, args...)
+	checkNoProgress(t, args, res.stdout)
+	if header, _, _ := strings.Cut(res.stderr, "\n"); !strings.Contains(header, "private redis") {
+		t.Errorf("run(%q) stderr header = %q; want it to mention %q\nstderr:\n%s", args, header, "private redis", res.stderr)
+	}
+	if want := "(private server started by rlbench)"; !strings.Contains(res.stdout, want) {
+		t.Errorf("run(%q) stdout =\n%s\nwant it to contain %q", args, res.stdout, want)
+	}
+	if rows := tableRows(t, res.stdout); len(rows) != 1 || rows["lua/go-redis"] == nil {
+		t.Errorf("run(%q) table rows = %q; want one, for lua/go-redis (the defaults)", args, rows)
+	}
+}

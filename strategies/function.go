@@ -1,0 +1,96 @@
+package strategies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// FunctionLibrary is the name of the Redis Function library the function
+// strategy loads. A library is server-global state, not a key: it does not
+// carry the run's key prefix, every run against a server shares it, and
+// loading it (FUNCTION LOAD REPLACE) replaces an earlier rlbench library of
+// the same name. Remove it with FUNCTION DELETE rlbench.
+const FunctionLibrary = "rlbench"
+
+// FunctionName is the function in FunctionLibrary that the function
+// strategy calls. Function names are global across libraries too, hence
+// the rlbench_ prefix.
+const FunctionName = "rlbench_fixed_window_heal"
+
+func init() {
+	register(Info{
+		Name: "function",
+		Summary: "lua-heal's script body as a Redis Function (library " + FunctionLibrary +
+			", server-global, loaded before the run); no script cache, so no NOSCRIPT",
+		Commands:    "FCALL " + FunctionName + " (FUNCTION LOAD REPLACE once before the run): INCR; TTL; EXPIRE (when TTL < 0)",
+		Atomic:      true,
+		Heals:       true,
+		FixedWindow: true,
+		MinRedis:    "7.0.0", // FUNCTION, FCALL
+		New: func(c Config) Strategy {
+			return function{cfg: c, args: []string{strconv.FormatInt(c.Window, 10)}}
+		},
+	})
+}
+
+// functionLibraryCode is the library FUNCTION LOAD receives: healBody,
+// unchanged, as the body of a function whose parameters are named KEYS and
+// ARGV. It touches only the key passed in KEYS.
+const functionLibraryCode = "#!lua name=" + FunctionLibrary + "\n" +
+	"redis.register_function('" + FunctionName + "', function(KEYS, ARGV)\n" +
+	healBody +
+	"end)\n"
+
+// function runs the healing script as a Redis Function. A function lives in
+// the server's function library, not in the script cache: SCRIPT FLUSH does
+// not remove it, and it is kept in RDB/AOF files and replicated, so there is
+// no NOSCRIPT to fall back from.
+type function struct {
+	cfg  Config
+	args []string // ARGV, built once: the window in seconds
+}
+
+var _ Preparer = function{}
+
+func (function) Name() string { return "function" }
+
+// Prepare loads FunctionLibrary with FUNCTION LOAD REPLACE. Loading is
+// idempotent, so concurrent runs may each call it.
+func (function) Prepare(ctx context.Context, c Client) error {
+	if err := c.FunctionLoad(ctx, functionLibraryCode); err != nil {
+		return fmt.Errorf("function: function load: %w", err)
+	}
+	return nil
+}
+
+// Decide calls the function with FCALL. A server that has lost the library
+// since Prepare (FUNCTION FLUSH, or a restart without persistence) answers
+// "ERR Function not found"; Decide then loads the library and calls again,
+// once. The same path serves callers that never called Prepare.
+func (s function) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+	keys := [1]string{key}
+	r, err := c.FCallInts(ctx, FunctionName, keys[:], s.args)
+	if isFunctionNotFound(err) {
+		if err := s.Prepare(ctx, c); err != nil {
+			return Decision{}, err
+		}
+		r, err = c.FCallInts(ctx, FunctionName, keys[:], s.args)
+	}
+	if err != nil {
+		return Decision{}, fmt.Errorf("function: fcall: %w", err)
+	}
+	if len(r) < 1 {
+		return Decision{}, fmt.Errorf("function: fcall: reply has %d elements; want 2", len(r))
+	}
+	return Decision{Allowed: r[0] <= s.cfg.Limit, Count: r[0]}, nil
+}
+
+// isFunctionNotFound reports whether err is the server's reply to an FCALL
+// of a function that is not loaded.
+func isFunctionNotFound(err error) bool {
+	var re ReplyError
+	return errors.As(err, &re) && strings.Contains(string(re), "Function not found")
+}

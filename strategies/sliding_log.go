@@ -1,0 +1,96 @@
+package strategies
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
+
+func init() {
+	register(Info{
+		Name: "sliding-log",
+		Summary: "sliding-window log in a sorted set, in one script: at most limit admitted in any window-long span; " +
+			"members unique per request (TIME in µs + a sequence in <key>:seq); " +
+			"heals: n/a (no counter; each admission sets the TTL)",
+		Commands:    "EVALSHA (EVAL on NOSCRIPT): TIME; ZREMRANGEBYSCORE; ZCARD; when under the limit INCR <key>:seq, ZADD, PEXPIRE x2",
+		Atomic:      true,
+		Heals:       false,
+		FixedWindow: false,
+		MinRedis:    "3.2.0", // redis.replicate_commands, to write after TIME before 5.0
+		New: func(c Config) Strategy {
+			return slidingLog{cfg: c, args: []string{strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10)}}
+		},
+	})
+}
+
+// slidingLogScript keeps one sorted-set entry per admitted request, scored
+// by its time in microseconds from Redis TIME. It drops the entries a
+// window old or older, counts the rest, and admits the request when fewer
+// than limit remain. The member is the time and a number from a sequence
+// counter (KEYS[2]), so two requests in the same microsecond are two
+// entries, never one (ZADD k now now would collapse them). Each admission
+// sets both keys to expire one window later, when every entry in the log
+// is stale; a rejection writes nothing, and the TTL of the last admission
+// still covers the log.
+//
+// The reply is {allowed (1 or 0), count}: count is the number of requests
+// in the last window with this one, so a request is allowed exactly when
+// count <= limit.
+var slidingLogScript = NewScript(`-- KEYS[1]: log (sorted set); KEYS[2]: member sequence; ARGV[1]: limit; ARGV[2]: window in seconds
+if not redis.REDIS_VERSION_NUM then
+  -- Before Redis 7.0 a script that called TIME may write only under
+  -- effects replication (the default from 5.0 on).
+  redis.replicate_commands()
+end
+local limit = tonumber(ARGV[1])
+local seconds = tonumber(ARGV[2])
+if not limit or limit < 1 or limit ~= math.floor(limit) then
+  return redis.error_reply('ERR limit must be a positive integer')
+end
+if not seconds or seconds < 1 or seconds ~= math.floor(seconds) then
+  return redis.error_reply('ERR window must be a positive integer')
+end
+local t = redis.call('TIME')
+local now = t[1] * 1000000 + t[2]
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - seconds * 1000000)
+local n = redis.call('ZCARD', KEYS[1])
+if n >= limit then
+  return {0, n + 1}
+end
+local seq = redis.call('INCR', KEYS[2])
+redis.call('ZADD', KEYS[1], now, string.format('%d-%d', now, seq))
+redis.call('PEXPIRE', KEYS[1], seconds * 1000)
+redis.call('PEXPIRE', KEYS[2], seconds * 1000)
+return {1, n + 1}
+`)
+
+// slidingLog is a sliding-window log: unlike a fixed window it never admits
+// more than Limit in any span of one Window, at the cost of one sorted-set
+// entry per admitted request.
+//
+// Its second key, key + ":seq", starts with the run's prefix, so that the
+// audit and the clean-up see it, and shares key's {hash-tag} when key has
+// one, as every key from workload.KeyNames does, so that both land in one
+// Redis Cluster slot.
+type slidingLog struct {
+	cfg  Config
+	args []string // ARGV, built once: the limit and the window in seconds
+}
+
+func (slidingLog) Name() string { return "sliding-log" }
+
+func (s slidingLog) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+	keys := [2]string{key, SlidingLogSeqKey(key)}
+	r, err := c.EvalInts(ctx, slidingLogScript, keys[:], s.args)
+	if err != nil {
+		return Decision{}, fmt.Errorf("sliding-log: evalsha: %w", err)
+	}
+	if len(r) != 2 {
+		return Decision{}, fmt.Errorf("sliding-log: evalsha: reply has %d elements; want 2", len(r))
+	}
+	return Decision{Allowed: r[0] == 1, Count: r[1]}, nil
+}
+
+// SlidingLogSeqKey returns the name of the sequence counter that the
+// sliding-log strategy keeps beside the log at key: key + ":seq".
+func SlidingLogSeqKey(key string) string { return key + ":seq" }
