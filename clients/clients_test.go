@@ -56,14 +56,14 @@ func TestFunctions(t *testing.T) {
 				{"keys and args", []string{prefix + "{a}", prefix + "{a}:b"}, []string{"7", "-3"}, []int64{2, 2, 7, -3}},
 			}
 			for _, tc := range tests {
-				got, err := c.FCallInts(ctx, "clients_test_echo", tc.keys, tc.args)
+				got, err := c.FCallInts(ctx, "clients_test_echo", tc.keys, strategies.NewArgs(tc.args...))
 				if err != nil || !slices.Equal(got, tc.want) {
 					t.Errorf("%s: FCallInts(echo, %q, %q) = %v, %v; want %v", tc.name, tc.keys, tc.args, got, err, tc.want)
 				}
 			}
 
 			var re strategies.ReplyError
-			_, err = c.FCallInts(ctx, "clients_test_missing", nil, nil)
+			_, err = c.FCallInts(ctx, "clients_test_missing", nil, strategies.Args{})
 			if !errors.As(err, &re) || re.Prefix() != "ERR" {
 				t.Errorf("FCallInts(missing) error = %v; want a ReplyError with prefix ERR", err)
 			}
@@ -109,13 +109,16 @@ func TestReplyErrors(t *testing.T) {
 		},
 		{
 			name: "FCALL of a missing function",
-			call: func(c clients.Conn) error { _, err := c.FCallInts(ctx, "clients_test_missing", nil, nil); return err },
+			call: func(c clients.Conn) error {
+				_, err := c.FCallInts(ctx, "clients_test_missing", nil, strategies.Args{})
+				return err
+			},
 			want: "ERR Function not found",
 		},
 		{
 			name: "script error reply",
 			call: func(c clients.Conn) error {
-				_, err := c.EvalInts(ctx, strategies.NewScript("return redis.error_reply('NOPERM test')"), nil, nil)
+				_, err := c.EvalInts(ctx, strategies.NewScript("return redis.error_reply('NOPERM test')"), nil, strategies.Args{})
 				return err
 			},
 			want: "NOPERM test",

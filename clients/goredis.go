@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -32,14 +33,17 @@ func newGoRedis(o Options) *goRedis {
 		// that it is sized for the workers too (the dedicated pipeline pool
 		// holds only 10 connections).
 		PipelinePoolSize: -1,
-		DisableIdentity:  true,
+		// No silent retries: a fault shows as an error, as with rueidis, and
+		// a retried INCR can never count one request twice.
+		MaxRetries:      -1,
+		DisableIdentity: true,
 		MaintNotificationsConfig: &maintnotifications.Config{
 			Mode: maintnotifications.ModeDisabled,
 		},
 	}
 	return &goRedis{
 		rdb:  redis.NewClient(opt),
-		opts: fmt.Sprintf("pool_size=%d protocol=3", o.Workers),
+		opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off", o.Workers),
 	}
 }
 
@@ -90,15 +94,11 @@ func (c *goRedis) IncrExpireNX(ctx context.Context, key string, seconds int64) (
 // EvalInts does what redis.Script.Run does (EVALSHA with the SHA-1
 // computed on the client, then EVAL on NOSCRIPT), spelled out so that the
 // fallbacks can be counted.
-func (c *goRedis) EvalInts(ctx context.Context, s *strategies.Script, keys []string, args []string) ([]int64, error) {
-	argv := make([]any, len(args))
-	for i, a := range args {
-		argv[i] = a
-	}
-	r := c.rdb.EvalSha(ctx, s.SHA1, keys, argv...)
-	if redis.HasErrorPrefix(r.Err(), "NOSCRIPT") {
+func (c *goRedis) EvalInts(ctx context.Context, s *strategies.Script, keys []string, args strategies.Args) ([]int64, error) {
+	r := c.rdb.EvalSha(ctx, s.SHA1, keys, args.Any()...)
+	if isNoScript(r.Err()) {
 		c.fallbacks.Add(1)
-		r = c.rdb.Eval(ctx, s.Src, keys, argv...)
+		r = c.rdb.Eval(ctx, s.Src, keys, args.Any()...)
 	}
 	v, err := r.Int64Slice()
 	return v, goRedisErr(err)
@@ -110,12 +110,8 @@ func (c *goRedis) FunctionLoad(ctx context.Context, code string) error {
 }
 
 // FCallInts sends FCALL fn numkeys keys... args....
-func (c *goRedis) FCallInts(ctx context.Context, fn string, keys []string, args []string) ([]int64, error) {
-	argv := make([]any, len(args))
-	for i, a := range args {
-		argv[i] = a
-	}
-	v, err := c.rdb.FCall(ctx, fn, keys, argv...).Int64Slice()
+func (c *goRedis) FCallInts(ctx context.Context, fn string, keys []string, args strategies.Args) ([]int64, error) {
+	v, err := c.rdb.FCall(ctx, fn, keys, args.Any()...).Int64Slice()
 	return v, goRedisErr(err)
 }
 
@@ -125,9 +121,18 @@ func goRedisErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	var re redis.Error
-	if errors.As(err, &re) && err != redis.Nil {
+	if re, ok := errors.AsType[redis.Error](err); ok && err != redis.Nil {
 		return strategies.ReplyError(re.Error())
 	}
 	return err
+}
+
+// isNoScript is redis.HasErrorPrefix(err, "NOSCRIPT") without its
+// allocation on every successful call.
+func isNoScript(err error) bool {
+	if err == nil {
+		return false
+	}
+	re, ok := errors.AsType[redis.Error](err)
+	return ok && strings.HasPrefix(re.Error(), "NOSCRIPT")
 }

@@ -115,12 +115,12 @@ func (a *rueidisAdapter) IncrExpireNX(ctx context.Context, key string, seconds i
 
 // EvalInts does what rueidis.Lua.Exec does (EVALSHA, then EVAL on
 // NOSCRIPT), spelled out so that the fallbacks can be counted.
-func (a *rueidisAdapter) EvalInts(ctx context.Context, s *strategies.Script, keys []string, args []string) ([]int64, error) {
+func (a *rueidisAdapter) EvalInts(ctx context.Context, s *strategies.Script, keys []string, args strategies.Args) ([]int64, error) {
 	b := a.c.B()
-	r := a.c.Do(ctx, b.Evalsha().Sha1(s.SHA1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
+	r := a.c.Do(ctx, b.Evalsha().Sha1(s.SHA1).Numkeys(int64(len(keys))).Key(keys...).Arg(args.Strings()...).Build())
 	if re, ok := rueidis.IsRedisErr(r.Error()); ok && re.IsNoScript() {
 		a.fallbacks.Add(1)
-		r = a.c.Do(ctx, b.Eval().Script(s.Src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
+		r = a.c.Do(ctx, b.Eval().Script(s.Src).Numkeys(int64(len(keys))).Key(keys...).Arg(args.Strings()...).Build())
 	}
 	v, err := r.AsIntSlice()
 	return v, rueidisErr(err)
@@ -133,8 +133,8 @@ func (a *rueidisAdapter) FunctionLoad(ctx context.Context, code string) error {
 }
 
 // FCallInts sends FCALL fn numkeys keys... args....
-func (a *rueidisAdapter) FCallInts(ctx context.Context, fn string, keys []string, args []string) ([]int64, error) {
-	cmd := a.c.B().Fcall().Function(fn).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+func (a *rueidisAdapter) FCallInts(ctx context.Context, fn string, keys []string, args strategies.Args) ([]int64, error) {
+	cmd := a.c.B().Fcall().Function(fn).Numkeys(int64(len(keys))).Key(keys...).Arg(args.Strings()...).Build()
 	v, err := a.c.Do(ctx, cmd).AsIntSlice()
 	return v, rueidisErr(err)
 }

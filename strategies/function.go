@@ -31,7 +31,7 @@ func init() {
 		FixedWindow: true,
 		MinRedis:    "7.0.0", // FUNCTION, FCALL
 		New: func(c Config) Strategy {
-			return function{cfg: c, args: []string{strconv.FormatInt(c.Window, 10)}}
+			return function{cfg: c, args: NewArgs(strconv.FormatInt(c.Window, 10))}
 		},
 	})
 }
@@ -50,7 +50,7 @@ const functionLibraryCode = "#!lua name=" + FunctionLibrary + "\n" +
 // no NOSCRIPT to fall back from.
 type function struct {
 	cfg  Config
-	args []string // ARGV, built once: the window in seconds
+	args Args // ARGV, built once: the window in seconds
 }
 
 var _ Preparer = function{}

@@ -18,7 +18,7 @@ func init() {
 		FixedWindow: false,
 		MinRedis:    "3.2.0", // redis.replicate_commands, to write after TIME before 5.0
 		New: func(c Config) Strategy {
-			return gcra{cfg: c, args: []string{strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10)}}
+			return gcra{cfg: c, args: NewArgs(strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10))}
 		},
 	})
 }
@@ -87,7 +87,7 @@ return {1, count}
 // allows around one.
 type gcra struct {
 	cfg  Config
-	args []string // ARGV, built once: the limit and the window in seconds
+	args Args // ARGV, built once: the limit and the window in seconds
 }
 
 func (gcra) Name() string { return "gcra" }

@@ -16,7 +16,7 @@ func init() {
 		FixedWindow: true,
 		MinRedis:    "2.6.0",
 		New: func(c Config) Strategy {
-			return lua{cfg: c, args: []string{strconv.FormatInt(c.Window, 10)}}
+			return lua{cfg: c, args: NewArgs(strconv.FormatInt(c.Window, 10))}
 		},
 	})
 }
@@ -40,7 +40,7 @@ return {n, redis.call('TTL', KEYS[1])}
 // n is never 1 again.
 type lua struct {
 	cfg  Config
-	args []string // ARGV, built once: the window in seconds
+	args Args // ARGV, built once: the window in seconds
 }
 
 func (lua) Name() string { return "lua" }

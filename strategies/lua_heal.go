@@ -16,7 +16,7 @@ func init() {
 		FixedWindow: true,
 		MinRedis:    "2.6.0",
 		New: func(c Config) Strategy {
-			return luaHeal{cfg: c, args: []string{strconv.FormatInt(c.Window, 10)}}
+			return luaHeal{cfg: c, args: NewArgs(strconv.FormatInt(c.Window, 10))}
 		},
 	})
 }
@@ -48,7 +48,7 @@ var healScript = NewScript(healBody)
 // expiry is set whenever the counter has none, not only when n == 1.
 type luaHeal struct {
 	cfg  Config
-	args []string // ARGV, built once: the window in seconds
+	args Args // ARGV, built once: the window in seconds
 }
 
 func (luaHeal) Name() string { return "lua-heal" }

@@ -13,8 +13,12 @@ func init() {
 		Atomic:      true,
 		Heals:       true,
 		FixedWindow: true,
-		MinRedis:    "7.0.0", // EXPIRE ... NX
-		New:         func(c Config) Strategy { return multiNX{c} },
+		// MULTI does not roll back: on a hash or list, INCR fails with
+		// WRONGTYPE, EXEC still runs EXPIRE NX, and the user's key gets
+		// the window's TTL (it is deleted when that runs out).
+		ChangesWrongType: true,
+		MinRedis:         "7.0.0", // EXPIRE ... NX
+		New:              func(c Config) Strategy { return multiNX{c} },
 	})
 }
 

@@ -18,7 +18,7 @@ func init() {
 		FixedWindow: false,
 		MinRedis:    "3.2.0", // redis.replicate_commands, to write after TIME before 5.0
 		New: func(c Config) Strategy {
-			return slidingLog{cfg: c, args: []string{strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10)}}
+			return slidingLog{cfg: c, args: NewArgs(strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10))}
 		},
 	})
 }
@@ -74,7 +74,7 @@ return {1, n + 1}
 // Redis Cluster slot.
 type slidingLog struct {
 	cfg  Config
-	args []string // ARGV, built once: the limit and the window in seconds
+	args Args // ARGV, built once: the limit and the window in seconds
 }
 
 func (slidingLog) Name() string { return "sliding-log" }

@@ -105,14 +105,14 @@ type Client interface {
 	IncrExpireNX(ctx context.Context, key string, seconds int64) (int64, error)
 	// EvalInts runs s with EVALSHA, falling back to EVAL when the server
 	// answers NOSCRIPT, and returns its reply, which must be an array of integers.
-	EvalInts(ctx context.Context, s *Script, keys []string, args []string) ([]int64, error)
+	EvalInts(ctx context.Context, s *Script, keys []string, args Args) ([]int64, error)
 	// FunctionLoad loads a library of Redis Functions, replacing a library
 	// of the same name: FUNCTION LOAD REPLACE code. Redis >= 7.0.
 	FunctionLoad(ctx context.Context, code string) error
 	// FCallInts calls a loaded Redis Function: FCALL fn numkeys keys...
 	// args..., and returns its reply, which must be an array of integers.
 	// Redis >= 7.0.
-	FCallInts(ctx context.Context, fn string, keys []string, args []string) ([]int64, error)
+	FCallInts(ctx context.Context, fn string, keys []string, args Args) ([]int64, error)
 }
 
 // Script is a Lua script that adapters run with EVALSHA and an EVAL fallback.
@@ -163,6 +163,10 @@ type Info struct {
 	// requests per key per window, the window starting at the key's first
 	// request and never extended by traffic.
 	FixedWindow bool
+	// ChangesWrongType is true when a decision changes a key of another
+	// type (a hash, a list) that sits at the counter's name, instead of
+	// failing and leaving it as it was.
+	ChangesWrongType bool
 	// CountIsRead is true when Decision.Count is the value the strategy read
 	// before writing (naive), not the counter's value after its own
 	// increment, which is the request's rank in its window.

@@ -18,7 +18,7 @@ func init() {
 		FixedWindow: false,
 		MinRedis:    "4.0.0", // HSET with several fields
 		New: func(c Config) Strategy {
-			return tokenBucket{cfg: c, args: []string{strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10)}}
+			return tokenBucket{cfg: c, args: NewArgs(strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10))}
 		},
 	})
 }
@@ -87,7 +87,7 @@ return {allowed, count}
 // Window: a burst of Limit, then one request every Window/Limit.
 type tokenBucket struct {
 	cfg  Config
-	args []string // ARGV, built once: the limit and the window in seconds
+	args Args // ARGV, built once: the limit and the window in seconds
 }
 
 func (tokenBucket) Name() string { return "token-bucket" }

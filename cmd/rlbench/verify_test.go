@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlbench/rlbench/internal/redistest"
+)
+
+// verifyCLI calls run with "verify" and args, and returns its exit status,
+// stdout and stderr.
+func verifyCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(t.Context(), append([]string{"verify"}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestVerifyGoodRun runs `rlbench verify` on two strategies against a server
+// it does not manage: every cell is as documented, so the exit status is 0,
+// and the table and the JSON file say the same.
+func TestVerifyGoodRun(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	jsonPath := filepath.Join(t.TempDir(), "verify.json")
+	args := []string{"--addr", srv.Addr(), "--strategy", "lua,incr-expire", "--client", "rueidis",
+		"--prefix", redistest.Prefix(t), "--json", jsonPath}
+	code, stdout, stderr := verifyCLI(t, args...)
+	if code != exitOK {
+		t.Fatalf("run(verify %q) = %d; want %d\nstdout:\n%s\nstderr:\n%s", args, code, exitOK, stdout, stderr)
+	}
+	rows := map[string][]string{} // table rows by "strategy/client": the cells
+	for _, line := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(line); len(f) == 13 {
+			rows[f[0]+"/"+f[1]] = f[2:]
+		}
+	}
+	if got := rows["incr-expire/rueidis"]; strings.Join(got, " ") != "pass pass pass pass pass pass leaks pass leaks n/a n/a" {
+		t.Errorf("table row incr-expire/rueidis = %v; want the documented cells\n%s", got, stdout)
+	}
+	if _, ok := rows["lua/rueidis"]; !ok || len(rows) != 3 { // with the header
+		t.Errorf("table rows = %v; want a header, lua/rueidis and incr-expire/rueidis\n%s", rows, stdout)
+	}
+	for _, want := range []string{
+		"every row restart: n/a (as documented): needs the private server",
+		"every cell is as documented",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "rlbench verify: redis") {
+		t.Errorf("stderr lacks the server line:\n%s", stderr)
+	}
+
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		AsDocumented bool `json:"as_documented"`
+		Server       struct {
+			Addr    string `json:"addr"`
+			Managed bool   `json:"managed"`
+		} `json:"server"`
+		Rows []struct {
+			Strategy string `json:"strategy"`
+			Client   string `json:"client"`
+			Cells    []struct {
+				Check   string `json:"check"`
+				Outcome string `json:"outcome"`
+			} `json:"cells"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("--json file does not parse: %v\n%s", err, data)
+	}
+	if !doc.AsDocumented || doc.Server.Addr != srv.Addr() || doc.Server.Managed || len(doc.Rows) != 2 {
+		t.Errorf("JSON as_documented %t, server %+v, %d rows; want true, %s not managed, 2 rows", doc.AsDocumented, doc.Server, len(doc.Rows), srv.Addr())
+	}
+	for _, r := range doc.Rows {
+		if r.Strategy == "incr-expire" {
+			for _, c := range r.Cells {
+				if c.Check == "crash" && c.Outcome != "leaks" {
+					t.Errorf("JSON incr-expire/%s crash = %s; want leaks", r.Client, c.Outcome)
+				}
+			}
+		}
+	}
+	if n, err := rdb.DBSize(t.Context()).Result(); n != 0 || err != nil {
+		t.Errorf("DBSIZE after verify = %d, %v; want 0: the checks' keys are deleted", n, err)
+	}
+}
+
+func TestVerifyBadInput(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+
+	tests := []struct {
+		name string
+		args []string
+		want []string // substrings of stderr
+	}{
+		{"unknown strategy", []string{"--addr", srv.Addr(), "--strategy", "nope"}, []string{"--strategy", `"nope"`, "lua", "multi-nx"}},
+		{"unknown client", []string{"--addr", srv.Addr(), "--client", "nope"}, []string{"--client", `"nope"`, "go-redis", "rueidis"}},
+		{"unreachable address", []string{"--addr", closed}, []string{"--addr", closed}},
+		{"missing redis-server", []string{"--redis-server", "/nonexistent/redis-server"}, []string{"--redis-server", "/nonexistent/redis-server"}},
+		{"negative db", []string{"--addr", srv.Addr(), "--db", "-1"}, []string{"--db", ">= 0"}},
+		{"unknown flag", []string{"--nope"}, []string{"unknown flag", "--nope", "rlbench verify --help"}},
+		{"unexpected argument", []string{"--addr", srv.Addr(), "lua"}, []string{"unexpected argument", `"lua"`}},
+		{"unwritable json", []string{"--addr", srv.Addr(), "--json", filepath.Join(t.TempDir(), "no", "such", "dir", "x.json")}, []string{"--json"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := verifyCLI(t, tc.args...)
+			if code != exitUsage {
+				t.Fatalf("run(verify %q) = %d; want %d\nstdout:\n%s\nstderr:\n%s", tc.args, code, exitUsage, stdout, stderr)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("run(verify %q) stderr = %q; want it to contain %q", tc.args, stderr, want)
+				}
+			}
+			if stdout != "" {
+				t.Errorf("run(verify %q) stdout = %q; want nothing on bad input", tc.args, stdout)
+			}
+		})
+	}
+	// Bad input writes nothing: the server saw no key and no write.
+	if n, err := rdb.DBSize(t.Context()).Result(); n != 0 || err != nil {
+		t.Errorf("DBSIZE after bad input = %d, %v; want 0", n, err)
+	}
+	stats, err := rdb.Info(t.Context(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"cmdstat_set:", "cmdstat_incr:", "cmdstat_evalsha:", "cmdstat_hset:", "cmdstat_unlink:", "cmdstat_scan:"} {
+		if strings.Contains(stats, cmd) {
+			t.Errorf("after bad input the server ran %s; want no command beyond the probe", strings.TrimSuffix(cmd, ":"))
+		}
+	}
+}
+
+func TestVerifyHelp(t *testing.T) {
+	t.Parallel()
+	code, _, stderr := verifyCLI(t, "--help")
+	if code != exitOK {
+		t.Errorf("run(verify --help) = %d; want %d", code, exitOK)
+	}
+	for _, want := range []string{"Usage: rlbench verify", "--strategy", "--client", "--addr", "--redis-server", "--json", "healing", "restart"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("verify --help lacks %q:\n%s", want, stderr)
+		}
+	}
+}

@@ -1,0 +1,349 @@
+// Package verify checks, against a real Redis, the guarantees each
+// rate-limiter strategy documents, in the spirit of the second seed's
+// checklist: first request, repeated requests, expiry, a window that traffic
+// never extends, wrong-type keys, concurrent clients, a client that dies
+// between its two commands, a key that expires between a read and a write,
+// healing a counter that lost its TTL, NOSCRIPT after SCRIPT FLUSH, and a
+// server restart.
+//
+// Run fills a Matrix: one Row per strategy x client, one Cell per Check.
+// Each cell holds what was seen (pass, FAIL, leaks, unsupported or n/a) and
+// one line saying why. What each strategy should show is derived from its
+// documented properties (strategies.Info: Atomic, Heals, FixedWindow,
+// MinRedis, and whether its commands include EVALSHA) by Expected, and
+// Matrix.AsDocumented says whether every cell is what its strategy
+// documents. Text and JSON report a Matrix.
+//
+// Every key Run writes starts with Config.Prefix, and Run deletes them at
+// the end. Two checks act on the whole server and so run only against a
+// private server that rlbench manages: "noscript" (SCRIPT FLUSH) and
+// "restart"; against --addr they are n/a.
+package verify
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/rlbench/rlbench/audit"
+	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// Defaults of Config.
+const (
+	// DefaultLimit is the requests allowed per key per window in every check.
+	DefaultLimit = 5
+	// DefaultWindow is the window, in whole seconds, of the checks that wait
+	// for a window to end. It is 2, not 1: naive sets its expiry with
+	// EXAT now+window in whole seconds, so a 1-second window can end a
+	// millisecond after it starts.
+	DefaultWindow = 2
+	// DefaultWorkers is the number of concurrent workers of the
+	// "concurrent" check.
+	DefaultWorkers = 50
+)
+
+// longWindow is the window, in seconds, of the checks that must stay inside
+// one window however slow the machine is ("repeated", "concurrent").
+const longWindow = 30
+
+// Sentinel errors returned, wrapped in a *UsageError, by Run.
+var (
+	// ErrInvalidLimit is returned for a limit below 1.
+	ErrInvalidLimit = errors.New("limit must be >= 1")
+	// ErrInvalidWindow is returned for a window below 2 seconds.
+	ErrInvalidWindow = errors.New("window must be a whole number of seconds >= 2")
+	// ErrInvalidWorkers is returned for fewer than 2 concurrent workers.
+	ErrInvalidWorkers = errors.New("workers must be >= 2")
+	// ErrConflictingTarget is returned when both Addr and Server are set.
+	ErrConflictingTarget = errors.New("give either an address or a private server, not both")
+	// ErrInvalidDB is returned for a negative database number.
+	ErrInvalidDB = errors.New("db must be >= 0")
+)
+
+// Config selects what Run checks and against which server. Its zero value
+// checks every strategy on every client against a private redis-server.
+type Config struct {
+	// Strategies are strategy names (see strategies.Names), or "all"; nil
+	// means all.
+	Strategies []string
+	// Clients are client names (see clients.Names), or "all"; nil means all.
+	Clients []string
+	// Limit is the requests allowed per key per window in every check; 0
+	// means DefaultLimit.
+	Limit int64
+	// Window is the window of the checks that wait for one to end, in
+	// whole seconds >= 2; 0 means DefaultWindow.
+	Window int64
+	// Workers is the number of concurrent workers of the "concurrent"
+	// check, each sending 3 requests to one key; 0 means DefaultWorkers.
+	Workers int
+	// Prefix starts every key Run writes; "" means "rlbench-verify:<id>:"
+	// with a fresh id. Run deletes the keys under it at the end.
+	Prefix string
+
+	// Addr targets an existing server (host:port). It conflicts with
+	// Server. "noscript" and "restart" are n/a on it.
+	Addr string
+	// Password authenticates against Addr.
+	Password string
+	// DB is the database number used on Addr.
+	DB int
+	// Server is a private server the caller started and still owns. Run
+	// restarts it for the restart check, which loses every key on it (it
+	// runs without persistence), and does not close it. It conflicts with
+	// Addr.
+	Server *redisserver.Server
+	// RedisServer is the binary of the private server that Run starts, and
+	// stops at the end, when neither Addr nor Server is set; "" means
+	// redis-server on PATH.
+	RedisServer string
+
+	// Log receives a line when the checks start and when each phase ends;
+	// nil discards them.
+	Log io.Writer
+}
+
+// UsageError is bad input: a value Run does not accept, or a target it
+// cannot use. Nothing has been written to Redis when Run returns one.
+type UsageError struct {
+	// Flag is the command-line flag at fault, e.g. "--strategy".
+	Flag string
+	// Err says what was wrong and what is accepted.
+	Err error
+}
+
+// Error returns the flag and what was wrong, e.g. `--strategy: unknown strategy "nope" (accepted: ...)`.
+func (e *UsageError) Error() string { return e.Flag + ": " + e.Err.Error() }
+
+// Unwrap returns Err, so that errors.Is finds the sentinel errors.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usage(flag string, err error) error { return &UsageError{Flag: flag, Err: err} }
+
+// withDefaults returns c with defaults applied and a prefix chosen.
+func (c Config) withDefaults() Config {
+	c.Strategies = expandAll(c.Strategies, strategies.Names())
+	c.Clients = expandAll(c.Clients, clients.Names)
+	if c.Limit == 0 {
+		c.Limit = DefaultLimit
+	}
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.Prefix == "" {
+		c.Prefix = "rlbench-verify:" + newRunID() + ":"
+	}
+	return c
+}
+
+// validate checks everything that can be checked without a server.
+func (c Config) validate() error {
+	for _, name := range c.Strategies {
+		if _, err := strategies.Lookup(name); err != nil {
+			return usage("--strategy", err)
+		}
+	}
+	for _, name := range c.Clients {
+		if !slices.Contains(clients.Names, name) {
+			return usage("--client", fmt.Errorf("%w %q (accepted: %s)", clients.ErrUnknownClient, name, strings.Join(clients.Names, ", ")))
+		}
+	}
+	switch {
+	case c.Limit < 1:
+		return usage("--limit", fmt.Errorf("%w, got %d", ErrInvalidLimit, c.Limit))
+	case c.Window < 2:
+		return usage("--window", fmt.Errorf("%w, got %d", ErrInvalidWindow, c.Window))
+	case c.Workers < 2:
+		return usage("--workers", fmt.Errorf("%w, got %d", ErrInvalidWorkers, c.Workers))
+	case c.Addr != "" && c.Server != nil:
+		return usage("--addr", ErrConflictingTarget)
+	case c.DB < 0:
+		return usage("--db", fmt.Errorf("%w, got %d", ErrInvalidDB, c.DB))
+	}
+	return nil
+}
+
+// expandAll returns all for an empty list or one holding "all", and the
+// list, without duplicates, otherwise.
+func expandAll(list, all []string) []string {
+	if len(list) == 0 || slices.Contains(list, "all") {
+		return all
+	}
+	var out []string
+	for _, s := range list {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func newRunID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// Run validates cfg, finds or starts the server, and runs every Check for
+// every strategy x client. Rows run in parallel, each on its own keys,
+// except for the checks that act on the whole server ("noscript",
+// "restart"), which run one row at a time after all the others. At the end
+// Run deletes every key under the prefix.
+//
+// Bad input, an unreachable Addr and a missing redis-server are
+// *UsageError, returned before anything is written. A check that cannot do
+// its work (a lost connection, say) is a FAIL cell, not an error. Run
+// returns an error beside the matrix when ctx ends early or the clean-up
+// fails.
+func Run(ctx context.Context, cfg Config) (*Matrix, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.Log
+	if log == nil {
+		log = io.Discard
+	}
+	tgt, err := openTarget(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer tgt.close()
+
+	m := &Matrix{
+		Tool:    "rlbench verify",
+		Started: time.Now().UTC(),
+		Server:  tgt.server,
+		Prefix:  cfg.Prefix,
+		Limit:   cfg.Limit,
+		Window:  cfg.Window,
+		Workers: cfg.Workers,
+		Checks:  checkNames(),
+	}
+	observer := redis.NewClient(&redis.Options{
+		Addr:                     tgt.server.Addr,
+		Password:                 cfg.Password,
+		DB:                       cfg.DB,
+		PoolSize:                 32,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
+	defer observer.Close()
+
+	var rows []*row
+	for _, sname := range cfg.Strategies {
+		info, _ := strategies.Lookup(sname) // validated
+		for _, cname := range cfg.Clients {
+			rows = append(rows, &row{
+				cfg:      cfg,
+				info:     info,
+				client:   cname,
+				server:   tgt.server,
+				managed:  tgt.managed,
+				observer: observer,
+				prefix:   cfg.Prefix + sname + ":" + cname + ":",
+				cells:    make([]Cell, len(allChecks)),
+			})
+		}
+	}
+	fmt.Fprintf(log, "rlbench verify: %s; prefix %q; %d rows x %d checks, limit %d, window %ds\n",
+		describeServer(tgt.server), cfg.Prefix, len(rows), len(allChecks), cfg.Limit, cfg.Window)
+
+	// Phase 1: the checks that touch only their own keys, rows in parallel.
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, r := range rows {
+		wg.Go(func() { r.run(ctx, false) })
+	}
+	wg.Wait()
+	fmt.Fprintf(log, "rlbench verify: per-key checks done in %s\n", time.Since(start).Round(time.Millisecond))
+
+	// Phase 2: the checks that act on the whole server, one row at a time.
+	start = time.Now()
+	for _, r := range rows {
+		r.run(ctx, true)
+	}
+	fmt.Fprintf(log, "rlbench verify: server-wide checks done in %s\n", time.Since(start).Round(time.Millisecond))
+
+	for _, r := range rows {
+		m.Rows = append(m.Rows, Row{
+			Strategy:   r.info.Name,
+			Client:     r.client,
+			Properties: PropertiesOf(r.info),
+			Cells:      r.cells,
+		})
+	}
+	m.ElapsedS = time.Since(m.Started).Seconds()
+
+	// The clean-up runs even after an interrupt: it is short, and the
+	// user's server should not keep the checks' keys.
+	bg := context.WithoutCancel(ctx)
+	if _, err := audit.Cleanup(bg, observer, cfg.Prefix); err != nil {
+		return m, fmt.Errorf("verify: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return m, fmt.Errorf("verify: %w", err)
+	}
+	return m, nil
+}
+
+// target is the server Run checks against, and the private process behind
+// it if Run started one.
+type target struct {
+	server  Server
+	managed *redisserver.Server // nil for Addr
+	owned   bool                // Run started managed and must close it
+}
+
+func (t *target) close() {
+	if t.owned {
+		t.managed.Close()
+	}
+}
+
+func openTarget(ctx context.Context, cfg Config) (*target, error) {
+	switch {
+	case cfg.Addr != "":
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		info, err := redisserver.Probe(pctx, cfg.Addr, cfg.Password, cfg.DB)
+		if err != nil {
+			return nil, usage("--addr", fmt.Errorf("%w (is a Redis server listening there? leave out --addr to let rlbench start a private redis-server)", err))
+		}
+		return &target{server: serverOf(cfg.Addr, info, false)}, nil
+	case cfg.Server != nil:
+		return &target{server: serverOf(cfg.Server.Addr(), cfg.Server.Info(), true), managed: cfg.Server}, nil
+	}
+	srv, err := redisserver.Start(ctx, redisserver.Options{Binary: cfg.RedisServer})
+	if err != nil {
+		return nil, usage("--redis-server", err)
+	}
+	return &target{server: serverOf(srv.Addr(), srv.Info(), true), managed: srv, owned: true}, nil
+}
+
+func serverOf(addr string, info redisserver.Info, managed bool) Server {
+	return Server{Addr: addr, Name: info.Name, Version: info.Version, RedisVersion: info.RedisVersion, Managed: managed}
+}
+
+func describeServer(s Server) string {
+	if s.Managed {
+		return fmt.Sprintf("private %s %s on %s, no persistence", s.Name, s.Version, s.Addr)
+	}
+	return fmt.Sprintf("%s %s at %s", s.Name, s.Version, s.Addr)
+}

@@ -1,0 +1,233 @@
+package verify_test
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/verify"
+)
+
+// cellID names one cell by strategy and check, for every client.
+type cellID struct{ strategy, check string }
+
+// knownFindings are the cells that are not what their strategy documents
+// today, with the outcome they show. The test requires exactly that
+// outcome, so that a fix fails the test and points here to remove the entry.
+var knownFindings = map[cellID]verify.Outcome{}
+
+// pinned are cells whose documentation allows more than one outcome (a
+// non-atomic strategy may or may not show a given race) or that show the
+// seeds' bugs, pinned to what the seeds' strategies must show.
+var pinned = []struct {
+	cell cellID
+	want verify.Outcome
+	why  string
+}{
+	{cellID{"naive", verify.CheckRace}, verify.Leaks, "the first seed's bug: the key expires between GET and INCR"},
+	{cellID{"naive", verify.CheckCrash}, verify.Pass, "its gap is between GET and INCR: a crash there writes nothing"},
+	{cellID{"incr-expire", verify.CheckCrash}, verify.Leaks, "the second seed's bug: the client dies between INCR and EXPIRE"},
+	{cellID{"incr-expire", verify.CheckRace}, verify.Pass, "it never reads before it writes"},
+	{cellID{"incr-expire", verify.CheckConcurrent}, verify.Pass, "INCR's reply decides: exactly the limit"},
+	{cellID{"lua", verify.CheckHealing}, verify.Leaks, "the seed script sets the TTL only when n == 1"},
+	{cellID{"multi-nx", verify.CheckHealing}, verify.Pass, "EXPIRE NX gives a lost TTL back"},
+	{cellID{"multi-nx", verify.CheckWrongType}, verify.Leaks, "MULTI does not roll back: EXPIRE NX runs after INCR fails and gives the user's key a TTL"},
+}
+
+// TestRunEveryStrategy runs every check for every registered strategy on
+// every client against a private server and requires every cell to be
+// what the strategy documents (Expected), the known findings to be exactly
+// as recorded, and the pinned cells to be as pinned. No key may be left:
+// (the restart check empties the private server, and the clean-up runs
+// after it; TestRunExistingServer checks the clean-up on its own).
+func TestRunEveryStrategy(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+
+	start := time.Now()
+	m, err := verify.Run(ctx, verify.Config{Server: srv, Prefix: prefix})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	var text bytes.Buffer
+	if err := verify.Text(m)(&text); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Run took %s:\n%s", time.Since(start).Round(time.Millisecond), text.String())
+
+	var want []string
+	for _, s := range strategies.Names() {
+		for _, c := range clients.Names {
+			want = append(want, s+"/"+c)
+		}
+	}
+	var got []string
+	for _, r := range m.Rows {
+		got = append(got, r.Label())
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("rows = %v; want %v", got, want)
+	}
+	if !slices.Equal(m.Checks, checkNames()) {
+		t.Errorf("Checks = %v; want %v", m.Checks, checkNames())
+	}
+
+	cells := map[string]verify.Cell{} // by "strategy/client/check"
+	for _, r := range m.Rows {
+		if len(r.Cells) != len(m.Checks) {
+			t.Fatalf("%s has %d cells; want %d", r.Label(), len(r.Cells), len(m.Checks))
+		}
+		for i, c := range r.Cells {
+			if c.Check != m.Checks[i] {
+				t.Errorf("%s cell %d is %q; want %q", r.Label(), i, c.Check, m.Checks[i])
+			}
+			cells[r.Label()+"/"+c.Check] = c
+			if finding, ok := knownFindings[cellID{r.Strategy, c.Check}]; ok {
+				if c.Outcome != finding {
+					t.Errorf("%s %s = %s (%s); want the known finding %s: if it is fixed, remove it from knownFindings",
+						r.Label(), c.Check, c.Outcome, c.Note, finding)
+				}
+				continue
+			}
+			if exp := verify.Expected(c.Check, r.Properties, m.Server); !slices.Contains(exp, c.Outcome) {
+				t.Errorf("%s %s = %s (%s); want %v", r.Label(), c.Check, c.Outcome, c.Note, exp)
+			}
+			if c.Outcome != verify.Pass && c.Note == "" {
+				t.Errorf("%s %s = %s with no note; want one saying what was seen", r.Label(), c.Check, c.Outcome)
+			}
+		}
+	}
+	for _, p := range pinned {
+		for _, cname := range clients.Names {
+			label := p.cell.strategy + "/" + cname + "/" + p.cell.check
+			if c := cells[label]; c.Outcome != p.want {
+				t.Errorf("%s = %s (%s); want %s: %s", label, c.Outcome, c.Note, p.want, p.why)
+			}
+		}
+	}
+	if n := len(m.Unexpected()); n != len(knownFindings)*len(clients.Names) {
+		t.Errorf("len(Unexpected()) = %d; want %d (the known findings)", n, len(knownFindings)*len(clients.Names))
+	}
+
+	if n, err := rdb.DBSize(ctx).Result(); n != 0 || err != nil {
+		t.Errorf("DBSIZE after Run = %d, %v; want 0", n, err)
+	}
+}
+
+// TestRunExistingServer checks a server rlbench does not manage: the
+// server-wide checks are n/a and never run (no SCRIPT FLUSH, no restart),
+// the rest are as documented, and nothing outside the prefix is touched.
+func TestRunExistingServer(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	outside := strings.TrimSuffix(prefix, ":") + "x"
+	if err := rdb.Set(ctx, outside, 42, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := verify.Run(ctx, verify.Config{
+		Strategies: []string{"lua", "incr-expire"},
+		Clients:    []string{"rueidis"},
+		Addr:       srv.Addr(),
+		Prefix:     prefix,
+	})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	if m.Server.Managed {
+		t.Errorf("Server.Managed = true for Addr; want false")
+	}
+	if bad := m.Unexpected(); len(bad) > 0 {
+		t.Errorf("Unexpected() = %+v; want none", bad)
+	}
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			if c.Check == verify.CheckRestart && (c.Outcome != verify.NotApplicable || !strings.Contains(c.Note, "needs the private server")) {
+				t.Errorf("%s restart = %s (%s); want n/a, needs the private server", r.Label(), c.Outcome, c.Note)
+			}
+			if c.Check == verify.CheckNoscript && c.Outcome != verify.NotApplicable {
+				t.Errorf("%s noscript = %s (%s); want n/a", r.Label(), c.Outcome, c.Note)
+			}
+		}
+	}
+	stats, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stats, "cmdstat_script|flush") {
+		t.Errorf("INFO commandstats shows SCRIPT FLUSH on a server rlbench does not manage")
+	}
+	if v, err := rdb.Get(ctx, outside).Result(); v != "42" || err != nil {
+		t.Errorf("GET %s = %q, %v; want 42: keys outside the prefix stay", outside, v, err)
+	}
+	if n, err := rdb.DBSize(ctx).Result(); n != 1 || err != nil {
+		t.Errorf("DBSIZE after Run = %d, %v; want 1 (the checks' keys deleted)", n, err)
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+
+	tests := []struct {
+		name     string
+		cfg      verify.Config
+		wantFlag string
+		wantErr  error // matched with errors.Is; nil to skip
+	}{
+		{"unknown strategy", verify.Config{Strategies: []string{"lua", "nope"}}, "--strategy", strategies.ErrUnknownStrategy},
+		{"unknown client", verify.Config{Clients: []string{"nope"}}, "--client", clients.ErrUnknownClient},
+		{"negative limit", verify.Config{Limit: -1}, "--limit", verify.ErrInvalidLimit},
+		{"one-second window", verify.Config{Window: 1}, "--window", verify.ErrInvalidWindow},
+		{"one worker", verify.Config{Workers: 1}, "--workers", verify.ErrInvalidWorkers},
+		{"negative db", verify.Config{Addr: closed, DB: -1}, "--db", verify.ErrInvalidDB},
+		{"address and server", verify.Config{Addr: closed, Server: new(redisserver.Server)}, "--addr", verify.ErrConflictingTarget},
+		{"unreachable address", verify.Config{Addr: closed}, "--addr", nil},
+		{"missing binary", verify.Config{RedisServer: "/nonexistent/redis-server"}, "--redis-server", redisserver.ErrNotFound},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m, err := verify.Run(t.Context(), tc.cfg)
+			uerr, ok := errors.AsType[*verify.UsageError](err)
+			if !ok {
+				t.Fatalf("Run(%+v) = %v, %v; want a *UsageError", tc.cfg, m, err)
+			}
+			if uerr.Flag != tc.wantFlag {
+				t.Errorf("Run(%+v) error flag = %q (%v); want %q", tc.cfg, uerr.Flag, err, tc.wantFlag)
+			}
+			if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+				t.Errorf("Run(%+v) error = %v; want %v", tc.cfg, err, tc.wantErr)
+			}
+			if m != nil {
+				t.Errorf("Run(%+v) matrix = %+v; want nil on bad input", tc.cfg, m)
+			}
+		})
+	}
+}
+
+func checkNames() []string {
+	var names []string
+	for _, c := range verify.Checks() {
+		names = append(names, c.Name)
+	}
+	return names
+}
