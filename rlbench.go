@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -231,6 +232,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 	if err := checkSupport(cfg.Strategies, target.info); err != nil {
 		return nil, err
 	}
+	observer := redis.NewClient(&redis.Options{Addr: target.addr, Password: cfg.Password, DB: cfg.DB, PoolSize: 4, DisableIdentity: true})
+	defer observer.Close()
+	if err := checkConnections(ctx, observer, cfg); err != nil {
+		return nil, err
+	}
 
 	rep := &results.Report{
 		Tool:    "rlbench",
@@ -246,9 +252,6 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 	fmt.Fprintf(log, "rlbench: %s\n", describeTarget(rep.Server, cfg.RedisServer))
 	fmt.Fprintf(log, "rlbench: prefix %q, %d clients, %d keys (%s), limit %d per %ds window\n",
 		cfg.Workload.Prefix, cfg.Workload.Clients, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
-
-	observer := redis.NewClient(&redis.Options{Addr: target.addr, Password: cfg.Password, DB: cfg.DB, PoolSize: 4, DisableIdentity: true})
-	defer observer.Close()
 
 	for _, sname := range cfg.Strategies {
 		for _, cname := range cfg.Clients {
@@ -444,6 +447,46 @@ func checkSupport(names []string, info redisserver.Info) error {
 		}
 	}
 	return nil
+}
+
+// checkConnections refuses, before any load, a run whose go-redis pool (one
+// connection per worker; rueidis shares a few among all of them) would need
+// more connections than the server accepts (maxclients, less
+// those in use), instead of letting it end in a storm of connection
+// errors. A server that does not answer CONFIG GET is not checked.
+func checkConnections(ctx context.Context, admin *redis.Client, cfg Config) error {
+	if !slices.Contains(cfg.Clients, "go-redis") {
+		return nil
+	}
+	v, err := admin.ConfigGet(ctx, "maxclients").Result()
+	if err != nil {
+		return nil
+	}
+	maxClients, err := strconv.Atoi(v["maxclients"])
+	if err != nil {
+		return nil
+	}
+	inUse := 0
+	if info, err := admin.Info(ctx, "clients").Result(); err == nil {
+		inUse = infoInt(info, "connected_clients")
+	}
+	free := maxClients - inUse
+	if cfg.Workload.Clients > free {
+		return usage("--clients", fmt.Errorf("go-redis opens one connection per worker: %d workers need %d connections, but the server accepts %d more (maxclients %d, %d in use); lower --clients, raise the server's maxclients, or use --client rueidis",
+			cfg.Workload.Clients, cfg.Workload.Clients, free, maxClients, inUse))
+	}
+	return nil
+}
+
+// infoInt reads an integer field from an INFO reply; 0 when missing.
+func infoInt(info, field string) int {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
 }
 
 func describeTarget(s results.Server, binary string) string {

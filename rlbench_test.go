@@ -269,3 +269,30 @@ func TestOverAdmission(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRefusesMoreConnectionsThanMaxclients checks that a go-redis run
+// needing more connections than the server accepts is refused up front,
+// and that rueidis, which shares a few connections, is not.
+func TestRunRefusesMoreConnectionsThanMaxclients(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := context.Background()
+	if err := rdb.ConfigSet(ctx, "maxclients", "20").Err(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := rlbench.Config{
+		Clients:  []string{"go-redis"},
+		Workload: workload.Config{Clients: 50, Requests: 100},
+		Addr:     srv.Addr(),
+	}
+	_, err := rlbench.Run(ctx, cfg, rlbench.Options{})
+	var uerr *rlbench.UsageError
+	if !errors.As(err, &uerr) || uerr.Flag != "--clients" || !strings.Contains(err.Error(), "maxclients 20") {
+		t.Errorf("Run(go-redis, 50 workers, maxclients 20) error = %v; want a --clients UsageError naming maxclients 20", err)
+	}
+	cfg.Clients = []string{"rueidis"}
+	if _, err := rlbench.Run(ctx, cfg, rlbench.Options{}); err != nil {
+		t.Errorf("Run(rueidis, 50 workers, maxclients 20) error = %v; want none", err)
+	}
+}

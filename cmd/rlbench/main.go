@@ -86,7 +86,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
 	fs.BoolVar(&o.listStrategies, "list-strategies", false, "list the strategies and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: rlbench [flags]\n\nLoad-test rate-limiter counter strategies against a real Redis and count the\nimmortal keys (counters with no TTL) each leaves behind.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(stderr, "Usage: rlbench [flags]\n       rlbench verify [flags]   (check each strategy's guarantees; see rlbench verify --help)\n\nLoad-test rate-limiter counter strategies against a real Redis and count the\nimmortal keys (counters with no TTL) each leaves behind.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	return fs
 }
