@@ -26,6 +26,7 @@ import (
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -279,6 +280,8 @@ func runCell(ctx context.Context, cfg Config, target *target, sname, cname strin
 	if err != nil {
 		return results.Run{}, usage("--strategy", err)
 	}
+	// Before the client connects, so that its connections are counted.
+	before, beforeErr := saturation.Take(ctx, observer)
 	conn, err := clients.New(cname, clients.Options{Addr: target.addr, Password: cfg.Password, DB: cfg.DB, Workers: cfg.Workload.Clients})
 	if err != nil {
 		return results.Run{}, fmt.Errorf("%s: %w", cname, err)
@@ -308,6 +311,8 @@ func runCell(ctx context.Context, cfg Config, target *target, sname, cname strin
 	elapsed, runErr := workload.Run(ctx, wl, strat, conn, &rec, adm)
 	events := stopFaults()
 	series := stopMonitor()
+	// Before the audit: its pipeline opens a connection of its own.
+	after, afterErr := saturation.Take(context.WithoutCancel(ctx), observer)
 
 	run := results.NewRun(&rec, elapsed)
 	run.Strategy, run.Client, run.ClientOptions, run.Clients = sname, cname, conn.Options(), wl.Clients
@@ -317,6 +322,10 @@ func runCell(ctx context.Context, cfg Config, target *target, sname, cname strin
 		run.Admitted += run.Errors
 	}
 	run.Faults, run.PerSecond = events, series
+	if beforeErr == nil && afterErr == nil && !restarted(events) {
+		sat := saturation.Compare(before, after)
+		run.Saturation = &sat
+	}
 	admitted := adm.Result()
 	run.OverAdmitted, run.MaxAdmittedPerWindow = admitted.OverAdmitted, admitted.MaxAdmittedPerWindow
 
@@ -337,6 +346,14 @@ func runCell(ctx context.Context, cfg Config, target *target, sname, cname strin
 		return run, fmt.Errorf("%s: %w", label, runErr)
 	}
 	return run, nil
+}
+
+// restarted reports whether a restart fault happened: the server's CPU
+// counters started again from zero, so its CPU over the run is unknown.
+func restarted(events []faults.Event) bool {
+	return slices.ContainsFunc(events, func(e faults.Event) bool {
+		return strings.HasPrefix(e.Fault, faults.Restart+"@")
+	})
 }
 
 // clientName is the CLIENT SETNAME of a cell's connections, which the

@@ -120,6 +120,9 @@ func TestRunCleansUp(t *testing.T) {
 	if got := rep.Runs[0].Decisions; got != 200 {
 		t.Errorf("decisions with Requests 200 = %d; want 200", got)
 	}
+	if s := rep.Runs[0].Saturation; s == nil || s.ConnectionsOpened < 1 || s.ConnectionsOpened > 4 || s.ClientCPU <= 0 || s.PeakRSSBytes <= 0 {
+		t.Errorf("saturation = %+v; want 1 to 4 connections opened (4 workers), client CPU and peak RSS > 0", s)
+	}
 	if got := rep.Runs[0].Audit.Keys; got != 5 {
 		t.Errorf("audit keys = %d; want 5", got)
 	}

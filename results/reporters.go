@@ -80,6 +80,19 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 		buf.WriteByte('\n')
 	}
 
+	for _, r := range rep.Runs {
+		s := r.Saturation
+		if s == nil {
+			continue
+		}
+		fmt.Fprintf(buf, "%s load: rlbench %.2f cores, redis-server %.2f cores, %d connections opened, peak RSS %d MiB",
+			runLabel(r), s.ClientCPU, s.ServerCPU, s.ConnectionsOpened, s.PeakRSSBytes>>20)
+		if s.Verdict != "" {
+			buf.WriteString("; " + s.Verdict)
+		}
+		buf.WriteByte('\n')
+	}
+
 	var immortal []string
 	for _, r := range rep.Runs {
 		if r.Audit.Immortal > 0 {

@@ -2,6 +2,7 @@ package results
 
 import (
 	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/saturation"
 
 	"time"
 
@@ -111,6 +112,9 @@ type Run struct {
 	// any span of one window length: up to twice the limit for a fixed
 	// window, around a window boundary.
 	MaxAdmittedPerWindow int64 `json:"max_admitted_per_window_span"`
+	// Saturation says who was the busier side during the load: rlbench or
+	// the server; nil when it could not be measured (e.g. after a restart).
+	Saturation *saturation.Report `json:"saturation"`
 	// ScriptFallbacks counts scripts sent again with EVAL after the server
 	// answered NOSCRIPT to EVALSHA.
 	ScriptFallbacks int64 `json:"script_fallbacks"`

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"math"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rlbench/rlbench/saturation"
+)
+
+// TestSeedScriptMatchesStrategy compares benchpeers' copy of the script with
+// the source of the lua strategy, byte for byte, so that redis-benchmark
+// never runs a different script from rlbench.
+func TestSeedScriptMatchesStrategy(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("../../strategies/lua.go")
+	if err != nil {
+		t.Fatalf("read the lua strategy: %v", err)
+	}
+	m := regexp.MustCompile("(?s)seedScript = NewScript\\(`(.*?)`\\)").FindSubmatch(src)
+	if m == nil {
+		t.Fatalf("strategies/lua.go has no seedScript = NewScript(`...`): update this test to find the script rlbench sends")
+	}
+	if got := string(m[1]); got != seedScript {
+		t.Errorf("strategies/lua.go seedScript =\n%s\nbenchpeers' copy =\n%s\nwant them equal: copy the strategy's script into cmd/benchpeers/peers.go", got, seedScript)
+	}
+	// The SHA that redis-benchmark sends, as `sha1sum` prints it for the same text.
+	sum := sha1.Sum([]byte(seedScript))
+	if got, want := hex.EncodeToString(sum[:]), "aec4f180b77235580979d2b2e4cf454585b3bc23"; got != want {
+		t.Errorf("sha1(seedScript) = %s; want %s", got, want)
+	}
+}
+
+func TestParseRedisBenchmarkCSV(t *testing.T) {
+	t.Parallel()
+	const header = `"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"` + "\n"
+	const row = `"evalsha aec4f180b77235580979d2b2e4cf454585b3bc23 1 rl:__rand_int__ 60","84104.29","4.961","1.272","4.383","9.351","11.687","17.375"` + "\n"
+	tests := []struct {
+		name    string
+		out     string
+		want    redisBenchmarkResult
+		wantErr string // a substring of the error; "" for none
+	}{
+		{name: "redis 7.0 output", out: header + row, want: redisBenchmarkResult{rps: 84104.29, p50Ms: 4.383, p99Ms: 11.687}},
+		{name: "warning before the header", out: "WARNING: Could not fetch server CONFIG\n" + header + row, want: redisBenchmarkResult{rps: 84104.29, p50Ms: 4.383, p99Ms: 11.687}},
+		{name: "columns found by name", out: `"test","p99_latency_ms","rps","p50_latency_ms"` + "\n" + `"x","2","1000.50","1"` + "\n", want: redisBenchmarkResult{rps: 1000.5, p50Ms: 1, p99Ms: 2}},
+		{name: "no header", out: "Error: Connection refused\n", wantErr: "no header line"},
+		{name: "header not at a line start", out: `x "test","rps"` + "\n", wantErr: "no header line"},
+		{name: "no row", out: header, wantErr: "no result row"},
+		{name: "two rows", out: header + row + row, wantErr: "want one result row"},
+		{name: "no rps column", out: `"test","qps","p50_latency_ms","p99_latency_ms"` + "\n", wantErr: `no "rps" column`},
+		{name: "rps not a number", out: header + `"x","n/a","1","1","1","1","1","1"` + "\n", wantErr: "rps"},
+		{name: "zero rps", out: header + `"x","0.00","1","1","1","1","1","1"` + "\n", wantErr: "want > 0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := parseRedisBenchmarkCSV([]byte(tc.out))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("parseRedisBenchmarkCSV(%q) = (%+v, %v); want an error containing %q", tc.out, got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("parseRedisBenchmarkCSV(%q) = (%+v, %v); want (%+v, nil)", tc.out, got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseRlbench(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		json     string
+		wantPerS float64
+		wantSat  bool   // whether runs[0].saturation is present
+		wantErr  string // a substring of the error; "" for none
+	}{
+		{name: "current report", json: `{"tool":"rlbench","runs":[{"strategy":"lua","decisions":850000,"errors":0,"throughput_per_s":85000.5,"latency_us":{"p50":5000,"p99":9000},"script_fallbacks":0}]}`, wantPerS: 85000.5},
+		{name: "with a self-check", json: `{"runs":[{"decisions":10,"throughput_per_s":5,"saturation":{"client_cpu":1.1,"server_cpu":0.8,"connections_opened":502,"peak_rss_bytes":1,"verdict":""}}]}`, wantPerS: 5, wantSat: true},
+		{name: "no runs", json: `{"runs":[]}`, wantErr: "no runs"},
+		{name: "zero throughput", json: `{"runs":[{"decisions":0,"throughput_per_s":0}]}`, wantErr: "want both > 0"},
+		{name: "not json", json: `runs: 1`, wantErr: "parse rlbench json"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := parseRlbench([]byte(tc.json))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("parseRlbench(%s) = (%+v, %v); want an error containing %q", tc.json, got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got.ThroughputPerS != tc.wantPerS || (got.Saturation != nil) != tc.wantSat {
+				t.Errorf("parseRlbench(%s) = (%+v, %v); want throughput_per_s %v, saturation present %t", tc.json, got, err, tc.wantPerS, tc.wantSat)
+			}
+		})
+	}
+}
+
+func TestParseEvalshaStats(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		text    string
+		want    evalshaStats
+		wantErr bool
+	}{
+		{name: "redis 7.0", text: "# Commandstats\r\ncmdstat_evalsha:calls=8659890,usec=34833082,usec_per_call=4.02,rejected_calls=2,failed_calls=3\r\ncmdstat_ttl:calls=5,usec=1\r\n", want: evalshaStats{calls: 8659890, failed: 5}},
+		{name: "no evalsha yet", text: "# Commandstats\r\ncmdstat_eval:calls=1,usec=1\r\n"},
+		{name: "before 6.2: no failed counters", text: "cmdstat_evalsha:calls=7,usec=9,usec_per_call=1.29\r\n", want: evalshaStats{calls: 7}},
+		{name: "bad number", text: "cmdstat_evalsha:calls=x\r\n", wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := parseEvalshaStats(tc.text)
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Errorf("parseEvalshaStats(%q) = (%+v, %v); want (%+v, error %t)", tc.text, got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestMedian(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		xs   []float64
+		want float64
+	}{
+		{name: "none", xs: nil, want: 0},
+		{name: "one", xs: []float64{1.5}, want: 1.5},
+		{name: "odd count, unsorted", xs: []float64{3, 1, 2, 5, 4}, want: 3},
+		{name: "even count: mean of the middle two", xs: []float64{4, 1, 3, 2}, want: 2.5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := append([]float64(nil), tc.xs...)
+			if got := median(tc.xs); got != tc.want || math.IsNaN(got) {
+				t.Errorf("median(%v) = %v; want %v", in, got, tc.want)
+			}
+			for i := range in {
+				if in[i] != tc.xs[i] {
+					t.Errorf("median(%v) reordered its argument to %v", in, tc.xs)
+				}
+			}
+		})
+	}
+}
+
+func TestRequestsFor(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		rate    float64
+		seconds int
+		floor   int
+		want    int64
+	}{
+		{name: "rate times seconds", rate: 84104.29, seconds: 10, floor: 500, want: 841043},
+		{name: "rounded", rate: 0.5, seconds: 3, floor: 0, want: 2},
+		{name: "at least the floor", rate: 100, seconds: 2, floor: 8000, want: 8000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := requestsFor(tc.rate, tc.seconds, tc.floor); got != tc.want {
+				t.Errorf("requestsFor(%v, %d, %d) = %d; want %d", tc.rate, tc.seconds, tc.floor, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRunRejectsBadFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{name: "zero runs", args: []string{"--runs", "0"}, want: "--runs must be >= 1"},
+		{name: "zero seconds", args: []string{"--seconds", "0"}, want: "--seconds must be >= 1"},
+		{name: "negative threads", args: []string{"--rb-threads", "-1"}, want: "--rb-threads must be >= 0"},
+		{name: "unknown flag", args: []string{"--duration", "5s"}, want: "unknown flag: --duration"},
+		{name: "argument", args: []string{"extra"}, want: `unexpected argument "extra"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			if code := run(t.Context(), tc.args, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("run(%q) = %d, stderr %q; want %d and %q", tc.args, code, stderr.String(), exitUsage, tc.want)
+			}
+		})
+	}
+}
+
+func TestCPUCell(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		client  float64
+		server  float64
+		verdict string
+		want    string
+	}{
+		{name: "fine", client: 0.5, server: 0.5, want: "0.50/0.50"},
+		{name: "client-bound", client: 1.1, server: 0.8, verdict: "client-bound: ...", want: "1.10/0.80 C"},
+		{name: "server-bound", client: 0.4, server: 0.97, verdict: "server-bound: ...", want: "0.40/0.97 S"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := saturationReport(tc.client, tc.server, tc.verdict)
+			if got := cpuCell(r); got != tc.want {
+				t.Errorf("cpuCell(%+v) = %q; want %q", r, got, tc.want)
+			}
+		})
+	}
+}
+
+func saturationReport(client, server float64, verdict string) saturation.Report {
+	return saturation.Report{ClientCPU: client, ServerCPU: server, Verdict: verdict}
+}

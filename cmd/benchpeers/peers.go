@@ -1,0 +1,573 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/saturation"
+)
+
+// The workload both tools run.
+const (
+	// clients is the number of connections (redis-benchmark -c) and of
+	// workers (rlbench --clients).
+	clients = 500
+	// keys is the key space: redis-benchmark -r, rlbench --keys.
+	keys = 100_000
+	// window is the script's ARGV[1], in seconds.
+	window = 60
+	// limit is so high that every request takes the INCR path and is allowed.
+	limit = 1_000_000_000
+	// pipeline is redis-benchmark's -P in the rueidis target, which
+	// auto-pipelines its workers over a few connections.
+	pipeline = 16
+)
+
+// Time bounds on every child process.
+const (
+	// rlbenchSlack is what rlbench may take beyond --duration: start-up, and
+	// the audit and clean-up of up to 100,000 keys.
+	rlbenchSlack = 2 * time.Minute
+	// calibrationTimeout bounds each redis-benchmark calibration run.
+	calibrationTimeout = time.Minute
+	// cliTimeout bounds each redis-cli call.
+	cliTimeout = 10 * time.Second
+	// waitDelay is how long a killed child may take to release its output.
+	waitDelay = 5 * time.Second
+)
+
+// seedScript is a byte-for-byte copy of seedScript in strategies/lua.go, the
+// second seed's script that `rlbench --strategy lua` sends, trailing newline
+// included. TestSeedScriptMatchesStrategy fails when the two drift apart, and
+// every run checks that rlbench left this script's SHA in the server's cache.
+const seedScript = `-- KEYS[1]: rate-limit key; ARGV[1]: window length in seconds
+local seconds = tonumber(ARGV[1])
+if not seconds or seconds < 1 or seconds ~= math.floor(seconds) then
+  return redis.error_reply('Window must be a positive integer')
+end
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then
+  redis.call('EXPIRE', KEYS[1], seconds)
+end
+return {n, redis.call('TTL', KEYS[1])}
+`
+
+// options are benchpeers' settings.
+type options struct {
+	runs           int    // A B pairs per target
+	seconds        int    // per side
+	out            string // JSON file
+	rbThreads      int    // redis-benchmark --threads; 0 leaves the flag out
+	rlbench        string // binary paths
+	redisBenchmark string
+	redisCLI       string
+	redisServer    string   // "" means redis-server on PATH
+	command        []string // the invocation, for the report
+}
+
+// target is one comparison: an rlbench client against a redis-benchmark pipeline depth.
+type target struct {
+	client   string // rlbench --client
+	pipeline int    // redis-benchmark -P
+}
+
+// targets are issue 3's: go-redis (a pool of 500 connections) against plain
+// redis-benchmark -c 500, and rueidis (500 workers auto-pipelined over a few
+// connections) against redis-benchmark -c 500 -P 16.
+var targets = []target{
+	{client: "go-redis", pipeline: 1},
+	{client: "rueidis", pipeline: pipeline},
+}
+
+// report is everything written to --out.
+type report struct {
+	Tool       string         `json:"tool"`
+	Started    time.Time      `json:"started"`
+	Command    []string       `json:"command"`
+	Server     server         `json:"server"`
+	ScriptSHA1 string         `json:"script_sha1"`
+	CPUs       int            `json:"cpus"`
+	Config     config         `json:"config"`
+	Targets    []targetResult `json:"targets"`
+	// Error is why the comparison stopped early; "" when it completed.
+	Error string `json:"error,omitempty"`
+}
+
+type server struct {
+	Addr    string `json:"addr"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+type config struct {
+	Runs           int   `json:"runs"`
+	SecondsPerSide int   `json:"seconds_per_side"`
+	Clients        int   `json:"clients"`
+	Keys           int   `json:"keys"`
+	WindowS        int   `json:"window_s"`
+	Limit          int64 `json:"limit"`
+	// RedisBenchmarkThreads is redis-benchmark's --threads; 0 means the flag
+	// was left out (one thread, its classic mode).
+	RedisBenchmarkThreads int `json:"redis_benchmark_threads"`
+}
+
+// targetResult is one target's pairs and medians.
+type targetResult struct {
+	Name                   string `json:"name"`
+	RlbenchClient          string `json:"rlbench_client"`
+	RedisBenchmarkPipeline int    `json:"redis_benchmark_pipeline"`
+	Pairs                  []pair `json:"pairs"`
+	// MedianRatio is the median of the pairs' ratios (not the ratio of the medians).
+	MedianRatio              float64 `json:"median_ratio"`
+	MedianRlbenchPerS        float64 `json:"median_rlbench_per_s"`
+	MedianRedisBenchmarkPerS float64 `json:"median_redis_benchmark_per_s"`
+}
+
+// pair is one rlbench run and the redis-benchmark run right after it.
+type pair struct {
+	Run            int  `json:"run"`
+	Rlbench        side `json:"rlbench"`
+	RedisBenchmark side `json:"redis_benchmark"`
+	// Ratio is Rlbench.PerS / RedisBenchmark.PerS.
+	Ratio float64 `json:"ratio"`
+}
+
+// side is one run of one tool.
+type side struct {
+	Command []string `json:"command"`
+	// PerS is the tool's own figure, in requests per second: rlbench's
+	// runs[0].throughput_per_s, redis-benchmark's rps.
+	PerS float64 `json:"per_s"`
+	// Requests is what the tool says it sent: rlbench's decisions,
+	// redis-benchmark's -n.
+	Requests int64 `json:"requests"`
+	// ServerCalls is the EVALSHA calls the server counted during the run
+	// (INFO commandstats), an independent check of Requests.
+	ServerCalls int64 `json:"server_evalsha_calls"`
+	// P50Ms and P99Ms are the tool's latency percentiles, in milliseconds.
+	P50Ms float64 `json:"p50_ms"`
+	P99Ms float64 `json:"p99_ms"`
+	// WallS is the process's whole life, in seconds, start-up and (for
+	// rlbench) the audit and clean-up included.
+	WallS float64 `json:"wall_s"`
+	// Saturation is measured from outside over the process's whole life:
+	// client_cpu and peak_rss_bytes are the child process's (getrusage of
+	// the child), server_cpu and connections_opened the server's.
+	Saturation saturation.Report `json:"saturation"`
+	// RlbenchSaturation is rlbench's own self-check over its load phase,
+	// copied from its JSON when it reports one.
+	RlbenchSaturation *saturation.Report `json:"rlbench_saturation,omitempty"`
+	// ScriptFallbacks is rlbench's count of EVALSHA answered NOSCRIPT (0 once
+	// the script is loaded); absent for redis-benchmark.
+	ScriptFallbacks *int64 `json:"script_fallbacks,omitempty"`
+}
+
+// bench holds what every run shares.
+type bench struct {
+	o      options
+	addr   string
+	host   string
+	port   string
+	sha    string
+	rdb    *redis.Client // samples the server between runs
+	tmp    string        // rlbench's JSON files
+	stdout io.Writer
+}
+
+// compare starts the server, checks the script and runs every target, then
+// writes the report to o.out, also when a run failed part-way.
+func compare(ctx context.Context, o options, stdout io.Writer) (err error) {
+	for _, bin := range []*string{&o.rlbench, &o.redisBenchmark, &o.redisCLI} {
+		path, lerr := exec.LookPath(*bin)
+		if lerr != nil {
+			return fmt.Errorf("find %s: %w (scripts/bench-peers.sh builds bin/rlbench; redis-benchmark and redis-cli come with apt-get install redis-tools)", *bin, lerr)
+		}
+		*bin = path
+	}
+	tmp, err := os.MkdirTemp("", "benchpeers-")
+	if err != nil {
+		return fmt.Errorf("create temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	srv, err := redisserver.Start(ctx, redisserver.Options{Binary: o.redisServer, Args: []string{"--maxclients", "20000"}})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := srv.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	rdb := redis.NewClient(&redis.Options{
+		Addr:                     srv.Addr(),
+		PoolSize:                 1,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
+	defer rdb.Close()
+	host, port, _ := strings.Cut(srv.Addr(), ":")
+	sum := sha1.Sum([]byte(seedScript))
+	b := &bench{o: o, addr: srv.Addr(), host: host, port: port, sha: hex.EncodeToString(sum[:]), rdb: rdb, tmp: tmp, stdout: stdout}
+
+	rep := report{
+		Tool:       "bench-peers",
+		Started:    time.Now().UTC(),
+		Command:    o.command,
+		Server:     server{Addr: srv.Addr(), Name: srv.Info().Name, Version: srv.Info().Version},
+		ScriptSHA1: b.sha,
+		CPUs:       runtime.NumCPU(),
+		Config: config{Runs: o.runs, SecondsPerSide: o.seconds, Clients: clients, Keys: keys,
+			WindowS: window, Limit: limit, RedisBenchmarkThreads: o.rbThreads},
+	}
+	defer func() {
+		if err != nil {
+			rep.Error = err.Error()
+		}
+		if werr := writeJSON(o.out, rep); werr != nil && err == nil {
+			err = werr
+		}
+		if err == nil {
+			fmt.Fprintf(stdout, "\nwrote %s\n", o.out)
+		}
+	}()
+
+	fmt.Fprintf(stdout, "bench-peers: private %s %s on %s, %d CPUs; %d pair(s) x %ds per side; %d clients, %d random keys, EVALSHA of the lua strategy's script\n",
+		rep.Server.Name, rep.Server.Version, rep.Server.Addr, rep.CPUs, o.runs, o.seconds, clients, keys)
+	if err := b.checkScript(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "script %s: the sha1 of benchpeers' copy, redis-cli SCRIPT LOAD's reply and the script rlbench's warm-up run cached all agree\n", b.sha)
+	fmt.Fprintf(stdout, "ratio = rlbench/s / redis-benchmark/s; cpu = client/server cores over each process's life, C = client-bound, S = server-bound (package saturation)\n")
+
+	for i, t := range targets {
+		tr := targetResult{
+			Name:                   fmt.Sprintf("%d: rlbench --client %s vs redis-benchmark -c %d -P %d", i+1, t.client, clients, t.pipeline),
+			RlbenchClient:          t.client,
+			RedisBenchmarkPipeline: t.pipeline,
+		}
+		terr := b.runTarget(ctx, i+1, t, &tr)
+		rep.Targets = append(rep.Targets, tr)
+		if terr != nil {
+			return terr
+		}
+	}
+	return nil
+}
+
+// checkScript proves that redis-benchmark will run the very script rlbench
+// runs: a short rlbench run on the fresh server must leave seedScript's SHA
+// in the script cache (rlbench sends EVALSHA, then EVAL on NOSCRIPT), and
+// redis-cli SCRIPT LOAD of the copy must answer the same SHA, which also
+// loads it for redis-benchmark.
+func (b *bench) checkScript(ctx context.Context) error {
+	args := b.rlbenchArgs("go-redis", 1, 50, 1000, filepath.Join(b.tmp, "warmup.json"))
+	if _, err := b.exec(ctx, time.Second+rlbenchSlack, "", b.o.rlbench, args...); err != nil {
+		return fmt.Errorf("rlbench warm-up: %w", err)
+	}
+	out, err := b.exec(ctx, cliTimeout, "", b.o.redisCLI, "-h", b.host, "-p", b.port, "SCRIPT", "EXISTS", b.sha)
+	if err != nil {
+		return fmt.Errorf("script check: %w", err)
+	}
+	if got := strings.TrimSpace(string(out.stdout)); got != "1" {
+		return fmt.Errorf("script check: after an rlbench --strategy lua run, SCRIPT EXISTS %s = %q; want 1: rlbench sends another script, so copy seedScript from strategies/lua.go into cmd/benchpeers/peers.go again", b.sha, got)
+	}
+	// -x passes stdin as the last argument byte for byte; "$(cat file)" in a
+	// shell would drop the trailing newline and change the SHA.
+	out, err = b.exec(ctx, cliTimeout, seedScript, b.o.redisCLI, "-h", b.host, "-p", b.port, "-x", "SCRIPT", "LOAD")
+	if err != nil {
+		return fmt.Errorf("script load: %w", err)
+	}
+	if got := strings.TrimSpace(string(out.stdout)); got != b.sha {
+		return fmt.Errorf("script load: redis-cli SCRIPT LOAD answered %q; want the sha1 of the script, %s", got, b.sha)
+	}
+	return nil
+}
+
+// runTarget calibrates redis-benchmark's -n, then runs o.runs pairs, printing
+// each as it completes and the medians at the end.
+func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResult) error {
+	threads := "single-threaded"
+	if b.o.rbThreads > 0 {
+		threads = fmt.Sprintf("--threads %d", b.o.rbThreads)
+	}
+	fmt.Fprintf(b.stdout, "\ntarget %d: rlbench --strategy lua --client %s --clients %d  vs  redis-benchmark -c %d -P %d (%s)\n",
+		num, t.client, clients, clients, t.pipeline, threads)
+
+	// redis-benchmark has no duration flag: it sends -n requests. A first
+	// run of about a second gives the rate; each run's -n is then the median
+	// rate so far times the seconds per side.
+	guess := int64(25_000 * t.pipeline)
+	cal, err := b.redisBenchmark(ctx, t.pipeline, guess, calibrationTimeout)
+	if err != nil {
+		return fmt.Errorf("target %d: calibrate redis-benchmark: %w", num, err)
+	}
+	rates := []float64{cal.PerS}
+	fmt.Fprintf(b.stdout, "calibration: redis-benchmark %.0f/s with -n %d\n", cal.PerS, guess)
+	fmt.Fprintf(b.stdout, "%-4s %12s %-11s %18s %-11s %7s\n", "run", "rlbench/s", "cpu", "redis-benchmark/s", "cpu", "ratio")
+
+	sideTimeout := time.Duration(b.o.seconds) * time.Second
+	for run := 1; run <= b.o.runs; run++ {
+		a, err := b.rlbenchRun(ctx, t.client, run)
+		if err != nil {
+			return fmt.Errorf("target %d run %d: %w", num, run, err)
+		}
+		n := requestsFor(median(rates), b.o.seconds, clients*t.pipeline)
+		// A run takes about o.seconds; the bound allows the rate to drop to a third.
+		rb, err := b.redisBenchmark(ctx, t.pipeline, n, 3*sideTimeout+30*time.Second)
+		if err != nil {
+			return fmt.Errorf("target %d run %d: %w", num, run, err)
+		}
+		rates = append(rates, rb.PerS)
+		p := pair{Run: run, Rlbench: a, RedisBenchmark: rb, Ratio: a.PerS / rb.PerS}
+		tr.Pairs = append(tr.Pairs, p)
+		fmt.Fprintf(b.stdout, "%-4d %12.0f %-11s %18.0f %-11s %7.3f\n", run, a.PerS, cpuCell(a.Saturation), rb.PerS, cpuCell(rb.Saturation), p.Ratio)
+	}
+	var ratios, as, rbs []float64
+	for _, p := range tr.Pairs {
+		ratios = append(ratios, p.Ratio)
+		as = append(as, p.Rlbench.PerS)
+		rbs = append(rbs, p.RedisBenchmark.PerS)
+	}
+	tr.MedianRatio, tr.MedianRlbenchPerS, tr.MedianRedisBenchmarkPerS = median(ratios), median(as), median(rbs)
+	fmt.Fprintf(b.stdout, "median ratio %.3f over %d pair(s) (medians: rlbench %.0f/s, redis-benchmark %.0f/s)\n",
+		tr.MedianRatio, len(tr.Pairs), tr.MedianRlbenchPerS, tr.MedianRedisBenchmarkPerS)
+	return nil
+}
+
+// cpuCell formats a side's client and server CPU, in cores, with a mark for
+// the side that saturated: "1.10/0.80 C" (client-bound) or "0.45/0.97 S".
+func cpuCell(r saturation.Report) string {
+	mark := ""
+	switch {
+	case strings.HasPrefix(r.Verdict, "client-bound"):
+		mark = " C"
+	case strings.HasPrefix(r.Verdict, "server-bound"):
+		mark = " S"
+	}
+	return fmt.Sprintf("%.2f/%.2f%s", r.ClientCPU, r.ServerCPU, mark)
+}
+
+// rlbenchArgs is the lua strategy on client against the shared server, with
+// workers and keyCount keys, for seconds, writing its JSON to jsonPath.
+func (b *bench) rlbenchArgs(client string, seconds, workers, keyCount int, jsonPath string) []string {
+	return []string{
+		"--strategy", "lua", "--client", client,
+		"--clients", strconv.Itoa(workers), "--keys", strconv.Itoa(keyCount),
+		"--window", strconv.Itoa(window), "--limit", strconv.Itoa(limit),
+		"--addr", b.addr, "--duration", fmt.Sprintf("%ds", seconds),
+		"--json", jsonPath, "-q",
+	}
+}
+
+// rlbenchRun runs one rlbench side and reads its JSON.
+func (b *bench) rlbenchRun(ctx context.Context, client string, run int) (side, error) {
+	jsonPath := filepath.Join(b.tmp, fmt.Sprintf("rlbench-%s-%d.json", client, run))
+	args := b.rlbenchArgs(client, b.o.seconds, clients, keys, jsonPath)
+	m, err := b.measure(ctx, time.Duration(b.o.seconds)*time.Second+rlbenchSlack, b.o.rlbench, args...)
+	if err != nil {
+		return side{}, fmt.Errorf("rlbench: %w", err)
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		return side{}, fmt.Errorf("rlbench: read its --json: %w", err)
+	}
+	r, err := parseRlbench(data)
+	if err != nil {
+		return side{}, fmt.Errorf("rlbench: %s: %w", jsonPath, err)
+	}
+	if r.Errors > 0 {
+		return side{}, fmt.Errorf("rlbench: %d of %d decisions failed (%v): the figure would not be comparable", r.Errors, r.Decisions, r.ErrorKinds)
+	}
+	s := side{
+		Command:           append([]string{"rlbench"}, args...),
+		PerS:              r.ThroughputPerS,
+		Requests:          r.Decisions,
+		P50Ms:             r.LatencyUS.P50 / 1000,
+		P99Ms:             r.LatencyUS.P99 / 1000,
+		WallS:             m.wall.Seconds(),
+		Saturation:        m.saturation,
+		RlbenchSaturation: r.Saturation,
+		ScriptFallbacks:   &r.ScriptFallbacks,
+		ServerCalls:       m.calls.calls,
+	}
+	return s, b.checkCalls(s, m)
+}
+
+// redisBenchmark runs redis-benchmark for n requests and parses its CSV.
+func (b *bench) redisBenchmark(ctx context.Context, pipelineDepth int, n int64, timeout time.Duration) (side, error) {
+	args := []string{"-h", b.host, "-p", b.port, "-c", strconv.Itoa(clients), "-n", strconv.FormatInt(n, 10),
+		"-r", strconv.Itoa(keys), "-P", strconv.Itoa(pipelineDepth)}
+	if b.o.rbThreads > 0 {
+		args = append(args, "--threads", strconv.Itoa(b.o.rbThreads))
+	}
+	args = append(args, "--csv", "evalsha", b.sha, "1", "rl:__rand_int__", strconv.Itoa(window))
+	m, err := b.measure(ctx, timeout, b.o.redisBenchmark, args...)
+	if err != nil {
+		return side{}, fmt.Errorf("redis-benchmark: %w", err)
+	}
+	r, err := parseRedisBenchmarkCSV(m.stdout)
+	if err != nil {
+		return side{}, fmt.Errorf("redis-benchmark: %w", err)
+	}
+	s := side{
+		Command:     append([]string{"redis-benchmark"}, args...),
+		PerS:        r.rps,
+		Requests:    n,
+		P50Ms:       r.p50Ms,
+		P99Ms:       r.p99Ms,
+		WallS:       m.wall.Seconds(),
+		Saturation:  m.saturation,
+		ServerCalls: m.calls.calls,
+	}
+	return s, b.checkCalls(s, m)
+}
+
+// checkCalls fails a run whose EVALSHA calls failed on the server, or that
+// the server saw fewer of than the tool claims.
+func (b *bench) checkCalls(s side, m measured) error {
+	if m.calls.failed > 0 {
+		return fmt.Errorf("%s: the server failed or rejected %d EVALSHA calls", s.Command[0], m.calls.failed)
+	}
+	if float64(m.calls.calls) < 0.99*float64(s.Requests) {
+		return fmt.Errorf("%s: the tool reports %d requests but the server counted %d EVALSHA calls", s.Command[0], s.Requests, m.calls.calls)
+	}
+	return nil
+}
+
+// requestsFor is the -n that keeps redis-benchmark busy for about seconds at
+// rate requests/s, and at least floor (so that every connection gets work).
+func requestsFor(rate float64, seconds int, floor int) int64 {
+	n := int64(math.Round(rate * float64(seconds)))
+	return max(n, int64(floor))
+}
+
+// measured is one child process seen from outside.
+type measured struct {
+	finished
+	saturation saturation.Report
+	calls      evalshaStats // during the run
+}
+
+// measure runs a child between two samples of the server. The child's CPU
+// and peak RSS (from its rusage) take the place of this process's in the
+// samples.
+func (b *bench) measure(ctx context.Context, timeout time.Duration, name string, args ...string) (measured, error) {
+	before, err := saturation.Take(ctx, b.rdb)
+	if err != nil {
+		return measured{}, err
+	}
+	callsBefore, err := b.evalshaStats(ctx)
+	if err != nil {
+		return measured{}, err
+	}
+	f, err := b.exec(ctx, timeout, "", name, args...)
+	if err != nil {
+		return measured{}, err
+	}
+	after, err := saturation.Take(ctx, b.rdb)
+	if err != nil {
+		return measured{}, err
+	}
+	callsAfter, err := b.evalshaStats(ctx)
+	if err != nil {
+		return measured{}, err
+	}
+	before.ProcessCPU = 0
+	after.ProcessCPU, after.PeakRSSBytes = f.cpu, f.peakRSS
+	return measured{
+		finished:   f,
+		saturation: saturation.Compare(before, after),
+		calls:      evalshaStats{calls: callsAfter.calls - callsBefore.calls, failed: callsAfter.failed - callsBefore.failed},
+	}, nil
+}
+
+// evalshaStats reads the server's EVALSHA counters from INFO commandstats.
+func (b *bench) evalshaStats(ctx context.Context) (evalshaStats, error) {
+	text, err := b.rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return evalshaStats{}, fmt.Errorf("info commandstats: %w", err)
+	}
+	return parseEvalshaStats(text)
+}
+
+// finished is what a child process printed and cost.
+type finished struct {
+	stdout  []byte
+	wall    time.Duration
+	cpu     time.Duration // user + system
+	peakRSS int64         // bytes; 0 where unknown
+}
+
+// exec runs name with args and stdin (if not ""), killing it after timeout.
+// A failure quotes the end of its stderr.
+func (b *bench) exec(ctx context.Context, timeout time.Duration, stdin, name string, args ...string) (finished, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	// On a timeout or an interrupt, SIGINT first (rlbench then stops its
+	// workers and cleans up), SIGKILL waitDelay later.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = waitDelay
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		switch {
+		case errors.Is(ctx.Err(), context.Canceled):
+			err = fmt.Errorf("interrupted: %w", err)
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			err = fmt.Errorf("stopped after %s: %w", timeout, err)
+		}
+		return finished{}, fmt.Errorf("%s %s: %w%s", filepath.Base(name), strings.Join(args, " "), err, tail(stderr.String()))
+	}
+	ps := cmd.ProcessState
+	return finished{stdout: stdout.Bytes(), wall: wall, cpu: ps.UserTime() + ps.SystemTime(), peakRSS: peakRSS(ps)}, nil
+}
+
+// tail returns the last lines of a child's stderr, indented, or "".
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > 10 {
+		lines = lines[len(lines)-10:]
+	}
+	return "\n    " + strings.Join(lines, "\n    ")
+}
+
+func writeJSON(path string, rep report) error {
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+// Package saturation tells who saturated during a load run: the load
+// generator (this process) or the Redis server. A benchmark whose client is
+// busier than its server measures the client.
+//
+// Take a Sample before the load phase and one after, then Compare them:
+//
+//	before, err := saturation.Take(ctx, rdb)
+//	// ... the load phase ...
+//	after, err := saturation.Take(ctx, rdb)
+//	rep := saturation.Compare(before, after)
+//
+// The process's CPU comes from getrusage(RUSAGE_SELF); the server's from
+// INFO (used_cpu_user + used_cpu_sys), so the server may be anywhere.
+//
+// # The verdict
+//
+// CPU figures are in cores: CPU time over wall time, so 1.0 means one core
+// busy for the whole phase. Redis runs every command on one main thread, so
+// a server near one core cannot go faster. The rule, in order:
+//
+//  1. server-bound when the server used at least ServerBusy (0.9) cores. This
+//     wins even when the client was busy too: the figures measure Redis.
+//  2. client-bound when the server did not, and the client used more CPU
+//     than the server and at least IdleCPU (0.1) cores. Redis had CPU to
+//     spare, so the rate was set by the client: either it ran out of CPU
+//     (on a machine it shares with the server, and with whatever else runs
+//     there), or the run is latency-bound and the client's share of each
+//     round trip was the larger one. Either way the figures measure the
+//     client more than Redis.
+//  3. otherwise the verdict is empty: Redis had CPU to spare and the client
+//     was the lighter side, or too idle (under 0.1 core) to judge.
+//
+// The rule needs no knowledge of the machine. A client's capacity (its
+// GOMAXPROCS, the CPUs the server and other processes leave it) is hard to
+// know on a shared machine, and a rule that also required the client to be
+// near it would miss the very case the check is for: on this project's
+// shared 2-core machine, rlbench with rueidis used 0.91 cores against a
+// server at 0.82 that redis-benchmark -P 16 drove to 0.97.
+package saturation
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ServerBusy is the server CPU, in cores, at or above which a run is
+// server-bound: Redis's main thread is (nearly) always busy.
+const ServerBusy = 0.9
+
+// IdleCPU is the client CPU, in cores, below which a run is too idle for a
+// client-bound verdict.
+const IdleCPU = 0.1
+
+// Sample is a point-in-time reading of CPU and connections.
+type Sample struct {
+	// At is when the sample was taken, from the local clock.
+	At time.Time
+	// ProcessCPU is this process's user+sys CPU time so far
+	// (getrusage RUSAGE_SELF); 0 where the OS does not report it.
+	ProcessCPU time.Duration
+	// ServerCPU is the server's used_cpu_user + used_cpu_sys from INFO: its
+	// whole process, all threads, since it started.
+	ServerCPU time.Duration
+	// ServerConnsReceived is the server's total_connections_received from
+	// INFO: every connection it has accepted since it started.
+	ServerConnsReceived int64
+	// PeakRSSBytes is this process's peak resident set so far, in bytes
+	// (see PeakRSS).
+	PeakRSSBytes int64
+}
+
+// infoReader is the one go-redis method Take calls, so that *redis.Client,
+// *redis.Conn, redis.Cmdable and the cluster and ring clients all fit.
+type infoReader interface {
+	Info(ctx context.Context, section ...string) *redis.StringCmd
+}
+
+// Take reads a Sample: this process's CPU and peak RSS, and the server's CPU
+// and accepted connections from one INFO call to rdb, a go-redis client to
+// the server under test (*redis.Client, redis.Cmdable, a ring or cluster
+// client: anything with go-redis's Info method). If rdb opens a new
+// connection for the call, that connection is already counted in the sample.
+//
+// Plain INFO (the default sections) is used rather than INFO cpu stats,
+// which servers before Redis 7.0 refuse.
+func Take(ctx context.Context, rdb infoReader) (Sample, error) {
+	text, err := rdb.Info(ctx).Result()
+	if err != nil {
+		return Sample{}, fmt.Errorf("saturation: info: %w", err)
+	}
+	s, err := parseInfo(text)
+	if err != nil {
+		return Sample{}, err
+	}
+	s.At = time.Now()
+	s.ProcessCPU, s.PeakRSSBytes = selfUsage()
+	return s, nil
+}
+
+// parseInfo fills the server fields of a Sample from INFO text.
+func parseInfo(text string) (Sample, error) {
+	fields := make(map[string]string)
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			fields[k] = v
+		}
+	}
+	var s Sample
+	for _, name := range []string{"used_cpu_user", "used_cpu_sys"} {
+		v, ok := fields[name]
+		if !ok {
+			return Sample{}, fmt.Errorf("saturation: info: no %s field", name)
+		}
+		secs, err := strconv.ParseFloat(v, 64)
+		if err != nil || secs < 0 || math.IsInf(secs, 0) {
+			return Sample{}, fmt.Errorf("saturation: info: %s: not a number of seconds: %q", name, v)
+		}
+		s.ServerCPU += time.Duration(math.Round(secs * float64(time.Second)))
+	}
+	v, ok := fields["total_connections_received"]
+	if !ok {
+		return Sample{}, fmt.Errorf("saturation: info: no total_connections_received field")
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return Sample{}, fmt.Errorf("saturation: info: total_connections_received: %w", err)
+	}
+	s.ServerConnsReceived = n
+	return s, nil
+}
+
+// PeakRSS returns this process's peak resident set size so far, in bytes
+// (getrusage maxrss, which Linux reports in KiB), or 0 where the OS does not
+// report it.
+func PeakRSS() int64 {
+	_, rss := selfUsage()
+	return rss
+}
+
+// Report is the self-check for one run, serialised into the JSON as
+// "saturation".
+type Report struct {
+	// ClientCPU is this process's CPU over wall time, in cores (1.0 = one
+	// core busy), rounded to 0.001.
+	ClientCPU float64 `json:"client_cpu"`
+	// ServerCPU is the server's CPU over wall time, in cores, rounded to 0.001.
+	ServerCPU float64 `json:"server_cpu"`
+	// ConnectionsOpened is the number of connections the server accepted
+	// between the two samples, from any client.
+	ConnectionsOpened int64 `json:"connections_opened"`
+	// PeakRSSBytes is this process's peak resident set, in bytes, as of the
+	// later sample: the high-water mark of the whole process so far, not of
+	// the phase alone.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// Verdict is a line that starts "server-bound:" or "client-bound:", or
+	// "" when Redis had CPU to spare and the client was not the busier side
+	// (see the package doc for the rule).
+	Verdict string `json:"verdict"`
+}
+
+// Compare computes the Report between two samples, taken before and after
+// the load phase from one server process (a server restart in between resets
+// its counters and makes the differences meaningless). The verdict is judged
+// on the figures as rounded. A wall time that is not positive gives zero CPU
+// figures and no verdict.
+func Compare(before, after Sample) Report {
+	rep := Report{
+		ConnectionsOpened: after.ServerConnsReceived - before.ServerConnsReceived,
+		PeakRSSBytes:      after.PeakRSSBytes,
+	}
+	wall := after.At.Sub(before.At)
+	if wall <= 0 {
+		return rep
+	}
+	rep.ClientCPU = cores(after.ProcessCPU-before.ProcessCPU, wall)
+	rep.ServerCPU = cores(after.ServerCPU-before.ServerCPU, wall)
+	rep.Verdict = verdict(rep.ClientCPU, rep.ServerCPU)
+	return rep
+}
+
+// cores is cpu over wall, rounded to 0.001.
+func cores(cpu, wall time.Duration) float64 {
+	return math.Round(float64(cpu)/float64(wall)*1000) / 1000
+}
+
+// verdict applies the package doc's rule.
+func verdict(clientCPU, serverCPU float64) string {
+	switch {
+	case serverCPU >= ServerBusy:
+		return fmt.Sprintf("server-bound: redis-server used %.2f cores and runs commands on one main thread: the figures measure Redis", serverCPU)
+	case clientCPU > serverCPU && clientCPU >= IdleCPU:
+		return fmt.Sprintf("client-bound: the figures measure rlbench, not Redis (rlbench used %.2f cores, redis-server %.2f of its one main thread)", clientCPU, serverCPU)
+	}
+	return ""
+}

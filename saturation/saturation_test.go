@@ -1,0 +1,171 @@
+package saturation
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var t0 = time.Date(2026, 11, 29, 19, 40, 0, 0, time.UTC)
+
+// sample builds a Sample at t0+at with the given CPU times, in seconds.
+func sample(at, processCPU, serverCPU float64, conns int64) Sample {
+	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	return Sample{At: t0.Add(sec(at)), ProcessCPU: sec(processCPU), ServerCPU: sec(serverCPU), ServerConnsReceived: conns}
+}
+
+func TestCompare(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name          string
+		before, after Sample
+		wantClient    float64
+		wantServer    float64
+		wantConns     int64
+		wantBound     string // the verdict up to its colon: "", "server-bound" or "client-bound"
+	}{
+		// Redis's main thread near one core: it cannot go faster.
+		{name: "server saturated", before: sample(0, 1, 2, 10), after: sample(10, 6, 11.5, 510), wantClient: 0.5, wantServer: 0.95, wantConns: 500, wantBound: "server-bound"},
+		// 0.9 core is already server-bound.
+		{name: "server at the threshold", before: sample(0, 0, 0, 0), after: sample(10, 2, 9, 0), wantClient: 0.2, wantServer: 0.9, wantBound: "server-bound"},
+		// The server's limit wins over a busier client: the figures measure Redis.
+		{name: "client busier, server saturated", before: sample(0, 0, 0, 0), after: sample(10, 12, 9.5, 0), wantClient: 1.2, wantServer: 0.95, wantBound: "server-bound"},
+		// Rounding to 0.001 core happens before the rule: 0.89996 shows and counts as 0.9.
+		{name: "server rounded up to the threshold", before: sample(0, 0, 0, 0), after: sample(10, 1, 8.9996, 0), wantClient: 0.1, wantServer: 0.9, wantBound: "server-bound"},
+		// Just under the threshold, with a lighter client: fine.
+		{name: "server just under, client lighter", before: sample(0, 0, 0, 0), after: sample(10, 2, 8.99, 0), wantClient: 0.2, wantServer: 0.899},
+		// Measured on the 2-core machine: rlbench/rueidis against a server
+		// that redis-benchmark -P 16 drove to 0.97.
+		{name: "client busier, server has room", before: sample(0, 0, 0, 0), after: sample(10, 9.1, 8.2, 0), wantClient: 0.91, wantServer: 0.82, wantBound: "client-bound"},
+		// Latency-bound with few workers: the client's share of the round trip is larger.
+		{name: "light load, client busier", before: sample(0, 0, 0, 0), after: sample(10, 3, 1, 0), wantClient: 0.3, wantServer: 0.1, wantBound: "client-bound"},
+		// Equal CPU: the client is not the busier one.
+		{name: "equal CPU", before: sample(0, 0, 0, 0), after: sample(10, 8.6, 8.6, 0), wantClient: 0.86, wantServer: 0.86},
+		// The server busier than the client, neither saturated.
+		{name: "server busier, not saturated", before: sample(0, 0, 0, 0), after: sample(10, 5, 7, 0), wantClient: 0.5, wantServer: 0.7},
+		// Under 0.1 core the run is too idle to judge.
+		{name: "idle client", before: sample(0, 0, 0, 0), after: sample(10, 0.99, 0.1, 0), wantClient: 0.099, wantServer: 0.01},
+		// 0.1 core is enough.
+		{name: "client at the idle threshold", before: sample(0, 0, 0, 0), after: sample(10, 1, 0.1, 0), wantClient: 0.1, wantServer: 0.01, wantBound: "client-bound"},
+		// The samples' own zero points cancel out.
+		{name: "differences, not totals", before: sample(100, 50, 400, 1000), after: sample(104, 52, 402, 1003), wantClient: 0.5, wantServer: 0.5, wantConns: 3},
+		// No wall time: no CPU figures and no verdict, but connections still count.
+		{name: "zero wall time", before: sample(5, 0, 0, 7), after: sample(5, 1, 1, 9), wantConns: 2},
+		// Samples in the wrong order are treated like zero wall time.
+		{name: "after before before", before: sample(5, 0, 0, 0), after: sample(4, 1, 1, 0)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.after.PeakRSSBytes = 64 << 20
+			got := Compare(tc.before, tc.after)
+			bound, _, _ := strings.Cut(got.Verdict, ":")
+			if got.ClientCPU != tc.wantClient || got.ServerCPU != tc.wantServer || got.ConnectionsOpened != tc.wantConns || bound != tc.wantBound {
+				t.Errorf("Compare(%+v, %+v) = %+v; want client_cpu %v, server_cpu %v, connections %d, verdict %q...",
+					tc.before, tc.after, got, tc.wantClient, tc.wantServer, tc.wantConns, tc.wantBound)
+			}
+			if got.PeakRSSBytes != 64<<20 {
+				t.Errorf("Compare(...).PeakRSSBytes = %d; want the later sample's %d", got.PeakRSSBytes, 64<<20)
+			}
+		})
+	}
+}
+
+func TestVerdictText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		client float64
+		server float64
+		want   string
+	}{
+		{name: "server-bound", client: 0.5, server: 0.95, want: "server-bound: redis-server used 0.95 cores and runs commands on one main thread: the figures measure Redis"},
+		{name: "client-bound", client: 0.91, server: 0.82, want: "client-bound: the figures measure rlbench, not Redis (rlbench used 0.91 cores, redis-server 0.82 of its one main thread)"},
+		{name: "fine", client: 0.5, server: 0.7, want: ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := verdict(tc.client, tc.server); got != tc.want {
+				t.Errorf("verdict(%v, %v) = %q; want %q", tc.client, tc.server, got, tc.want)
+			}
+		})
+	}
+}
+
+// infoText is a trimmed INFO reply from redis-server 7.0.15.
+const infoText = "# Server\r\nredis_version:7.0.15\r\n\r\n# Stats\r\ntotal_connections_received:42\r\ntotal_commands_processed:1000\r\n\r\n" +
+	"# CPU\r\nused_cpu_sys:1.250000\r\nused_cpu_user:2.500001\r\nused_cpu_sys_children:0.000000\r\n"
+
+func TestParseInfo(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		text      string
+		wantCPU   time.Duration
+		wantConns int64
+		wantErr   string // a substring of the error; "" for none
+	}{
+		{name: "redis 7", text: infoText, wantCPU: 3750001 * time.Microsecond, wantConns: 42},
+		{name: "no cpu section", text: "# Stats\r\ntotal_connections_received:1\r\n", wantErr: "no used_cpu_user field"},
+		{name: "no stats section", text: "used_cpu_user:1\r\nused_cpu_sys:1\r\n", wantErr: "no total_connections_received field"},
+		{name: "bad cpu", text: "used_cpu_user:x\r\nused_cpu_sys:1\r\ntotal_connections_received:1\r\n", wantErr: `used_cpu_user: not a number of seconds: "x"`},
+		{name: "negative cpu", text: "used_cpu_user:1\r\nused_cpu_sys:-1\r\ntotal_connections_received:1\r\n", wantErr: "used_cpu_sys"},
+		{name: "bad connections", text: "used_cpu_user:1\r\nused_cpu_sys:1\r\ntotal_connections_received:1.5\r\n", wantErr: "total_connections_received"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := parseInfo(tc.text)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("parseInfo(%q) = (%+v, %v); want an error containing %q", tc.text, got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got.ServerCPU != tc.wantCPU || got.ServerConnsReceived != tc.wantConns {
+				t.Errorf("parseInfo(%q) = (cpu %v, conns %d, %v); want (cpu %v, conns %d, nil)", tc.text, got.ServerCPU, got.ServerConnsReceived, err, tc.wantCPU, tc.wantConns)
+			}
+		})
+	}
+}
+
+// fakeInfo answers INFO with fixed text or an error.
+type fakeInfo struct {
+	text string
+	err  error
+}
+
+func (f fakeInfo) Info(ctx context.Context, _ ...string) *redis.StringCmd {
+	cmd := redis.NewStringCmd(ctx, "info")
+	cmd.SetVal(f.text)
+	cmd.SetErr(f.err)
+	return cmd
+}
+
+func TestTakeFillsProcessFields(t *testing.T) {
+	t.Parallel()
+	s, err := Take(t.Context(), fakeInfo{text: infoText})
+	if err != nil {
+		t.Fatalf("Take(INFO from redis 7) error = %v; want nil", err)
+	}
+	if s.At.IsZero() || s.ProcessCPU <= 0 || s.PeakRSSBytes <= 0 {
+		t.Errorf("Take(INFO from redis 7) = %+v; want At, ProcessCPU and PeakRSSBytes set", s)
+	}
+	if s.ServerCPU != 3750001*time.Microsecond || s.ServerConnsReceived != 42 {
+		t.Errorf("Take(INFO from redis 7) = server cpu %v, conns %d; want 3.750001s, 42", s.ServerCPU, s.ServerConnsReceived)
+	}
+}
+
+func TestTakeWrapsInfoError(t *testing.T) {
+	t.Parallel()
+	down := errors.New("connection refused")
+	_, err := Take(t.Context(), fakeInfo{err: down})
+	if !errors.Is(err, down) || !strings.HasPrefix(err.Error(), "saturation: info: ") {
+		t.Errorf("Take(failing INFO) error = %v; want %q wrapping %v", err, "saturation: info: ...", down)
+	}
+}
