@@ -59,6 +59,9 @@ type Config struct {
 	// redis-server on PATH.
 	RedisServer string `json:"redis_server,omitempty"`
 
+	// FlushDelay is rueidis' MaxFlushDelay (see clients.Options); 0 means
+	// rueidis' default, no delay.
+	FlushDelay time.Duration `json:"rueidis_flush_delay_ns"`
 	// KeepKeys leaves each run's keys in Redis after the audit instead of
 	// deleting them.
 	KeepKeys bool `json:"keep_keys"`
@@ -282,7 +285,7 @@ func runCell(ctx context.Context, cfg Config, target *target, sname, cname strin
 	}
 	// Before the client connects, so that its connections are counted.
 	before, beforeErr := saturation.Take(ctx, observer)
-	conn, err := clients.New(cname, clients.Options{Addr: target.addr, Password: cfg.Password, DB: cfg.DB, Workers: cfg.Workload.Clients})
+	conn, err := clients.New(cname, clients.Options{Addr: target.addr, Password: cfg.Password, DB: cfg.DB, Workers: cfg.Workload.Clients, FlushDelay: cfg.FlushDelay})
 	if err != nil {
 		return results.Run{}, fmt.Errorf("%s: %w", cname, err)
 	}

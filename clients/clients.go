@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rlbench/rlbench/strategies"
 )
@@ -28,6 +29,10 @@ type Options struct {
 	// go-redis pool is sized to it so that callers do not queue inside the
 	// client; rueidis multiplexes them over a few pipelined connections.
 	Workers int
+	// FlushDelay is rueidis' MaxFlushDelay: after each write, its pipeline
+	// waits up to this long to gather more commands into the next one. 0,
+	// rueidis' default, writes at once. go-redis ignores it.
+	FlushDelay time.Duration
 }
 
 // Conn is a strategies.Client bound to one server, with what a report needs

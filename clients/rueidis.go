@@ -41,6 +41,7 @@ func newRueidis(o Options) (*rueidisAdapter, error) {
 		AlwaysPipelining:      false,
 		PipelineMultiplex:     multiplex,
 		RingScaleEachConn:     rueidisRingScale,
+		MaxFlushDelay:         o.FlushDelay,
 		// A single server: no CLUSTER probing on connect.
 		ForceSingleClient: true,
 	}
@@ -50,8 +51,8 @@ func newRueidis(o Options) (*rueidisAdapter, error) {
 	}
 	return &rueidisAdapter{
 		c: c,
-		opts: fmt.Sprintf("auto_pipelining=on always_pipelining=off pipeline_multiplex=%d (%d conns) ring_scale=%d retry=off",
-			multiplex, 1<<multiplex, rueidisRingScale),
+		opts: fmt.Sprintf("auto_pipelining=on always_pipelining=off pipeline_multiplex=%d (%d conns) ring_scale=%d max_flush_delay=%s retry=off",
+			multiplex, 1<<multiplex, rueidisRingScale, o.FlushDelay),
 	}, nil
 }
 

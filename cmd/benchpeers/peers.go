@@ -85,16 +85,20 @@ type options struct {
 
 // target is one comparison: an rlbench client against a redis-benchmark pipeline depth.
 type target struct {
-	client   string // rlbench --client
-	pipeline int    // redis-benchmark -P
+	client   string   // rlbench --client
+	flags    []string // more rlbench flags for this client
+	pipeline int      // redis-benchmark -P
 }
 
 // targets are issue 3's: go-redis (a pool of 500 connections) against plain
 // redis-benchmark -c 500, and rueidis (500 workers auto-pipelined over a few
-// connections) against redis-benchmark -c 500 -P 16.
+// connections) against redis-benchmark -c 500 -P 16. rueidis gathers its
+// batches with a 20µs MaxFlushDelay, as redis-benchmark -P gathers 16
+// commands per write; without it rueidis writes each command as it comes
+// and spends its CPU in system calls (see README, Performance).
 var targets = []target{
 	{client: "go-redis", pipeline: 1},
-	{client: "rueidis", pipeline: pipeline},
+	{client: "rueidis", flags: []string{"--rueidis-flush-delay", "20us"}, pipeline: pipeline},
 }
 
 // report is everything written to --out.
@@ -260,7 +264,7 @@ func compare(ctx context.Context, o options, stdout io.Writer) (err error) {
 
 	for i, t := range targets {
 		tr := targetResult{
-			Name:                   fmt.Sprintf("%d: rlbench --client %s vs redis-benchmark -c %d -P %d", i+1, t.client, clients, t.pipeline),
+			Name:                   fmt.Sprintf("%d: rlbench --client %s vs redis-benchmark -c %d -P %d", i+1, strings.Join(append([]string{t.client}, t.flags...), " "), clients, t.pipeline),
 			RlbenchClient:          t.client,
 			RedisBenchmarkPipeline: t.pipeline,
 		}
@@ -279,7 +283,7 @@ func compare(ctx context.Context, o options, stdout io.Writer) (err error) {
 // redis-cli SCRIPT LOAD of the copy must answer the same SHA, which also
 // loads it for redis-benchmark.
 func (b *bench) checkScript(ctx context.Context) error {
-	args := b.rlbenchArgs("go-redis", 1, 50, 1000, filepath.Join(b.tmp, "warmup.json"))
+	args := b.rlbenchArgs(targets[0], 1, 50, 1000, filepath.Join(b.tmp, "warmup.json"))
 	if _, err := b.exec(ctx, time.Second+rlbenchSlack, "", b.o.rlbench, args...); err != nil {
 		return fmt.Errorf("rlbench warm-up: %w", err)
 	}
@@ -310,7 +314,7 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 		threads = fmt.Sprintf("--threads %d", b.o.rbThreads)
 	}
 	fmt.Fprintf(b.stdout, "\ntarget %d: rlbench --strategy lua --client %s --clients %d  vs  redis-benchmark -c %d -P %d (%s)\n",
-		num, t.client, clients, clients, t.pipeline, threads)
+		num, strings.Join(append([]string{t.client}, t.flags...), " "), clients, clients, t.pipeline, threads)
 
 	// redis-benchmark has no duration flag: it sends -n requests. A first
 	// run of about a second gives the rate; each run's -n is then the median
@@ -326,7 +330,7 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 
 	sideTimeout := time.Duration(b.o.seconds) * time.Second
 	for run := 1; run <= b.o.runs; run++ {
-		a, err := b.rlbenchRun(ctx, t.client, run)
+		a, err := b.rlbenchRun(ctx, t, run)
 		if err != nil {
 			return fmt.Errorf("target %d run %d: %w", num, run, err)
 		}
@@ -368,20 +372,20 @@ func cpuCell(r saturation.Report) string {
 
 // rlbenchArgs is the lua strategy on client against the shared server, with
 // workers and keyCount keys, for seconds, writing its JSON to jsonPath.
-func (b *bench) rlbenchArgs(client string, seconds, workers, keyCount int, jsonPath string) []string {
-	return []string{
-		"--strategy", "lua", "--client", client,
+func (b *bench) rlbenchArgs(t target, seconds, workers, keyCount int, jsonPath string) []string {
+	return append([]string{
+		"--strategy", "lua", "--client", t.client,
 		"--clients", strconv.Itoa(workers), "--keys", strconv.Itoa(keyCount),
 		"--window", strconv.Itoa(window), "--limit", strconv.Itoa(limit),
 		"--addr", b.addr, "--duration", fmt.Sprintf("%ds", seconds),
 		"--json", jsonPath, "-q",
-	}
+	}, t.flags...)
 }
 
 // rlbenchRun runs one rlbench side and reads its JSON.
-func (b *bench) rlbenchRun(ctx context.Context, client string, run int) (side, error) {
-	jsonPath := filepath.Join(b.tmp, fmt.Sprintf("rlbench-%s-%d.json", client, run))
-	args := b.rlbenchArgs(client, b.o.seconds, clients, keys, jsonPath)
+func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error) {
+	jsonPath := filepath.Join(b.tmp, fmt.Sprintf("rlbench-%s-%d.json", t.client, run))
+	args := b.rlbenchArgs(t, b.o.seconds, clients, keys, jsonPath)
 	m, err := b.measure(ctx, time.Duration(b.o.seconds)*time.Second+rlbenchSlack, b.o.rlbench, args...)
 	if err != nil {
 		return side{}, fmt.Errorf("rlbench: %w", err)

@@ -76,6 +76,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&c.Password, "password", "", "password for --addr (default: $REDISCLI_AUTH)")
 	fs.IntVar(&c.DB, "db", 0, "database number on --addr")
 	fs.StringVar(&c.RedisServer, "redis-server", "", "redis-server binary for the private server (default: redis-server on PATH)")
+	fs.DurationVar(&c.FlushDelay, "rueidis-flush-delay", 0, "rueidis MaxFlushDelay: how long its pipeline waits after a write to gather the next batch (0: rueidis' default, none)")
 	fs.Float64Var(&c.Workload.CrashRate, "crash-rate", 0, "probability (0 to 1) that a worker dies mid-decision: between the commands of a non-atomic strategy, after sending for an atomic one")
 	fs.DurationVar(&c.Workload.RacePause, "race-pause", 0, "pause between the read and the write of a non-atomic strategy, to widen its race")
 	fs.StringArrayVar(&o.faults, "fault", nil, "inject a fault, repeatable: script-flush@T, restart@T (private server only), stall@T:D, kill-clients@T (T from the start of each cell)")
