@@ -8,8 +8,6 @@ package rlbench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -95,31 +93,33 @@ func usage(flag string, err error) error { return &UsageError{Flag: flag, Err: e
 
 // withDefaults returns c with defaults applied and a run prefix chosen.
 func (c Config) withDefaults() Config {
-	c.Strategies = expandAll(c.Strategies, []string{"lua"}, strategies.Names())
-	c.Clients = expandAll(c.Clients, clients.Names[:1], clients.Names)
+	if len(c.Strategies) == 0 {
+		c.Strategies = []string{"lua"}
+	}
+	if len(c.Clients) == 0 {
+		c.Clients = clients.Names[:1]
+	}
 	sc := strategies.Config{Limit: c.Limit, Window: c.Window}.WithDefaults()
 	c.Limit, c.Window = sc.Limit, sc.Window
 	if c.OnError == "" {
 		c.OnError = DefaultOnError
 	}
 	if c.Workload.Prefix == "" {
-		c.Workload.Prefix = "rlbench:" + newRunID() + ":"
+		c.Workload.Prefix = audit.NewPrefix("rlbench")
 	}
 	c.Workload = c.Workload.WithDefaults()
 	return c
 }
 
-// validate checks everything that can be checked without a server.
-func (c Config) validate() error {
-	for _, name := range c.Strategies {
-		if _, err := strategies.Lookup(name); err != nil {
-			return usage("--strategy", err)
-		}
+// validate checks everything that can be checked without a server, and
+// expands "all" in the strategy and client lists.
+func (c *Config) validate() error {
+	var err error
+	if c.Strategies, err = strategies.Select(c.Strategies); err != nil {
+		return usage("--strategy", err)
 	}
-	for _, name := range c.Clients {
-		if !contains(clients.Names, name) {
-			return usage("--client", fmt.Errorf("%w %q (accepted: %s)", clients.ErrUnknownClient, name, strings.Join(clients.Names, ", ")))
-		}
+	if c.Clients, err = clients.Select(c.Clients); err != nil {
+		return usage("--client", err)
 	}
 	if c.Limit < 1 {
 		return usage("--limit", fmt.Errorf("%w, got %d", strategies.ErrInvalidLimit, c.Limit))
@@ -168,25 +168,6 @@ func workloadFlag(err error) string {
 	return "--duration"
 }
 
-// expandAll returns def for an empty list and the list otherwise, with
-// "all" replaced by every name in all. Names that are not in all are kept,
-// so that validation reports them.
-func expandAll(list, def, all []string) []string {
-	if len(list) == 0 {
-		return def
-	}
-	if !contains(list, "all") {
-		return list
-	}
-	out := slices.Clone(all)
-	for _, name := range list {
-		if name != "all" && !contains(all, name) {
-			out = append(out, name)
-		}
-	}
-	return out
-}
-
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -194,12 +175,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func newRunID() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
 }
 
 // Options says where Run writes while it works. Its zero value is silent.
@@ -232,11 +207,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 	if err != nil {
 		return nil, err
 	}
-	defer target.close()
-	if err := checkSupport(cfg.Strategies, target.info); err != nil {
+	defer target.Close()
+	if err := checkSupport(cfg.Strategies, target.Info); err != nil {
 		return nil, err
 	}
-	observer := redis.NewClient(&redis.Options{Addr: target.addr, Password: cfg.Password, DB: cfg.DB, PoolSize: 4, DisableIdentity: true})
+	observer := redis.NewClient(&redis.Options{Addr: target.Addr, Password: cfg.Password, DB: cfg.DB, PoolSize: 4, DisableIdentity: true})
 	defer observer.Close()
 	if err := checkConnections(ctx, observer, cfg); err != nil {
 		return nil, err
@@ -246,10 +221,10 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 		Tool:    "rlbench",
 		Started: time.Now().UTC(),
 		Server: results.Server{
-			Addr:    target.addr,
-			Name:    target.info.Name,
-			Version: target.info.Version,
-			Managed: target.managed != nil,
+			Addr:    target.Addr,
+			Name:    target.Info.Name,
+			Version: target.Info.Version,
+			Managed: target.Private != nil,
 		},
 		Config: cfg,
 	}
@@ -278,14 +253,14 @@ func CellPrefix(runPrefix, strategy, client string) string {
 	return runPrefix + strategy + ":" + client + ":"
 }
 
-func runCell(ctx context.Context, cfg Config, target *target, sname, cname string, observer *redis.Client, log, progress io.Writer) (results.Run, error) {
+func runCell(ctx context.Context, cfg Config, target *redisserver.Target, sname, cname string, observer *redis.Client, log, progress io.Writer) (results.Run, error) {
 	strat, err := strategies.New(sname, strategies.Config{Limit: cfg.Limit, Window: cfg.Window})
 	if err != nil {
 		return results.Run{}, usage("--strategy", err)
 	}
 	// Before the client connects, so that its connections are counted.
 	before, beforeErr := saturation.Take(ctx, observer)
-	conn, err := clients.New(cname, clients.Options{Addr: target.addr, Password: cfg.Password, DB: cfg.DB, Workers: cfg.Workload.Clients, FlushDelay: cfg.FlushDelay})
+	conn, err := clients.New(cname, clients.Options{Addr: target.Addr, Password: cfg.Password, DB: cfg.DB, Workers: cfg.Workload.Clients, FlushDelay: cfg.FlushDelay})
 	if err != nil {
 		return results.Run{}, fmt.Errorf("%s: %w", cname, err)
 	}
@@ -306,7 +281,7 @@ func runCell(ctx context.Context, cfg Config, target *target, sname, cname strin
 	stopMonitor := monitor(progress, label, &rec)
 	stopFaults := faults.Schedule(ctx, cfg.Faults, faults.Target{
 		Admin:      observer,
-		Restart:    target.restart(),
+		Restart:    restarter(target),
 		ClientName: clientName(wl.Prefix),
 	})
 	info, _ := strategies.Lookup(sname)
@@ -419,43 +394,28 @@ func monitor(w io.Writer, label string, rec *results.Recorder) func() []results.
 	return func() []results.Second { close(done); <-finished; return series }
 }
 
-// target is the server a run uses, and the private process behind it if
-// rlbench started one.
-type target struct {
-	addr    string
-	info    redisserver.Info
-	managed *redisserver.Server
-}
-
-// restart returns the private server's Restart, or nil for --addr.
-func (t *target) restart() func(context.Context) error {
-	if t.managed == nil {
-		return nil
-	}
-	return t.managed.Restart
-}
-
-func (t *target) close() {
-	if t.managed != nil {
-		t.managed.Close()
-	}
-}
-
-func openTarget(ctx context.Context, cfg Config) (*target, error) {
-	if cfg.Addr != "" {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		info, err := redisserver.Probe(pctx, cfg.Addr, cfg.Password, cfg.DB)
-		if err != nil {
-			return nil, usage("--addr", fmt.Errorf("%w (is a Redis server listening there? leave out --addr to let rlbench start a private redis-server)", err))
-		}
-		return &target{addr: cfg.Addr, info: info}, nil
-	}
-	srv, err := redisserver.Start(ctx, redisserver.Options{Binary: cfg.RedisServer, Args: []string{"--maxclients", "20000"}})
-	if err != nil {
+// openTarget finds or starts the server for cfg. A failure is bad input:
+// of --addr when one was given, of --redis-server otherwise.
+func openTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
+	t, err := redisserver.Open(ctx, redisserver.TargetOptions{
+		Addr: cfg.Addr, Password: cfg.Password, DB: cfg.DB,
+		Start: redisserver.Options{Binary: cfg.RedisServer, Args: []string{"--maxclients", "20000"}},
+	})
+	switch {
+	case err != nil && cfg.Addr != "":
+		return nil, usage("--addr", err)
+	case err != nil:
 		return nil, usage("--redis-server", err)
 	}
-	return &target{addr: srv.Addr(), info: srv.Info(), managed: srv}, nil
+	return t, nil
+}
+
+// restarter returns the private server's Restart, or nil for --addr.
+func restarter(t *redisserver.Target) func(context.Context) error {
+	if t.Private == nil {
+		return nil
+	}
+	return t.Private.Restart
 }
 
 // checkSupport refuses a strategy that the server's version cannot run.

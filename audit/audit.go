@@ -12,6 +12,8 @@ package audit
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -184,4 +186,13 @@ func (s *keySet) add(key string) bool {
 	}
 	s.hashes[h] = struct{}{}
 	return true
+}
+
+// NewPrefix returns a fresh key prefix for one run of tool:
+// "<tool>:<UTC time>-<8 random hex digits>:", e.g.
+// "rlbench:20261129T194000-1a2b3c4d:". Two runs never share one.
+func NewPrefix(tool string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return tool + ":" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:]) + ":"
 }

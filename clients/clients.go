@@ -51,6 +51,12 @@ type Conn interface {
 	Close() error
 }
 
+// Select expands "all" in names to every client, drops repeats, and
+// returns ErrUnknownClient, with the accepted names, for an unknown one.
+func Select(names []string) ([]string, error) {
+	return strategies.SelectFrom(names, Names, ErrUnknownClient)
+}
+
 // New connects the named client. go-redis dials on first use; rueidis dials
 // (and so can fail) here.
 func New(name string, o Options) (Conn, error) {

@@ -21,10 +21,10 @@ func init() {
 	})
 }
 
-// seedScript is the second seed's script, verbatim in behaviour: it validates
+// SeedScript is the second seed's script, verbatim in behaviour: it validates
 // the window before its first write, sets the expiry only when INCR created
 // the counter, and returns the count with the remaining TTL.
-var seedScript = NewScript(`-- KEYS[1]: rate-limit key; ARGV[1]: window length in seconds
+var SeedScript = NewScript(`-- KEYS[1]: rate-limit key; ARGV[1]: window length in seconds
 local seconds = tonumber(ARGV[1])
 if not seconds or seconds < 1 or seconds ~= math.floor(seconds) then
   return redis.error_reply('Window must be a positive integer')
@@ -47,7 +47,7 @@ func (lua) Name() string { return "lua" }
 
 func (s lua) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	keys := [1]string{key}
-	r, err := c.EvalInts(ctx, seedScript, keys[:], s.args)
+	r, err := c.EvalInts(ctx, SeedScript, keys[:], s.args)
 	if err != nil {
 		return Decision{}, fmt.Errorf("lua: evalsha: %w", err)
 	}

@@ -484,3 +484,27 @@ func TestAllOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestSelect(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		names []string
+		want  []string
+		err   error
+	}{
+		{"as given", []string{"lua", "naive"}, []string{"lua", "naive"}, nil},
+		{"repeats dropped", []string{"lua", "lua"}, []string{"lua"}, nil},
+		{"all", []string{"all"}, strategies.Names(), nil},
+		{"all and a name", []string{"lua", "all"}, append([]string{"lua"}, slices.DeleteFunc(strategies.Names(), func(n string) bool { return n == "lua" })...), nil},
+		{"unknown beside all", []string{"all", "nope"}, nil, strategies.ErrUnknownStrategy},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := strategies.Select(tc.names)
+			if !errors.Is(err, tc.err) || !slices.Equal(got, tc.want) {
+				t.Errorf("Select(%q) = %q, %v; want %q, %v", tc.names, got, err, tc.want, tc.err)
+			}
+		})
+	}
+}

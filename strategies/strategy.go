@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -234,6 +235,34 @@ func Lookup(name string) (Info, error) {
 		return Info{}, fmt.Errorf("%w %q (accepted: %s)", ErrUnknownStrategy, name, strings.Join(Names(), ", "))
 	}
 	return i, nil
+}
+
+// Select expands "all" in names to every registered strategy, drops
+// repeats, and returns ErrUnknownStrategy, with the accepted names, for a
+// name that is not registered.
+func Select(names []string) ([]string, error) {
+	return SelectFrom(names, Names(), ErrUnknownStrategy)
+}
+
+// SelectFrom is Select over any list of accepted names: package clients
+// selects its clients with it. An unknown name gives errUnknown, wrapped
+// with the name and the accepted ones.
+func SelectFrom(names, all []string, errUnknown error) ([]string, error) {
+	var out []string
+	for _, n := range names {
+		add := []string{n}
+		if n == "all" {
+			add = all
+		} else if !slices.Contains(all, n) {
+			return nil, fmt.Errorf("%w %q (accepted: %s, or all)", errUnknown, n, strings.Join(all, ", "))
+		}
+		for _, a := range add {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out, nil
 }
 
 // New builds the named strategy. It validates cfg after applying defaults.

@@ -22,19 +22,16 @@ package verify
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/redisserver"
@@ -116,27 +113,20 @@ type Config struct {
 	Log io.Writer
 }
 
-// UsageError is bad input: a value Run does not accept, or a target it
-// cannot use. Nothing has been written to Redis when Run returns one.
-type UsageError struct {
-	// Flag is the command-line flag at fault, e.g. "--strategy".
-	Flag string
-	// Err says what was wrong and what is accepted.
-	Err error
-}
-
-// Error returns the flag and what was wrong, e.g. `--strategy: unknown strategy "nope" (accepted: ...)`.
-func (e *UsageError) Error() string { return e.Flag + ": " + e.Err.Error() }
-
-// Unwrap returns Err, so that errors.Is finds the sentinel errors.
-func (e *UsageError) Unwrap() error { return e.Err }
+// UsageError is bad input, as in rlbench.Run: the flag at fault and what
+// it accepts. Nothing has been written to Redis when Run returns one.
+type UsageError = rlbench.UsageError
 
 func usage(flag string, err error) error { return &UsageError{Flag: flag, Err: err} }
 
 // withDefaults returns c with defaults applied and a prefix chosen.
 func (c Config) withDefaults() Config {
-	c.Strategies = expandAll(c.Strategies, strategies.Names())
-	c.Clients = expandAll(c.Clients, clients.Names)
+	if len(c.Strategies) == 0 {
+		c.Strategies = []string{"all"}
+	}
+	if len(c.Clients) == 0 {
+		c.Clients = []string{"all"}
+	}
 	if c.Limit == 0 {
 		c.Limit = DefaultLimit
 	}
@@ -147,22 +137,20 @@ func (c Config) withDefaults() Config {
 		c.Workers = DefaultWorkers
 	}
 	if c.Prefix == "" {
-		c.Prefix = "rlbench-verify:" + newRunID() + ":"
+		c.Prefix = audit.NewPrefix("rlbench-verify")
 	}
 	return c
 }
 
-// validate checks everything that can be checked without a server.
-func (c Config) validate() error {
-	for _, name := range c.Strategies {
-		if _, err := strategies.Lookup(name); err != nil {
-			return usage("--strategy", err)
-		}
+// validate checks everything that can be checked without a server, and
+// expands "all" in the strategy and client lists.
+func (c *Config) validate() error {
+	var err error
+	if c.Strategies, err = strategies.Select(c.Strategies); err != nil {
+		return usage("--strategy", err)
 	}
-	for _, name := range c.Clients {
-		if !slices.Contains(clients.Names, name) {
-			return usage("--client", fmt.Errorf("%w %q (accepted: %s)", clients.ErrUnknownClient, name, strings.Join(clients.Names, ", ")))
-		}
+	if c.Clients, err = clients.Select(c.Clients); err != nil {
+		return usage("--client", err)
 	}
 	switch {
 	case c.Limit < 1:
@@ -177,27 +165,6 @@ func (c Config) validate() error {
 		return usage("--db", fmt.Errorf("%w, got %d", ErrInvalidDB, c.DB))
 	}
 	return nil
-}
-
-// expandAll returns all for an empty list or one holding "all", and the
-// list, without duplicates, otherwise.
-func expandAll(list, all []string) []string {
-	if len(list) == 0 || slices.Contains(list, "all") {
-		return all
-	}
-	var out []string
-	for _, s := range list {
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func newRunID() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
 }
 
 // Run validates cfg, finds or starts the server, and runs every Check for
@@ -224,12 +191,13 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer tgt.close()
+	defer tgt.Close()
+	server := serverOf(tgt.Addr, tgt.Info, tgt.Private != nil)
 
 	m := &Matrix{
 		Tool:    "rlbench verify",
 		Started: time.Now().UTC(),
-		Server:  tgt.server,
+		Server:  server,
 		Prefix:  cfg.Prefix,
 		Limit:   cfg.Limit,
 		Window:  cfg.Window,
@@ -237,7 +205,7 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 		Checks:  checkNames(),
 	}
 	observer := redis.NewClient(&redis.Options{
-		Addr:                     tgt.server.Addr,
+		Addr:                     server.Addr,
 		Password:                 cfg.Password,
 		DB:                       cfg.DB,
 		PoolSize:                 32,
@@ -254,8 +222,8 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 				cfg:      cfg,
 				info:     info,
 				client:   cname,
-				server:   tgt.server,
-				managed:  tgt.managed,
+				server:   server,
+				managed:  tgt.Private,
 				observer: observer,
 				prefix:   cfg.Prefix + sname + ":" + cname + ":",
 				cells:    make([]Cell, len(allChecks)),
@@ -263,7 +231,7 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 		}
 	}
 	fmt.Fprintf(log, "rlbench verify: %s; prefix %q; %d rows x %d checks, limit %d, window %ds\n",
-		describeServer(tgt.server), cfg.Prefix, len(rows), len(allChecks), cfg.Limit, cfg.Window)
+		describeServer(server), cfg.Prefix, len(rows), len(allChecks), cfg.Limit, cfg.Window)
 
 	// Phase 1: the checks that touch only their own keys, rows in parallel.
 	start := time.Now()
@@ -303,38 +271,21 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 	return m, nil
 }
 
-// target is the server Run checks against, and the private process behind
-// it if Run started one.
-type target struct {
-	server  Server
-	managed *redisserver.Server // nil for Addr
-	owned   bool                // Run started managed and must close it
-}
-
-func (t *target) close() {
-	if t.owned {
-		t.managed.Close()
-	}
-}
-
-func openTarget(ctx context.Context, cfg Config) (*target, error) {
+// openTarget finds or starts the server for cfg. A failure is bad input:
+// of --addr when one was given, of --redis-server otherwise.
+func openTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
+	t, err := redisserver.Open(ctx, redisserver.TargetOptions{
+		Addr: cfg.Addr, Password: cfg.Password, DB: cfg.DB,
+		Server: cfg.Server,
+		Start:  redisserver.Options{Binary: cfg.RedisServer},
+	})
 	switch {
-	case cfg.Addr != "":
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		info, err := redisserver.Probe(pctx, cfg.Addr, cfg.Password, cfg.DB)
-		if err != nil {
-			return nil, usage("--addr", fmt.Errorf("%w (is a Redis server listening there? leave out --addr to let rlbench start a private redis-server)", err))
-		}
-		return &target{server: serverOf(cfg.Addr, info, false)}, nil
-	case cfg.Server != nil:
-		return &target{server: serverOf(cfg.Server.Addr(), cfg.Server.Info(), true), managed: cfg.Server}, nil
-	}
-	srv, err := redisserver.Start(ctx, redisserver.Options{Binary: cfg.RedisServer})
-	if err != nil {
+	case err != nil && cfg.Addr != "":
+		return nil, usage("--addr", err)
+	case err != nil:
 		return nil, usage("--redis-server", err)
 	}
-	return &target{server: serverOf(srv.Addr(), srv.Info(), true), managed: srv, owned: true}, nil
+	return t, nil
 }
 
 func serverOf(addr string, info redisserver.Info, managed bool) Server {

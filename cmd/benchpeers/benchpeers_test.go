@@ -2,39 +2,12 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha1"
-	"encoding/hex"
 	"math"
-	"os"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/rlbench/rlbench/saturation"
 )
-
-// TestSeedScriptMatchesStrategy compares benchpeers' copy of the script with
-// the source of the lua strategy, byte for byte, so that redis-benchmark
-// never runs a different script from rlbench.
-func TestSeedScriptMatchesStrategy(t *testing.T) {
-	t.Parallel()
-	src, err := os.ReadFile("../../strategies/lua.go")
-	if err != nil {
-		t.Fatalf("read the lua strategy: %v", err)
-	}
-	m := regexp.MustCompile("(?s)seedScript = NewScript\\(`(.*?)`\\)").FindSubmatch(src)
-	if m == nil {
-		t.Fatalf("strategies/lua.go has no seedScript = NewScript(`...`): update this test to find the script rlbench sends")
-	}
-	if got := string(m[1]); got != seedScript {
-		t.Errorf("strategies/lua.go seedScript =\n%s\nbenchpeers' copy =\n%s\nwant them equal: copy the strategy's script into cmd/benchpeers/peers.go", got, seedScript)
-	}
-	// The SHA that redis-benchmark sends, as `sha1sum` prints it for the same text.
-	sum := sha1.Sum([]byte(seedScript))
-	if got, want := hex.EncodeToString(sum[:]), "aec4f180b77235580979d2b2e4cf454585b3bc23"; got != want {
-		t.Errorf("sha1(seedScript) = %s; want %s", got, want)
-	}
-}
 
 func TestParseRedisBenchmarkCSV(t *testing.T) {
 	t.Parallel()

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/saturation"
+	"github.com/rlbench/rlbench/strategies"
 )
 
 // The workload both tools run.
@@ -53,22 +52,6 @@ const (
 	// waitDelay is how long a killed child may take to release its output.
 	waitDelay = 5 * time.Second
 )
-
-// seedScript is a byte-for-byte copy of seedScript in strategies/lua.go, the
-// second seed's script that `rlbench --strategy lua` sends, trailing newline
-// included. TestSeedScriptMatchesStrategy fails when the two drift apart, and
-// every run checks that rlbench left this script's SHA in the server's cache.
-const seedScript = `-- KEYS[1]: rate-limit key; ARGV[1]: window length in seconds
-local seconds = tonumber(ARGV[1])
-if not seconds or seconds < 1 or seconds ~= math.floor(seconds) then
-  return redis.error_reply('Window must be a positive integer')
-end
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then
-  redis.call('EXPIRE', KEYS[1], seconds)
-end
-return {n, redis.call('TTL', KEYS[1])}
-`
 
 // options are benchpeers' settings.
 type options struct {
@@ -229,8 +212,7 @@ func compare(ctx context.Context, o options, stdout io.Writer) (err error) {
 	})
 	defer rdb.Close()
 	host, port, _ := strings.Cut(srv.Addr(), ":")
-	sum := sha1.Sum([]byte(seedScript))
-	b := &bench{o: o, addr: srv.Addr(), host: host, port: port, sha: hex.EncodeToString(sum[:]), rdb: rdb, tmp: tmp, stdout: stdout}
+	b := &bench{o: o, addr: srv.Addr(), host: host, port: port, sha: strategies.SeedScript.SHA1, rdb: rdb, tmp: tmp, stdout: stdout}
 
 	rep := report{
 		Tool:       "bench-peers",
@@ -259,7 +241,7 @@ func compare(ctx context.Context, o options, stdout io.Writer) (err error) {
 	if err := b.checkScript(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "script %s: the sha1 of benchpeers' copy, redis-cli SCRIPT LOAD's reply and the script rlbench's warm-up run cached all agree\n", b.sha)
+	fmt.Fprintf(stdout, "script %s: strategies.SeedScript's sha1, redis-cli SCRIPT LOAD's reply and the script rlbench's warm-up run cached all agree\n", b.sha)
 	fmt.Fprintf(stdout, "ratio = rlbench/s / redis-benchmark/s; cpu = client/server cores over each process's life, C = client-bound, S = server-bound (package saturation)\n")
 
 	for i, t := range targets {
@@ -278,7 +260,7 @@ func compare(ctx context.Context, o options, stdout io.Writer) (err error) {
 }
 
 // checkScript proves that redis-benchmark will run the very script rlbench
-// runs: a short rlbench run on the fresh server must leave seedScript's SHA
+// runs: a short rlbench run on the fresh server must leave SeedScript's SHA
 // in the script cache (rlbench sends EVALSHA, then EVAL on NOSCRIPT), and
 // redis-cli SCRIPT LOAD of the copy must answer the same SHA, which also
 // loads it for redis-benchmark.
@@ -292,11 +274,11 @@ func (b *bench) checkScript(ctx context.Context) error {
 		return fmt.Errorf("script check: %w", err)
 	}
 	if got := strings.TrimSpace(string(out.stdout)); got != "1" {
-		return fmt.Errorf("script check: after an rlbench --strategy lua run, SCRIPT EXISTS %s = %q; want 1: rlbench sends another script, so copy seedScript from strategies/lua.go into cmd/benchpeers/peers.go again", b.sha, got)
+		return fmt.Errorf("script check: after an rlbench --strategy lua run, SCRIPT EXISTS %s = %q; want 1: rlbench sent another script than strategies.SeedScript", b.sha, got)
 	}
 	// -x passes stdin as the last argument byte for byte; "$(cat file)" in a
 	// shell would drop the trailing newline and change the SHA.
-	out, err = b.exec(ctx, cliTimeout, seedScript, b.o.redisCLI, "-h", b.host, "-p", b.port, "-x", "SCRIPT", "LOAD")
+	out, err = b.exec(ctx, cliTimeout, strategies.SeedScript.Src, b.o.redisCLI, "-h", b.host, "-p", b.port, "-x", "SCRIPT", "LOAD")
 	if err != nil {
 		return fmt.Errorf("script load: %w", err)
 	}
