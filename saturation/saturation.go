@@ -197,9 +197,9 @@ func cores(cpu, wall time.Duration) float64 {
 func verdict(clientCPU, serverCPU float64) string {
 	switch {
 	case serverCPU >= ServerBusy:
-		return fmt.Sprintf("server-bound: redis-server used %.2f cores and runs commands on one main thread: the figures measure Redis", serverCPU)
+		return "server-bound: redis-server's one main thread was busy: the figures measure Redis"
 	case clientCPU > serverCPU && clientCPU >= IdleCPU:
-		return fmt.Sprintf("client-bound: the figures measure rlbench, not Redis (rlbench used %.2f cores, redis-server %.2f of its one main thread)", clientCPU, serverCPU)
+		return "client-bound: Redis had CPU to spare: the figures measure rlbench, not Redis"
 	}
 	return ""
 }

@@ -83,8 +83,8 @@ func TestVerdictText(t *testing.T) {
 		server float64
 		want   string
 	}{
-		{name: "server-bound", client: 0.5, server: 0.95, want: "server-bound: redis-server used 0.95 cores and runs commands on one main thread: the figures measure Redis"},
-		{name: "client-bound", client: 0.91, server: 0.82, want: "client-bound: the figures measure rlbench, not Redis (rlbench used 0.91 cores, redis-server 0.82 of its one main thread)"},
+		{name: "server-bound", client: 0.5, server: 0.95, want: "server-bound: redis-server's one main thread was busy: the figures measure Redis"},
+		{name: "client-bound", client: 0.91, server: 0.82, want: "client-bound: Redis had CPU to spare: the figures measure rlbench, not Redis"},
 		{name: "fine", client: 0.5, server: 0.7, want: ""},
 	}
 	for _, tc := range tests {
