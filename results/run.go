@@ -42,6 +42,30 @@ func LatencyOf(h *hdrhistogram.Histogram) Latency {
 	}
 }
 
+// Percentile is one point of a latency distribution.
+type Percentile struct {
+	// Quantile is the fraction of decisions at or below Value, e.g. 99.9.
+	Quantile float64 `json:"q"`
+	// ValueUS is the latency, in microseconds.
+	ValueUS float64 `json:"us"`
+}
+
+// curveQuantiles are the points of a percentile curve: 0 to 99.9999, dense
+// in the tail, as HdrHistogram's plots space them.
+var curveQuantiles = []float64{0, 10, 20, 30, 40, 50, 60, 70, 75, 80, 85, 90, 92.5, 95, 96.25, 97.5, 98.125, 98.75, 99, 99.375, 99.5, 99.75, 99.875, 99.9, 99.95, 99.975, 99.99, 99.995, 99.999, 99.9999, 100}
+
+// PercentilesOf returns h's percentile curve, in microseconds.
+func PercentilesOf(h *hdrhistogram.Histogram) []Percentile {
+	if h == nil || h.TotalCount() == 0 {
+		return nil
+	}
+	out := make([]Percentile, len(curveQuantiles))
+	for i, q := range curveQuantiles {
+		out[i] = Percentile{Quantile: q, ValueUS: float64(h.ValueAtQuantile(q))}
+	}
+	return out
+}
+
 // Audit is what a post-run scan of a run's counter keys found. It mirrors
 // audit.Result field for field; the runner converts one into the other.
 type Audit struct {
@@ -120,6 +144,8 @@ type Run struct {
 	ScriptFallbacks int64 `json:"script_fallbacks"`
 	// Audit is what the post-run key scan found.
 	Audit Audit `json:"audit"`
+	// Percentiles is the latency percentile curve, for plots and compare.
+	Percentiles []Percentile `json:"latency_percentiles"`
 	// Histogram holds the latencies, in microseconds, for reporters that need
 	// the whole distribution (e.g. .hgrm files). It is not serialised.
 	Histogram *hdrhistogram.Histogram `json:"-"`
@@ -144,14 +170,15 @@ func NewRun(rec *Recorder, elapsed time.Duration) Run {
 	t := rec.Totals()
 	h := rec.Histogram()
 	run := Run{
-		DurationS:  elapsed.Seconds(),
-		Decisions:  t.Decisions,
-		Allowed:    t.Allowed,
-		Rejected:   t.Rejected,
-		Errors:     t.Errors,
-		ErrorKinds: rec.ErrorKinds(),
-		LatencyUS:  LatencyOf(h),
-		Histogram:  h,
+		DurationS:   elapsed.Seconds(),
+		Decisions:   t.Decisions,
+		Allowed:     t.Allowed,
+		Rejected:    t.Rejected,
+		Errors:      t.Errors,
+		ErrorKinds:  rec.ErrorKinds(),
+		LatencyUS:   LatencyOf(h),
+		Percentiles: PercentilesOf(h),
+		Histogram:   h,
 	}
 	if elapsed > 0 {
 		run.ThroughputPerS = float64(t.Decisions) / elapsed.Seconds()
