@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,15 +48,24 @@ type Config struct {
 	// Prefix means "rlbench:<run-id>:" with a fresh random run id.
 	Workload workload.Config `json:"workload"`
 
+	// Targets are the servers every strategy x client cell runs against,
+	// one after another. Empty means one target: Addr, or a private
+	// RedisServer when Addr is "".
+	Targets []TargetSpec `json:"targets,omitempty"`
 	// Addr targets an existing server (host:port); "" starts a private one.
+	// A shorthand for one target; not with Targets.
 	Addr string `json:"addr,omitempty"`
-	// Password authenticates against Addr; never written to reports.
+	// Password authenticates against every existing server; never written
+	// to reports.
 	Password string `json:"-"`
-	// DB is the database number used on Addr.
+	// DB is the database number used on every existing server.
 	DB int `json:"db"`
 	// RedisServer is the binary started when Addr is ""; "" means
-	// redis-server on PATH.
+	// redis-server on PATH. A shorthand for one target; not with Targets.
 	RedisServer string `json:"redis_server,omitempty"`
+	// Warmup runs each cell's load this long, unrecorded and on keys of its
+	// own, before the measured load; 0 means none.
+	Warmup time.Duration `json:"warmup_ns"`
 
 	// FlushDelay is rueidis' MaxFlushDelay (see clients.Options); 0 means
 	// rueidis' default, no delay.
@@ -69,6 +79,33 @@ type Config struct {
 	// Faults are injected into every cell's load at their times.
 	Faults []faults.Fault `json:"faults,omitempty"`
 }
+
+// TargetSpec names one server of a run: an existing one at Addr, or a
+// private one started from RedisServer.
+type TargetSpec struct {
+	// Label names the target in reports; "" means its address or binary.
+	Label string `json:"label"`
+	// Addr is host:port of an existing server; "" starts a private one.
+	Addr string `json:"addr,omitempty"`
+	// RedisServer is the binary of the private server; "" means
+	// redis-server on PATH.
+	RedisServer string `json:"redis_server,omitempty"`
+}
+
+// ParseTarget reads "[LABEL=]VALUE", as --addr and --redis-server take it.
+func ParseTarget(s string, private bool) TargetSpec {
+	label, value, ok := strings.Cut(s, "=")
+	if !ok {
+		label, value = "", s
+	}
+	if private {
+		return TargetSpec{Label: label, RedisServer: value}
+	}
+	return TargetSpec{Label: label, Addr: value}
+}
+
+// DefaultWarmup is the command line's warm-up before each cell.
+const DefaultWarmup = time.Second
 
 // DefaultOnError is the outage policy when none is given: fail open, as
 // most rate limiters do, so that a Redis outage does not reject everyone.
@@ -104,6 +141,10 @@ func (c Config) withDefaults() Config {
 	if c.OnError == "" {
 		c.OnError = DefaultOnError
 	}
+	if len(c.Targets) == 0 {
+		c.Targets = []TargetSpec{{Addr: c.Addr, RedisServer: c.RedisServer}}
+	}
+	c.Targets = labelTargets(c.Targets)
 	if c.Workload.Prefix == "" {
 		c.Workload.Prefix = audit.NewPrefix("rlbench")
 	}
@@ -136,9 +177,12 @@ func (c *Config) validate() error {
 	if !contains(OnErrorPolicies, c.OnError) {
 		return usage("--on-error", fmt.Errorf("unknown policy %q (accepted: open, closed)", c.OnError))
 	}
+	if c.Warmup < 0 {
+		return usage("--warmup", fmt.Errorf("warm-up must be >= 0, got %s", c.Warmup))
+	}
 	for _, f := range c.Faults {
-		if f.Kind == faults.Restart && c.Addr != "" {
-			return usage("--fault", fmt.Errorf("%s needs the private server that rlbench starts; leave out --addr", f))
+		if f.Kind == faults.Restart && slices.ContainsFunc(c.Targets, func(t TargetSpec) bool { return t.Addr != "" }) {
+			return usage("--fault", fmt.Errorf("%s needs private servers that rlbench starts; leave out --addr", f))
 		}
 		if d := c.Workload.Duration; d > 0 && f.At >= d {
 			return usage("--fault", fmt.Errorf("%s is at or after the end of the run (--duration %s)", f, d))
@@ -168,6 +212,31 @@ func workloadFlag(err error) string {
 	return "--duration"
 }
 
+// labelTargets gives every target a label, unique in the run: its own, or
+// its address, or its binary's name, with "#2", "#3" ... after repeats.
+func labelTargets(ts []TargetSpec) []TargetSpec {
+	out := slices.Clone(ts)
+	seen := map[string]int{}
+	for i := range out {
+		t := &out[i]
+		if t.Label == "" {
+			switch {
+			case t.Addr != "":
+				t.Label = t.Addr
+			case t.RedisServer != "":
+				t.Label = filepath.Base(t.RedisServer)
+			default:
+				t.Label = redisserver.DefaultBinary
+			}
+		}
+		seen[t.Label]++
+		if n := seen[t.Label]; n > 1 {
+			t.Label += "#" + strconv.Itoa(n)
+		}
+	}
+	return out
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -194,6 +263,9 @@ type Options struct {
 // Bad input, an unreachable server and a strategy the server cannot run are
 // *UsageError, returned before anything is written to Redis.
 func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error) {
+	if len(cfg.Targets) > 0 && (cfg.Addr != "" || cfg.RedisServer != "") {
+		return nil, usage("--addr", errors.New("give Targets, or Addr and RedisServer, not both"))
+	}
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -203,48 +275,93 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 		log = io.Discard
 	}
 
-	target, err := openTarget(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer target.Close()
-	if err := checkSupport(cfg.Strategies, target.Info); err != nil {
-		return nil, err
-	}
-	observer := redis.NewClient(&redis.Options{Addr: target.Addr, Password: cfg.Password, DB: cfg.DB, PoolSize: 4, DisableIdentity: true})
-	defer observer.Close()
-	if err := checkConnections(ctx, observer, cfg); err != nil {
-		return nil, err
+	// Every target is opened and checked before the first write: bad input
+	// on any of them is found before anything touches Redis.
+	var targets []*runTarget
+	defer func() {
+		for _, t := range targets {
+			t.close()
+		}
+	}()
+	for _, spec := range cfg.Targets {
+		t, err := openRunTarget(ctx, cfg, spec)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, t)
 	}
 
 	rep := &results.Report{
 		Tool:    "rlbench",
 		Started: time.Now().UTC(),
-		Server: results.Server{
-			Addr:    target.Addr,
-			Name:    target.Info.Name,
-			Version: target.Info.Version,
-			Managed: target.Private != nil,
-		},
-		Config: cfg,
+		Server:  targets[0].server,
+		Config:  cfg,
 	}
-	fmt.Fprintf(log, "rlbench: %s\n", describeTarget(rep.Server, cfg.RedisServer))
+	for _, t := range targets {
+		fmt.Fprintf(log, "rlbench: target %s: %s\n", t.spec.Label, describeTarget(t.server, t.spec.RedisServer))
+	}
 	fmt.Fprintf(log, "rlbench: prefix %q, %d clients, %d keys (%s), limit %d per %ds window\n",
 		cfg.Workload.Prefix, cfg.Workload.Clients, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
 
-	for _, sname := range cfg.Strategies {
-		for _, cname := range cfg.Clients {
-			run, err := runCell(ctx, cfg, target, sname, cname, observer, log, opts.Progress)
-			if err != nil {
-				return rep, err
-			}
-			rep.Runs = append(rep.Runs, run)
-			if ctx.Err() != nil {
-				return rep, ctx.Err()
+	// The order is documented: targets, then strategies, then clients.
+	for i, t := range targets {
+		runPrefix := cfg.Workload.Prefix
+		if len(targets) > 1 {
+			// Two labels may name one server: cells never share keys.
+			runPrefix += "t" + strconv.Itoa(i+1) + ":"
+		}
+		for _, sname := range cfg.Strategies {
+			for _, cname := range cfg.Clients {
+				run, err := runCell(ctx, cfg, t, runPrefix, sname, cname, log, opts.Progress)
+				if err != nil {
+					return rep, err
+				}
+				rep.Runs = append(rep.Runs, run)
+				if ctx.Err() != nil {
+					return rep, ctx.Err()
+				}
 			}
 		}
 	}
 	return rep, nil
+}
+
+// runTarget is one opened target of a run.
+type runTarget struct {
+	spec     TargetSpec
+	target   *redisserver.Target
+	server   results.Server
+	observer *redis.Client // the run's own connection, for audits, faults and self-checks
+}
+
+func (t *runTarget) close() {
+	t.observer.Close()
+	t.target.Close()
+}
+
+// openRunTarget opens spec and checks that every strategy and the go-redis
+// pool fit it.
+func openRunTarget(ctx context.Context, cfg Config, spec TargetSpec) (*runTarget, error) {
+	tgt, err := openTarget(ctx, cfg, spec)
+	if err != nil {
+		return nil, err
+	}
+	t := &runTarget{
+		spec:   spec,
+		target: tgt,
+		server: results.Server{Addr: tgt.Addr, Name: tgt.Info.Name, Version: tgt.Info.Version, Managed: tgt.Private != nil},
+		observer: redis.NewClient(&redis.Options{Addr: tgt.Addr, Password: cfg.Password, DB: cfg.DB, PoolSize: 4,
+			DisableIdentity: true, MaxRetries: -1}),
+	}
+	if err := checkSupport(cfg.Strategies, tgt.Info); err != nil {
+		t.close()
+		return nil, err
+	}
+	if err := checkConnections(ctx, t.observer, cfg); err != nil {
+		t.close()
+		return nil, err
+	}
+	return t, nil
 }
 
 // CellPrefix is the key prefix of one strategy x client cell of a run: the
@@ -253,22 +370,27 @@ func CellPrefix(runPrefix, strategy, client string) string {
 	return runPrefix + strategy + ":" + client + ":"
 }
 
-func runCell(ctx context.Context, cfg Config, target *redisserver.Target, sname, cname string, observer *redis.Client, log, progress io.Writer) (results.Run, error) {
+func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cname string, log, progress io.Writer) (results.Run, error) {
+	observer := t.observer
 	strat, err := strategies.New(sname, strategies.Config{Limit: cfg.Limit, Window: cfg.Window})
 	if err != nil {
 		return results.Run{}, usage("--strategy", err)
 	}
 	// Before the client connects, so that its connections are counted.
 	before, beforeErr := saturation.Take(ctx, observer)
-	conn, err := clients.New(cname, clients.Options{Addr: target.Addr, Password: cfg.Password, DB: cfg.DB, Workers: cfg.Workload.Clients, FlushDelay: cfg.FlushDelay})
+	wl := cfg.Workload
+	wl.Prefix = CellPrefix(runPrefix, sname, cname)
+	conn, err := clients.New(cname, clients.Options{Addr: t.target.Addr, Password: cfg.Password, DB: cfg.DB,
+		Workers: wl.Clients, FlushDelay: cfg.FlushDelay, ClientName: clientName(wl.Prefix)})
 	if err != nil {
 		return results.Run{}, fmt.Errorf("%s: %w", cname, err)
 	}
 	defer conn.Close()
 
-	wl := cfg.Workload
-	wl.Prefix = CellPrefix(cfg.Workload.Prefix, sname, cname)
 	label := sname + "/" + cname
+	if len(cfg.Targets) > 1 {
+		label = t.spec.Label + ": " + label
+	}
 	fmt.Fprintf(log, "rlbench: running %s (%s)\n", label, conn.Options())
 
 	if p, ok := strat.(strategies.Preparer); ok {
@@ -277,11 +399,15 @@ func runCell(ctx context.Context, cfg Config, target *redisserver.Target, sname,
 		}
 	}
 
+	if err := warmUp(ctx, cfg, runPrefix, sname, cname, strat, conn, observer); err != nil {
+		return results.Run{}, fmt.Errorf("%s: warm-up: %w", label, err)
+	}
+
 	var rec results.Recorder
 	stopMonitor := monitor(progress, label, &rec)
 	stopFaults := faults.Schedule(ctx, cfg.Faults, faults.Target{
 		Admin:      observer,
-		Restart:    restarter(target),
+		Restart:    restarter(t.target),
 		ClientName: clientName(wl.Prefix),
 	})
 	info, _ := strategies.Lookup(sname)
@@ -293,7 +419,9 @@ func runCell(ctx context.Context, cfg Config, target *redisserver.Target, sname,
 	after, afterErr := saturation.Take(context.WithoutCancel(ctx), observer)
 
 	run := results.NewRun(&rec, elapsed)
+	run.Target, run.Server = t.spec.Label, &t.server
 	run.Strategy, run.Client, run.ClientOptions, run.Clients = sname, cname, conn.Options(), wl.Clients
+	run.Environment = results.EnvironmentOf(clients.Modules[cname], clients.Version(cname))
 	run.ScriptFallbacks = conn.Fallbacks()
 	run.OnError, run.Admitted = cfg.OnError, run.Allowed
 	if cfg.OnError == "open" {
@@ -396,18 +524,36 @@ func monitor(w io.Writer, label string, rec *results.Recorder) func() []results.
 
 // openTarget finds or starts the server for cfg. A failure is bad input:
 // of --addr when one was given, of --redis-server otherwise.
-func openTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
+func openTarget(ctx context.Context, cfg Config, spec TargetSpec) (*redisserver.Target, error) {
 	t, err := redisserver.Open(ctx, redisserver.TargetOptions{
-		Addr: cfg.Addr, Password: cfg.Password, DB: cfg.DB,
-		Start: redisserver.Options{Binary: cfg.RedisServer, Args: []string{"--maxclients", "20000"}},
+		Addr: spec.Addr, Password: cfg.Password, DB: cfg.DB,
+		Start: redisserver.Options{Binary: spec.RedisServer, Args: []string{"--maxclients", "20000"}},
 	})
 	switch {
-	case err != nil && cfg.Addr != "":
-		return nil, usage("--addr", err)
+	case err != nil && spec.Addr != "":
+		return nil, usage("--addr", fmt.Errorf("%s: %w", spec.Label, err))
 	case err != nil:
-		return nil, usage("--redis-server", err)
+		return nil, usage("--redis-server", fmt.Errorf("%s: %w", spec.Label, err))
 	}
 	return t, nil
+}
+
+// warmUp runs the cell's load for cfg.Warmup, unrecorded, on keys under a
+// prefix of its own beside the cell's, and deletes them: the measured load
+// starts with warm connections and a loaded script, and with no counters.
+func warmUp(ctx context.Context, cfg Config, runPrefix, sname, cname string, s strategies.Strategy, conn strategies.Client, observer *redis.Client) error {
+	if cfg.Warmup <= 0 {
+		return nil
+	}
+	wl := cfg.Workload
+	wl.Prefix = runPrefix + "warmup:" + sname + ":" + cname + ":"
+	wl.Duration, wl.Requests, wl.CrashRate, wl.RacePause = cfg.Warmup, 0, 0, 0
+	var rec results.Recorder
+	if _, err := workload.Run(ctx, wl, s, conn, &rec, nil); err != nil {
+		return err
+	}
+	_, err := audit.Cleanup(context.WithoutCancel(ctx), observer, wl.Prefix)
+	return err
 }
 
 // restarter returns the private server's Restart, or nil for --addr.

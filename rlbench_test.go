@@ -3,6 +3,7 @@ package rlbench_test
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -297,5 +299,55 @@ func TestRunRefusesMoreConnectionsThanMaxclients(t *testing.T) {
 	cfg.Clients = []string{"rueidis"}
 	if _, err := rlbench.Run(ctx, cfg, rlbench.Options{}); err != nil {
 		t.Errorf("Run(rueidis, 50 workers, maxclients 20) error = %v; want none", err)
+	}
+}
+
+// TestMatrixOfTargets runs two private servers from the same binary,
+// labelled apart, with both clients: one cell per target x strategy x
+// client, in the documented order, each with its server and environment.
+func TestMatrixOfTargets(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath(redisserver.DefaultBinary)
+	if err != nil {
+		t.Fatalf("redis-server not on PATH: %v (run scripts/test.sh)", err)
+	}
+	rep, err := rlbench.Run(context.Background(), rlbench.Config{
+		Strategies: []string{"lua"},
+		Clients:    []string{"all"},
+		Targets:    []rlbench.TargetSpec{rlbench.ParseTarget("a="+bin, true), rlbench.ParseTarget("b="+bin, true)},
+		Warmup:     200 * time.Millisecond,
+		Workload:   workload.Config{Clients: 4, Keys: 5, Duration: 300 * time.Millisecond},
+	}, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	want := []string{"a lua go-redis", "a lua rueidis", "b lua go-redis", "b lua rueidis"}
+	if len(rep.Runs) != len(want) {
+		t.Fatalf("Run gave %d cells; want %d", len(rep.Runs), len(want))
+	}
+	for i, r := range rep.Runs {
+		if got := r.Target + " " + r.Strategy + " " + r.Client; got != want[i] {
+			t.Errorf("cell %d = %q; want %q", i, got, want[i])
+		}
+		if r.Server == nil || r.Server.Version == "" || !r.Server.Managed {
+			t.Errorf("cell %d server = %+v; want the private server with its version", i, r.Server)
+		}
+		e := r.Environment
+		// A test binary records no module versions; the built command
+		// does (cmd/rlbench TestBinaryRecordsEnvironment).
+		if e == nil || e.ClientModule == "" || e.GoVersion == "" || e.NumCPU < 1 || e.GOMAXPROCS < 1 {
+			t.Errorf("cell %d environment = %+v; want client module, Go version and CPUs", i, e)
+		}
+		if r.Decisions == 0 || r.Errors != 0 {
+			t.Errorf("cell %d: %d decisions, %d errors; want > 0 and 0", i, r.Decisions, r.Errors)
+		}
+		// The warm-up is not recorded: the counters start from zero, so the
+		// first window admits exactly the limit on each key, no more.
+		if r.Allowed > 5*100 {
+			t.Errorf("cell %d allowed %d; want at most 500 (5 keys x limit 100): the warm-up must not count", i, r.Allowed)
+		}
+	}
+	if rep.Runs[0].Server.Addr == rep.Runs[2].Server.Addr {
+		t.Errorf("targets a and b share %s; want two servers", rep.Runs[0].Server.Addr)
 	}
 }

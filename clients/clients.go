@@ -5,6 +5,7 @@ package clients
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -29,6 +30,9 @@ type Options struct {
 	// go-redis pool is sized to it so that callers do not queue inside the
 	// client; rueidis multiplexes them over a few pipelined connections.
 	Workers int
+	// ClientName is set on every connection (CLIENT SETNAME), so that the
+	// run's own connections can be found in CLIENT LIST; "" sets none.
+	ClientName string
 	// FlushDelay is rueidis' MaxFlushDelay: after each write, its pipeline
 	// waits up to this long to gather more commands into the next one. 0,
 	// rueidis' default, writes at once. go-redis ignores it.
@@ -55,6 +59,31 @@ type Conn interface {
 // returns ErrUnknownClient, with the accepted names, for an unknown one.
 func Select(names []string) ([]string, error) {
 	return strategies.SelectFrom(names, Names, ErrUnknownClient)
+}
+
+// Modules maps each client name to its Go module, whose version the build
+// records.
+var Modules = map[string]string{
+	"go-redis": "github.com/redis/go-redis/v9",
+	"rueidis":  "github.com/redis/rueidis",
+}
+
+// Version returns the version of the named client's module in this build,
+// e.g. "v9.23.0", or "" when the build does not record it.
+func Version(name string) string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, m := range bi.Deps {
+		if m.Path == Modules[name] {
+			if m.Replace != nil {
+				return m.Replace.Version
+			}
+			return m.Version
+		}
+	}
+	return ""
 }
 
 // New connects the named client. go-redis dials on first use; rueidis dials

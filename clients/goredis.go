@@ -23,10 +23,11 @@ type goRedis struct {
 
 func newGoRedis(o Options) *goRedis {
 	opt := &redis.Options{
-		Addr:     o.Addr,
-		Password: o.Password,
-		DB:       o.DB,
-		Protocol: 3,
+		Addr:       o.Addr,
+		Password:   o.Password,
+		DB:         o.DB,
+		ClientName: o.ClientName,
+		Protocol:   3,
 		// One connection per worker: callers never queue inside the client.
 		PoolSize: o.Workers,
 		// MULTI/EXEC goes through TxPipelined; keep it on the main pool so

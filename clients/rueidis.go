@@ -35,6 +35,7 @@ func newRueidis(o Options) (*rueidisAdapter, error) {
 		InitAddress:           []string{o.Addr},
 		Password:              o.Password,
 		SelectDB:              o.DB,
+		ClientName:            o.ClientName,
 		DisableCache:          true,
 		DisableRetry:          true,
 		DisableAutoPipelining: false,

@@ -33,23 +33,43 @@ func Text(rep *Report) Reporter {
 
 // writeText renders rep into buf, which cannot fail to take it.
 func writeText(buf *bytes.Buffer, rep *Report) {
-	fmt.Fprintf(buf, "server: %s\n", serverLine(rep.Server))
+	targets := targetsOf(rep)
+	if len(targets) > 1 {
+		for _, t := range targets {
+			fmt.Fprintf(buf, "target %s: %s\n", t.label, serverLine(t.server))
+		}
+	} else {
+		fmt.Fprintf(buf, "server: %s\n", serverLine(rep.Server))
+	}
+	multi := len(targets) > 1
+	runLabel := func(r Run) string {
+		if multi {
+			return r.Target + ": " + r.Strategy + "/" + r.Client
+		}
+		return r.Strategy + "/" + r.Client
+	}
 
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "strategy\tclient\tclients\tdecisions\tthr/s\tallowed\trejected\terrors\tp50\tp99\tp99.9\tmax\tkeys\timmortal\tttl>win\tover")
+	header := "strategy\tclient\tclients\tdecisions\tthr/s\tallowed\trejected\terrors\tp50\tp99\tp99.9\tmax\tkeys\timmortal\tttl>win\tover"
+	if multi {
+		header = "target\t" + header
+	}
+	fmt.Fprintln(tw, header)
 	for _, r := range rep.Runs {
-		over := "-"
-		if r.OverAdmitted != nil {
-			over = strconv.FormatInt(*r.OverAdmitted, 10)
+		if multi {
+			fmt.Fprintf(tw, "%s\t", r.Target)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n",
 			r.Strategy, r.Client, r.Clients, r.Decisions,
 			strconv.FormatFloat(r.ThroughputPerS, 'f', 0, 64),
 			r.Allowed, r.Rejected, r.Errors,
 			humanUS(r.LatencyUS.P50), humanUS(r.LatencyUS.P99), humanUS(r.LatencyUS.P999), humanUS(r.LatencyUS.Max),
-			r.Audit.Keys, r.Audit.Immortal, r.Audit.TTLOverWindow, over)
+			r.Audit.Keys, r.Audit.Immortal, r.Audit.TTLOverWindow, overText(r))
 	}
 	tw.Flush() // writes to a bytes.Buffer cannot fail
+	if multi {
+		writeByStrategy(buf, rep, targets)
+	}
 
 	for _, r := range rep.Runs {
 		if r.Errors == 0 && len(r.ErrorKinds) == 0 {
@@ -129,8 +149,74 @@ func serverLine(s Server) string {
 	return line
 }
 
-// runLabel names a run in prose, e.g. "lua/go-redis".
-func runLabel(r Run) string { return r.Strategy + "/" + r.Client }
+// overText is a run's over-admission for the table: "-" for a strategy
+// that is not a fixed window.
+func overText(r Run) string {
+	if r.OverAdmitted == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*r.OverAdmitted, 10)
+}
+
+// reportTarget is one target of a report, in run order.
+type reportTarget struct {
+	label  string
+	server Server
+}
+
+// targetsOf lists the targets of rep's runs, in run order. Runs written
+// before targets existed count as one target, the report's server.
+func targetsOf(rep *Report) []reportTarget {
+	var out []reportTarget
+	for _, r := range rep.Runs {
+		if slices.ContainsFunc(out, func(t reportTarget) bool { return t.label == r.Target }) {
+			continue
+		}
+		t := reportTarget{label: r.Target, server: rep.Server}
+		if r.Server != nil {
+			t.server = *r.Server
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// writeByStrategy writes the matrix grouped so that differences read at a
+// glance: one row per strategy x client, one group of columns per target
+// (throughput, p99, immortal keys, over-admission).
+func writeByStrategy(buf *bytes.Buffer, rep *Report, targets []reportTarget) {
+	type key struct{ strategy, client string }
+	var rows []key
+	cells := map[key]map[string]Run{}
+	for _, r := range rep.Runs {
+		k := key{r.Strategy, r.Client}
+		if cells[k] == nil {
+			cells[k] = map[string]Run{}
+			rows = append(rows, k)
+		}
+		cells[k][r.Target] = r
+	}
+	buf.WriteString("\nby strategy (thr/s, p99, immortal, over per target):\n")
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "strategy\tclient")
+	for _, t := range targets {
+		fmt.Fprintf(tw, "\t%s\t\t\t", t.label)
+	}
+	fmt.Fprintln(tw)
+	for _, k := range rows {
+		fmt.Fprintf(tw, "%s\t%s", k.strategy, k.client)
+		for _, t := range targets {
+			r, ok := cells[k][t.label]
+			if !ok {
+				fmt.Fprint(tw, "\t-\t-\t-\t-")
+				continue
+			}
+			fmt.Fprintf(tw, "\t%s/s\t%s\t%d\t%s", strconv.FormatFloat(r.ThroughputPerS, 'f', 0, 64), humanUS(r.LatencyUS.P99), r.Audit.Immortal, overText(r))
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+}
 
 // sortedKinds returns the keys of kinds, most frequent first, ties by name.
 func sortedKinds(kinds map[string]int64) []string {

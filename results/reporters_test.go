@@ -101,6 +101,7 @@ func TestReportersGolden(t *testing.T) {
 	}{
 		{name: "text", reporter: Text(fixedReport()), golden: "report.txt"},
 		{name: "json", reporter: JSON(fixedReport()), golden: "report.json"},
+		{name: "text with two targets", reporter: Text(twoTargetReport()), golden: "report-targets.txt"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,6 +112,23 @@ func TestReportersGolden(t *testing.T) {
 			checkGolden(t, tc.golden, buf.Bytes())
 		})
 	}
+}
+
+// twoTargetReport is the fixed report's runs on two labelled targets, the
+// second one slower and without the naive run.
+func twoTargetReport() *Report {
+	rep := fixedReport()
+	a := &Server{Addr: "127.0.0.1:46379", Name: "redis", Version: "7.2.4", Managed: true}
+	b := &Server{Addr: "127.0.0.1:46380", Name: "valkey", Version: "8.0.1", Managed: true}
+	var runs []Run
+	for _, r := range rep.Runs {
+		r.Target, r.Server = "redis-7.2", a
+		runs = append(runs, r)
+	}
+	r := rep.Runs[1]
+	r.Target, r.Server, r.ThroughputPerS = "valkey-8.0", b, 70000
+	rep.Runs = append(runs, r)
+	return rep
 }
 
 // TestTextUnmanagedNoImmortal checks the header of a server rlbench did not

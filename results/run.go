@@ -1,6 +1,8 @@
 package results
 
 import (
+	"runtime"
+
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/saturation"
 
@@ -94,6 +96,14 @@ type Server struct {
 
 // Run is the result of one strategy x client load phase.
 type Run struct {
+	// Target is the label of the server the run used, e.g. "127.0.0.1:6379"
+	// or "redis-7.2" (see rlbench.TargetSpec).
+	Target string `json:"target"`
+	// Server is that server.
+	Server *Server `json:"server,omitempty"`
+	// Environment is what else shaped the figures: the client library's
+	// version, Go, the CPUs.
+	Environment *Environment `json:"environment,omitempty"`
 	// Strategy is the strategy's registered name, e.g. "lua".
 	Strategy string `json:"strategy"`
 	// Client is the Redis client's name, e.g. "go-redis" or "rueidis".
@@ -184,6 +194,37 @@ func NewRun(rec *Recorder, elapsed time.Duration) Run {
 		run.ThroughputPerS = float64(t.Decisions) / elapsed.Seconds()
 	}
 	return run
+}
+
+// Environment records what shaped a run's figures besides the server and
+// the configuration, so that files from different days compare honestly.
+type Environment struct {
+	// ClientModule and ClientVersion are the client library's Go module and
+	// its version in this build, e.g. "github.com/redis/rueidis" "v1.0.79".
+	ClientModule  string `json:"client_module"`
+	ClientVersion string `json:"client_version"`
+	// GoVersion is the Go toolchain that built rlbench.
+	GoVersion string `json:"go_version"`
+	// OS and Arch are the platform, e.g. "linux" "amd64".
+	OS   string `json:"os"`
+	Arch string `json:"arch"`
+	// NumCPU is the number of logical CPUs; GOMAXPROCS the number Go uses.
+	NumCPU     int `json:"num_cpu"`
+	GOMAXPROCS int `json:"gomaxprocs"`
+}
+
+// EnvironmentOf returns the environment of a run with the given client
+// module and version.
+func EnvironmentOf(module, version string) *Environment {
+	return &Environment{
+		ClientModule:  module,
+		ClientVersion: version,
+		GoVersion:     runtime.Version(),
+		OS:            runtime.GOOS,
+		Arch:          runtime.GOARCH,
+		NumCPU:        runtime.NumCPU(),
+		GOMAXPROCS:    runtime.GOMAXPROCS(0),
+	}
 }
 
 // Report is everything rlbench measured in one invocation.

@@ -54,6 +54,8 @@ type options struct {
 	failOnImmortal bool
 	listStrategies bool
 	faults         []string
+	addrs          []string
+	redisServers   []string
 }
 
 func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
@@ -72,10 +74,11 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&o.window, "window", strconv.Itoa(strategies.DefaultWindow), "window length in whole seconds >= 1 (60, 60s and 1m are the same)")
 	fs.StringVar(&c.Workload.Prefix, "prefix", "", `key prefix; every key the run touches starts with it (default "rlbench:<run-id>:")`)
 	fs.Uint64Var(&c.Workload.Seed, "seed", 1, "seed for the key choice")
-	fs.StringVar(&c.Addr, "addr", "", "host:port of an existing server (default: start a private redis-server on a free loopback port)")
+	fs.StringArrayVar(&o.addrs, "addr", nil, "[LABEL=]host:port of an existing server, repeatable (default: start a private redis-server on a free loopback port)")
 	fs.StringVar(&c.Password, "password", "", "password for --addr (default: $REDISCLI_AUTH)")
 	fs.IntVar(&c.DB, "db", 0, "database number on --addr")
-	fs.StringVar(&c.RedisServer, "redis-server", "", "redis-server binary for the private server (default: redis-server on PATH)")
+	fs.StringArrayVar(&o.redisServers, "redis-server", nil, "[LABEL=]PATH of a redis-server (or valkey-server) binary to start as a private server, repeatable (default: redis-server on PATH)")
+	fs.DurationVar(&c.Warmup, "warmup", rlbench.DefaultWarmup, "unrecorded load before each cell, on keys of its own (0: none)")
 	fs.DurationVar(&c.FlushDelay, "rueidis-flush-delay", 0, "rueidis MaxFlushDelay: how long its pipeline waits after a write to gather the next batch (0: rueidis' default, none)")
 	fs.Float64Var(&c.Workload.CrashRate, "crash-rate", 0, "probability (0 to 1) that a worker dies mid-decision: between the commands of a non-atomic strategy, after sending for an atomic one")
 	fs.DurationVar(&c.Workload.RacePause, "race-pause", 0, "pause between the read and the write of a non-atomic strategy, to widen its race")
@@ -135,6 +138,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	o.cfg.Window = w
+	// Private servers first, then existing ones, each in the order given.
+	for _, v := range o.redisServers {
+		o.cfg.Targets = append(o.cfg.Targets, rlbench.ParseTarget(v, true))
+	}
+	for _, v := range o.addrs {
+		o.cfg.Targets = append(o.cfg.Targets, rlbench.ParseTarget(v, false))
+	}
 	for _, f := range o.faults {
 		fault, err := faults.Parse(f)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -32,9 +33,18 @@ type cliResult struct {
 
 // runCLI calls run with args, stdout and stderr captured in buffers (so
 // stdout is never a terminal), under ctx.
+//
+// A load run gets --warmup 0 unless the test gives one: the default warm-up
+// (a second per cell) would only slow the tests; TestRunPrivateServer keeps
+// the default.
 func runCLI(t *testing.T, ctx context.Context, args ...string) cliResult {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
+	loadRun := len(args) > 0 && strings.HasPrefix(args[0], "-")
+	if loadRun && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--warmup") }) &&
+		!strings.HasPrefix(t.Name(), "TestRunPrivateServer") {
+		args = append([]string{"--warmup=0"}, args...)
+	}
 	code := run(ctx, args, &stdout, &stderr)
 	return cliResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
@@ -783,5 +793,49 @@ func TestRunPrivateServer(t *testing.T) {
 	}
 	if rows := tableRows(t, res.stdout); len(rows) != 1 || rows["lua/go-redis"] == nil {
 		t.Errorf("run(%q) table rows = %q; want one, for lua/go-redis (the defaults)", args, rows)
+	}
+}
+
+// TestBinaryRecordsEnvironment builds the command and runs it, since only
+// a built binary records its modules' versions: each cell's environment
+// names the client library's version.
+func TestBinaryRecordsEnvironment(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "rlbench")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	jsonPath := filepath.Join(dir, "out.json")
+	args := []string{"--addr", srv.Addr(), "--client", "all", "--clients", "2", "--duration", "200ms", "--warmup", "0", "--json", jsonPath, "-q"}
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("rlbench %q: %v\n%s", args, err, out)
+	}
+	raw, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Runs []struct {
+			Client      string `json:"client"`
+			Environment struct {
+				ClientModule  string `json:"client_module"`
+				ClientVersion string `json:"client_version"`
+				GoVersion     string `json:"go_version"`
+			} `json:"environment"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 2 {
+		t.Fatalf("runs = %d; want 2", len(rep.Runs))
+	}
+	for _, r := range rep.Runs {
+		e := r.Environment
+		if !strings.HasPrefix(e.ClientVersion, "v") || e.ClientModule == "" || !strings.HasPrefix(e.GoVersion, "go") {
+			t.Errorf("%s environment = %+v; want the module, a version like v1.2.3 and the Go version", r.Client, e)
+		}
 	}
 }
