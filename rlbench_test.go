@@ -204,12 +204,13 @@ func TestFaultsAreCountedNotFatal(t *testing.T) {
 	t.Parallel()
 	restart, _ := faults.Parse("restart@1s")
 	flush, _ := faults.Parse("script-flush@500ms")
+	kill, _ := faults.Parse("kill-clients@1800ms")
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
 		Strategies: []string{"lua"},
 		Clients:    []string{"all"},
 		Window:     1,
 		Workload:   workload.Config{Clients: 8, Keys: 10, Duration: 2500 * time.Millisecond},
-		Faults:     []faults.Fault{flush, restart},
+		Faults:     []faults.Fault{flush, restart, kill},
 		OnError:    "closed",
 	}, rlbench.Options{})
 	if err != nil {
@@ -217,8 +218,10 @@ func TestFaultsAreCountedNotFatal(t *testing.T) {
 	}
 	for _, r := range rep.Runs {
 		label := r.Strategy + "/" + r.Client
-		if len(r.Faults) != 2 || r.Faults[0].Error != "" || r.Faults[1].Error != "" {
-			t.Errorf("%s: faults %+v; want script-flush and restart, both done", label, r.Faults)
+		if len(r.Faults) != 3 || r.Faults[0].Error != "" || r.Faults[1].Error != "" || r.Faults[2].Error != "" {
+			t.Errorf("%s: faults %+v; want script-flush, restart and kill-clients, all done", label, r.Faults)
+		} else if d := r.Faults[2].Detail; d == "killed 0 connections" {
+			t.Errorf("%s: kill-clients %q; want the cell's connections found by name and killed", label, d)
 		}
 		if r.ScriptFallbacks == 0 {
 			t.Errorf("%s: script fallbacks = 0; want > 0 after SCRIPT FLUSH and a restart", label)
