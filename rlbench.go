@@ -208,6 +208,8 @@ func workloadFlag(err error) string {
 		return "--crash-rate"
 	case errors.Is(err, workload.ErrInvalidPause):
 		return "--race-pause"
+	case errors.Is(err, workload.ErrInvalidRate):
+		return "--rate"
 	}
 	return "--duration"
 }
@@ -412,13 +414,15 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	})
 	info, _ := strategies.Lookup(sname)
 	adm := admission.New(info, wl.Keys, cfg.Limit, cfg.Window)
-	elapsed, runErr := workload.Run(ctx, wl, strat, conn, &rec, adm)
+	res, runErr := workload.Run(ctx, wl, strat, conn, &rec, adm)
 	events := stopFaults()
 	series := stopMonitor()
 	// Before the audit: its pipeline opens a connection of its own.
 	after, afterErr := saturation.Take(context.WithoutCancel(ctx), observer)
 
-	run := results.NewRun(&rec, elapsed)
+	run := results.NewRun(&rec, res.Elapsed)
+	run.Rate, run.AchievedRatePerS, run.RateNote = res.Rate, res.Achieved(), res.Note()
+	run.ScheduleLagMS = float64(res.Lag) / float64(time.Millisecond)
 	run.Target, run.Server = t.spec.Label, &t.server
 	run.Strategy, run.Client, run.ClientOptions, run.Clients = sname, cname, conn.Options(), wl.Clients
 	run.Environment = results.EnvironmentOf(clients.Modules[cname], clients.Version(cname))
@@ -430,6 +434,10 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	run.Faults, run.PerSecond = events, series
 	if beforeErr == nil && afterErr == nil && !restarted(events) {
 		sat := saturation.Compare(before, after)
+		if wl.Rate > 0 && res.Reached() {
+			// The schedule, not either side, set the pace.
+			sat.Verdict = ""
+		}
 		run.Saturation = &sat
 	}
 	admitted := adm.Result()

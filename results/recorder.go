@@ -32,8 +32,12 @@ const cacheLine = 128
 type shard struct {
 	mu sync.Mutex
 	// latency is the shard's histogram, in microseconds; nil until the first
-	// Record, so shards no worker uses cost no histogram.
+	// Record, so shards no worker uses cost no histogram. In open loop it
+	// holds the corrected latencies.
 	latency *hdrhistogram.Histogram
+	// uncorrected holds open loop's uncorrected latencies, in microseconds;
+	// nil until the shard's first RecordOpen, so a closed loop never pays for it.
+	uncorrected *hdrhistogram.Histogram
 	// allowed, rejected and errors count decisions.
 	allowed, rejected, errors int64
 	// kinds counts errors by ErrorKind; nil until the first error.
@@ -51,7 +55,8 @@ type paddedShard struct {
 // ready to use and has DefaultShards shards; NewRecorder chooses another count.
 //
 // Worker w records into shard w % shards, so memory is bounded by the shard
-// count (one histogram per shard in use), not by the number of workers. All
+// count (one histogram per shard in use, two once RecordOpen has been
+// called on it), not by the number of workers. All
 // methods are safe for concurrent use. A Recorder must not be copied after
 // first use.
 type Recorder struct {
@@ -91,12 +96,7 @@ func (r *Recorder) Record(worker int, latency time.Duration, allowed bool, err e
 	r.once.Do(r.init)
 	s := &r.shards[uint(worker)%uint(len(r.shards))].shard
 
-	us := latency.Microseconds()
-	if us < MinLatencyUS {
-		us = MinLatencyUS
-	} else if us > MaxLatencyUS {
-		us = MaxLatencyUS
-	}
+	us := clampUS(latency)
 	var kind string
 	if err != nil {
 		kind = ErrorKind(err) // outside the lock
@@ -108,6 +108,56 @@ func (r *Recorder) Record(worker int, latency time.Duration, allowed bool, err e
 	}
 	// us is clamped into the histogram's range, so RecordValue cannot fail.
 	_ = s.latency.RecordValue(us)
+	s.count(allowed, err, kind)
+	s.mu.Unlock()
+}
+
+// RecordOpen records one open-loop decision attempt by worker, as Record
+// does, with two latencies: corrected, from the request's intended start
+// time on the schedule, goes into the histogram that Histogram returns;
+// uncorrected, from the moment it was actually sent, goes into the one that
+// UncorrectedHistogram returns. Both are truncated and clamped as in Record.
+// Corrected is the figure to trust: it counts the time a request waited
+// behind a slow server before it could be sent (coordinated omission).
+func (r *Recorder) RecordOpen(worker int, corrected, uncorrected time.Duration, allowed bool, err error) {
+	r.once.Do(r.init)
+	s := &r.shards[uint(worker)%uint(len(r.shards))].shard
+
+	cus, uus := clampUS(corrected), clampUS(uncorrected)
+	var kind string
+	if err != nil {
+		kind = ErrorKind(err) // outside the lock
+	}
+
+	s.mu.Lock()
+	if s.latency == nil {
+		s.latency = newLatencyHistogram()
+	}
+	if s.uncorrected == nil {
+		s.uncorrected = newLatencyHistogram()
+	}
+	// Both are clamped into the histograms' range: RecordValue cannot fail.
+	_ = s.latency.RecordValue(cus)
+	_ = s.uncorrected.RecordValue(uus)
+	s.count(allowed, err, kind)
+	s.mu.Unlock()
+}
+
+// clampUS truncates d to whole microseconds and clamps it into
+// [MinLatencyUS, MaxLatencyUS].
+func clampUS(d time.Duration) int64 {
+	us := d.Microseconds()
+	if us < MinLatencyUS {
+		return MinLatencyUS
+	} else if us > MaxLatencyUS {
+		return MaxLatencyUS
+	}
+	return us
+}
+
+// count counts one decision attempt; kind is ErrorKind(err) when err is not
+// nil. The caller holds s.mu.
+func (s *shard) count(allowed bool, err error, kind string) {
 	switch {
 	case err != nil:
 		s.errors++
@@ -120,7 +170,6 @@ func (r *Recorder) Record(worker int, latency time.Duration, allowed bool, err e
 	default:
 		s.rejected++
 	}
-	s.mu.Unlock()
 }
 
 // Totals is a snapshot of a Recorder's counters, for a live progress line.
@@ -154,7 +203,8 @@ func (r *Recorder) Totals() Totals {
 }
 
 // Histogram merges all shards into a new histogram of latencies in
-// microseconds. The caller owns the result.
+// microseconds: every Record's latency and every RecordOpen's corrected one.
+// The caller owns the result.
 func (r *Recorder) Histogram() *hdrhistogram.Histogram {
 	r.once.Do(r.init)
 	h := newLatencyHistogram()
@@ -164,6 +214,27 @@ func (r *Recorder) Histogram() *hdrhistogram.Histogram {
 		if s.latency != nil {
 			// Same geometry on both sides, so nothing is dropped.
 			h.Merge(s.latency)
+		}
+		s.mu.Unlock()
+	}
+	return h
+}
+
+// UncorrectedHistogram merges all shards' uncorrected latencies, those
+// given to RecordOpen, into a new histogram in microseconds. It returns nil
+// when nothing was recorded with RecordOpen since the Recorder was made (a
+// closed loop). The caller owns the result.
+func (r *Recorder) UncorrectedHistogram() *hdrhistogram.Histogram {
+	r.once.Do(r.init)
+	var h *hdrhistogram.Histogram
+	for i := range r.shards {
+		s := &r.shards[i].shard
+		s.mu.Lock()
+		if s.uncorrected != nil {
+			if h == nil {
+				h = newLatencyHistogram()
+			}
+			h.Merge(s.uncorrected)
 		}
 		s.mu.Unlock()
 	}
@@ -196,6 +267,9 @@ func (r *Recorder) Reset() {
 		s.mu.Lock()
 		if s.latency != nil {
 			s.latency.Reset()
+		}
+		if s.uncorrected != nil {
+			s.uncorrected.Reset()
 		}
 		s.allowed, s.rejected, s.errors = 0, 0, 0
 		clear(s.kinds)

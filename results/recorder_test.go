@@ -163,6 +163,103 @@ func TestRecorderMemoryBound(t *testing.T) {
 	}
 }
 
+// TestRecordOpen checks that RecordOpen counts like Record and keeps the
+// corrected latency in Histogram and the uncorrected one beside it.
+func TestRecordOpen(t *testing.T) {
+	t.Parallel()
+	var rec Recorder
+	if h := rec.UncorrectedHistogram(); h != nil {
+		t.Fatalf("UncorrectedHistogram() on a zero Recorder = %v; want nil", h)
+	}
+	rec.Record(0, time.Millisecond, true, nil)
+	if h := rec.UncorrectedHistogram(); h != nil {
+		t.Fatalf("UncorrectedHistogram() after Record only = %v; want nil (closed loop)", h)
+	}
+	rec.Reset()
+	for w := range 100 {
+		rec.RecordOpen(w, 300*time.Millisecond, 200*time.Microsecond, w%2 == 0, nil)
+	}
+	rec.RecordOpen(7, 2*time.Hour, -time.Second, false, errors.New("boom"))
+
+	if got, want := rec.Totals(), (Totals{Decisions: 101, Allowed: 50, Rejected: 50, Errors: 1}); got != want {
+		t.Errorf("Totals() = %+v; want %+v", got, want)
+	}
+	if got := rec.ErrorKinds()[KindOther]; got != 1 {
+		t.Errorf("ErrorKinds()[%q] = %d; want 1", KindOther, got)
+	}
+	tests := []struct {
+		name             string
+		got              Latency
+		wantP50, wantMax float64 // µs, at the histogram's precision
+	}{
+		{name: "corrected", got: LatencyOf(rec.Histogram()), wantP50: 300_000, wantMax: MaxLatencyUS},
+		{name: "uncorrected", got: LatencyOf(rec.UncorrectedHistogram()), wantP50: 200, wantMax: 200},
+	}
+	for _, tc := range tests {
+		if !within(tc.got.P50, tc.wantP50) || !within(tc.got.Max, tc.wantMax) {
+			t.Errorf("%s latency = %+v; want p50 %v and max %v (±0.1%%)", tc.name, tc.got, tc.wantP50, tc.wantMax)
+		}
+	}
+	if got := rec.UncorrectedHistogram(); got.TotalCount() != 101 || got.Min() != MinLatencyUS {
+		t.Errorf("UncorrectedHistogram() holds %d values from %dµs; want 101 from %dµs (clamped)", got.TotalCount(), got.Min(), MinLatencyUS)
+	}
+
+	rec.Reset()
+	if h := rec.UncorrectedHistogram(); h == nil || h.TotalCount() != 0 {
+		t.Errorf("UncorrectedHistogram() after Reset = %v; want empty", h)
+	}
+}
+
+// TestNewRunUncorrected checks that NewRun summarises the uncorrected
+// latencies of an open loop, and leaves them out for a closed one.
+func TestNewRunUncorrected(t *testing.T) {
+	t.Parallel()
+	var closed, open Recorder
+	closed.Record(0, time.Millisecond, true, nil)
+	open.RecordOpen(0, 5*time.Millisecond, time.Millisecond, true, nil)
+	if got := NewRun(&closed, time.Second).LatencyUncorrectedUS; got != nil {
+		t.Errorf("NewRun(closed loop).LatencyUncorrectedUS = %+v; want nil", *got)
+	}
+	run := NewRun(&open, time.Second)
+	if run.LatencyUncorrectedUS == nil || !within(run.LatencyUncorrectedUS.P50, 1000) || !within(run.LatencyUS.P50, 5000) {
+		t.Errorf("NewRun(open loop) latencies = %+v, uncorrected %+v; want p50 5000µs, uncorrected p50 1000µs", run.LatencyUS, run.LatencyUncorrectedUS)
+	}
+}
+
+// within reports whether got is within the histograms' precision (3
+// significant digits) of want.
+func within(got, want float64) bool {
+	return got >= want*0.999 && got <= want*1.001
+}
+
+// TestRecordOpenMemoryBound records open-loop decisions from 10,000 workers
+// and checks that the Recorder holds at most two histograms per shard.
+func TestRecordOpenMemoryBound(t *testing.T) {
+	t.Parallel()
+	const workers = 10_000
+	var rec Recorder
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { rec.RecordOpen(w, 2*time.Millisecond, time.Millisecond, true, nil) })
+	}
+	wg.Wait()
+	corrected, uncorrected := 0, 0
+	for i := range rec.shards {
+		if rec.shards[i].latency != nil {
+			corrected++
+		}
+		if rec.shards[i].uncorrected != nil {
+			uncorrected++
+		}
+	}
+	if corrected != DefaultShards || uncorrected != DefaultShards {
+		t.Errorf("after %d workers the Recorder holds %d + %d histograms; want %d + %d", workers, corrected, uncorrected, DefaultShards, DefaultShards)
+	}
+	if got := rec.UncorrectedHistogram().TotalCount(); got != workers {
+		t.Errorf("UncorrectedHistogram().TotalCount() = %d; want %d", got, workers)
+	}
+}
+
 // TestShardPadding checks that shards fill whole cache lines, so neighbours
 // never share one.
 func TestShardPadding(t *testing.T) {
@@ -209,7 +306,7 @@ func TestRecordLatencyClamp(t *testing.T) {
 	}
 }
 
-// TestRecordAllocs checks that Record does not allocate once a shard is warm,
+// TestRecordAllocs checks that Record and RecordOpen do not allocate once a shard is warm,
 // on the success path and on the error path.
 func TestRecordAllocs(t *testing.T) {
 	rec := NewRecorder(0)
@@ -222,10 +319,14 @@ func TestRecordAllocs(t *testing.T) {
 		{name: "decision", err: nil},
 		{name: "error reply", err: timeout},
 	}
+	rec.RecordOpen(1, time.Millisecond, time.Millisecond, false, timeout) // warm the uncorrected histogram
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := testing.AllocsPerRun(1000, func() { rec.Record(1, 250*time.Microsecond, true, tc.err) }); got != 0 {
 				t.Errorf("Record(1, 250µs, true, %v) allocates %v times; want 0", tc.err, got)
+			}
+			if got := testing.AllocsPerRun(1000, func() { rec.RecordOpen(1, time.Millisecond, 250*time.Microsecond, true, tc.err) }); got != 0 {
+				t.Errorf("RecordOpen(1, 1ms, 250µs, true, %v) allocates %v times; want 0", tc.err, got)
 			}
 		})
 	}
@@ -263,6 +364,33 @@ func BenchmarkRecorderRecord(b *testing.B) {
 				w := int(nextWorker.Add(1) - 1)
 				for pb.Next() {
 					rec.Record(w, 183*time.Microsecond, true, nil)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkRecorderRecordOpen isolates the cost of RecordOpen, the open
+// loop's Record with a second histogram, serial and with one worker number
+// per goroutine.
+func BenchmarkRecorderRecordOpen(b *testing.B) {
+	b.Run("serial", func(b *testing.B) {
+		rec := NewRecorder(0)
+		b.ReportAllocs()
+		for b.Loop() {
+			rec.RecordOpen(0, 683*time.Microsecond, 183*time.Microsecond, true, nil)
+		}
+	})
+	for _, p := range []int{1, 64} {
+		b.Run(fmt.Sprintf("parallel(%d)", p), func(b *testing.B) {
+			rec := NewRecorder(0)
+			var nextWorker atomic.Int64
+			b.SetParallelism(p)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				w := int(nextWorker.Add(1) - 1)
+				for pb.Next() {
+					rec.RecordOpen(w, 683*time.Microsecond, 183*time.Microsecond, true, nil)
 				}
 			})
 		})

@@ -72,6 +72,20 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 	}
 
 	for _, r := range rep.Runs {
+		if r.Rate <= 0 {
+			continue
+		}
+		fmt.Fprintf(buf, "%s open loop at %s/s: latencies count from each request's intended start; uncorrected (from the send):", runLabel(r), strconv.FormatFloat(r.Rate, 'f', -1, 64))
+		if u := r.LatencyUncorrectedUS; u != nil {
+			fmt.Fprintf(buf, " p50 %s, p99 %s, p99.9 %s, max %s", humanUS(u.P50), humanUS(u.P99), humanUS(u.P999), humanUS(u.Max))
+		}
+		buf.WriteByte('\n')
+		if r.RateNote != "" {
+			fmt.Fprintf(buf, "%s: %s\n", runLabel(r), r.RateNote)
+		}
+	}
+
+	for _, r := range rep.Runs {
 		if r.Errors == 0 && len(r.ErrorKinds) == 0 {
 			continue
 		}

@@ -126,8 +126,28 @@ type Run struct {
 	ErrorKinds map[string]int64 `json:"error_kinds"`
 	// ThroughputPerS is the rate of decision attempts, per second.
 	ThroughputPerS float64 `json:"throughput_per_s"`
-	// LatencyUS summarises the attempts' latencies, in microseconds.
+	// LatencyUS summarises the attempts' latencies, in microseconds. In an
+	// open loop (Rate > 0) they are corrected: measured from each request's
+	// intended start time on the schedule.
 	LatencyUS Latency `json:"latency_us"`
+	// LatencyUncorrectedUS summarises an open loop's latencies measured from
+	// the moment each request was actually sent, in microseconds; nil for a
+	// closed loop. A server stall shows in LatencyUS, much less here.
+	LatencyUncorrectedUS *Latency `json:"latency_uncorrected_us,omitempty"`
+	// Rate is the open loop's target rate, in decisions per second; 0 for a
+	// closed loop.
+	Rate float64 `json:"target_rate_per_s,omitempty"`
+	// AchievedRatePerS is the rate at which an open loop started requests,
+	// in requests per second (see workload.Result.Achieved); 0 for a closed
+	// loop.
+	AchievedRatePerS float64 `json:"achieved_rate_per_s,omitempty"`
+	// ScheduleLagMS is how far behind its intended start time an open
+	// loop's last request started, in milliseconds.
+	ScheduleLagMS float64 `json:"schedule_lag_ms,omitempty"`
+	// RateNote says that an open loop did not reach its target rate, by how
+	// much and how far behind schedule it ended; "" when it did, and for a
+	// closed loop.
+	RateNote string `json:"rate_note,omitempty"`
 	// OnError is the outage policy applied to a decision that failed:
 	// "open" admits the request, "closed" rejects it.
 	OnError string `json:"on_error"`
@@ -172,7 +192,7 @@ type Second struct {
 	Errors    int64 `json:"errors"`
 }
 
-// NewRun fills the counters, error kinds, throughput, latency summary and
+// NewRun fills the counters, error kinds, throughput, latency summaries and
 // histogram of a Run from rec and the measured wall time of the load phase.
 // Strategy, client, worker count and audit are left for the caller. A
 // non-positive elapsed gives zero throughput.
@@ -192,6 +212,10 @@ func NewRun(rec *Recorder, elapsed time.Duration) Run {
 	}
 	if elapsed > 0 {
 		run.ThroughputPerS = float64(t.Decisions) / elapsed.Seconds()
+	}
+	if u := rec.UncorrectedHistogram(); u != nil {
+		l := LatencyOf(u)
+		run.LatencyUncorrectedUS = &l
 	}
 	return run
 }

@@ -1,12 +1,23 @@
-// Package workload drives a strategy with concurrent workers in a closed
-// loop: each worker sends one decision, waits for it, records it and sends
-// the next, until the run's duration passes or its request budget is spent.
+// Package workload drives a strategy with concurrent workers, until the
+// run's duration passes or its request budget is spent, in one of two ways.
+//
+// In a closed loop (the default) each worker sends one decision, waits for
+// it, records it and sends the next: the load adapts to the server, and a
+// server that stalls is simply sent less, so its stall barely shows in the
+// latencies (coordinated omission).
+//
+// In an open loop (Config.Rate > 0) requests follow a fixed schedule, one
+// every 1/Rate seconds, whether or not earlier ones have returned. Latency is
+// measured from each request's intended start time on the schedule, so a
+// stall shows in the tail, and also, uncorrected, from the moment it was
+// sent; see Config.Rate and Result.
 package workload
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -49,11 +60,15 @@ var (
 	ErrEmptyPrefix     = errors.New("prefix must not be empty")
 	ErrInvalidCrash    = errors.New("crash rate must be a probability from 0 to 1")
 	ErrInvalidPause    = errors.New("race pause must be >= 0")
+	ErrInvalidRate     = errors.New("rate must be 0 (closed loop) or a finite number of decisions per second > 0")
 )
 
 // Config describes a workload. Its zero value, with a Prefix, means the defaults.
 type Config struct {
 	// Clients is the number of concurrent workers; 0 means DefaultClients.
+	// In an open loop it is the most requests in flight at once: a rate R
+	// at a latency L needs at least R x L workers (10,000/s at 1 ms needs 10
+	// or more), or the schedule falls behind.
 	Clients int `json:"clients"`
 	// Duration bounds the run's wall time; 0 means no bound when Requests
 	// is set, DefaultDuration otherwise.
@@ -80,6 +95,25 @@ type Config struct {
 	// RacePause is a pause between the read and the write steps of a
 	// non-atomic strategy, to widen its race on demand; 0 means none.
 	RacePause time.Duration `json:"race_pause_ns"`
+	// Rate is the open loop's target, in decisions per second in total,
+	// spread over the workers; 0 means a closed loop. Request i is due at
+	// i/Rate seconds from the start, whether or not earlier ones have
+	// returned: the next free worker takes it, waits for its time if early
+	// and sends it at once if late. When every worker is busy, due requests
+	// wait for one and start behind schedule (see Result.Lag). A request
+	// due at or after Duration is not sent; with only Requests set, all of
+	// them are, however late.
+	//
+	// A worker waits for its slot on a Go timer (it sleeps; it does not
+	// spin). Go's timers fire when the runtime next checks them, which on
+	// Linux, in a process with little else to do, is up to about 1.1 ms late
+	// (0.5 ms at the median); a busier process checks them more often. A
+	// request sent late for that reason counts the lateness in its corrected
+	// latency, as for any request sent behind schedule, and not in its
+	// uncorrected one: at a rate the workers keep up with, the two medians
+	// differ by about that much. Gaps between requests shorter than the
+	// resolution are kept on average, not one by one.
+	Rate float64 `json:"rate_per_s"`
 }
 
 // WithDefaults returns c with zero fields replaced by the defaults.
@@ -118,6 +152,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w, got %g", ErrInvalidCrash, c.CrashRate)
 	case c.RacePause < 0:
 		return fmt.Errorf("%w, got %s", ErrInvalidPause, c.RacePause)
+	case !(c.Rate >= 0) || math.IsInf(c.Rate, 1):
+		return fmt.Errorf("%w, got %g", ErrInvalidRate, c.Rate)
 	}
 	for _, d := range KeyDists {
 		if c.KeyDist == d {
@@ -191,62 +227,127 @@ func faultContext(ctx context.Context, cfg Config, atomic bool, seed uint64, wor
 	return strategies.WithGap(ctx, gap), never
 }
 
-// Run drives s through c with cfg.Clients workers in a closed loop and
-// records each decision in rec, and each successful one in adm when adm is
-// not nil, until cfg.Duration passes, cfg.Requests
-// decisions have been made, or ctx ends. Decisions in flight at the end of
-// the duration complete and are recorded. It returns the wall time from the
-// first worker's start to the last worker's return.
-func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Client, rec *results.Recorder, adm *admission.Tracker) (time.Duration, error) {
+// Run drives s through c with cfg.Clients workers, in a closed loop or, when
+// cfg.Rate is set, an open one, and records each decision in rec (with
+// Recorder.RecordOpen in an open loop), and each successful one in adm when
+// adm is not nil, until cfg.Duration passes, cfg.Requests decisions have
+// been made, or ctx ends. Decisions in flight at the end of the duration
+// complete and are recorded. The Result gives the wall time from the first
+// worker's start to the last worker's return and, in an open loop, how
+// closely the schedule was kept.
+func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Client, rec *results.Recorder, adm *admission.Tracker) (Result, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
-		return 0, err
+		return Result{}, err
 	}
-	keys := KeyNames(cfg.Prefix, cfg.Keys)
+	r := &runner{
+		ctx: ctx, cfg: cfg, strategy: s, client: c, rec: rec, adm: adm,
+		keys:    KeyNames(cfg.Prefix, cfg.Keys),
+		limited: cfg.Requests > 0,
+	}
+	if cfg.Rate > 0 {
+		r.interval = 1e9 / cfg.Rate
+		r.stats = make([]workerStats, cfg.Clients)
+	}
+	r.budget.Store(cfg.Requests)
 
-	var stop atomic.Bool
-	budget := atomic.Int64{}
-	budget.Store(cfg.Requests)
-	limited := cfg.Requests > 0
-
-	stopCtx, cancel := context.WithCancel(ctx)
+	var cancel context.CancelFunc
+	r.stopCtx, cancel = context.WithCancel(ctx)
 	defer cancel()
 	if cfg.Duration > 0 {
 		t := time.AfterFunc(cfg.Duration, cancel)
 		defer t.Stop()
 	}
-	go func() { <-stopCtx.Done(); stop.Store(true) }()
 
 	info, _ := strategies.Lookup(s.Name())
 	var wg sync.WaitGroup
-	start := time.Now()
+	r.start = time.Now()
+	go func() {
+		<-r.stopCtx.Done()
+		r.stoppedAt.Store(int64(time.Since(r.start)))
+		r.stop.Store(true)
+	}()
 	for w := 0; w < cfg.Clients; w++ {
-		pick := newPicker(cfg.KeyDist, len(keys), cfg.Seed, w)
+		pick := newPicker(cfg.KeyDist, len(r.keys), cfg.Seed, w)
 		wctx, crashNow := faultContext(ctx, cfg, info.Atomic, cfg.Seed, w)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for !stop.Load() {
-				if limited && budget.Add(-1) < 0 {
-					return
-				}
-				k := pick()
-				t0 := time.Now()
-				d, err := s.Decide(wctx, c, keys[k])
-				t1 := time.Now()
-				if err != nil && ctx.Err() != nil {
-					return // interrupted: not a server fault
-				}
-				if err == nil && crashNow() {
-					err = strategies.ErrCrashed // the reply arrives at a dead client
-				}
-				rec.Record(w, t1.Sub(t0), d.Allowed, err)
-				if adm != nil && err == nil {
-					adm.Observe(k, d, t1.Sub(start))
-				}
+			if cfg.Rate > 0 {
+				r.openLoop(w, wctx, pick, crashNow)
+			} else {
+				r.closedLoop(w, wctx, pick, crashNow)
 			}
 		}()
 	}
 	wg.Wait()
-	return time.Since(start), ctx.Err()
+	return r.result(time.Since(r.start)), ctx.Err()
+}
+
+// runner is the state a Run's workers share.
+type runner struct {
+	ctx      context.Context
+	cfg      Config
+	strategy strategies.Strategy
+	client   strategies.Client
+	rec      *results.Recorder
+	adm      *admission.Tracker
+	keys     []string
+	// limited is true when cfg.Requests bounds the run.
+	limited bool
+	// start is when the load started: the schedule's time zero.
+	start time.Time
+	// stopCtx ends when the duration passes or ctx ends; stop mirrors it
+	// for a cheap check on the hot path, and stoppedAt says when, in
+	// nanoseconds from start.
+	stopCtx   context.Context
+	stop      atomic.Bool
+	stoppedAt atomic.Int64
+	// budget is the closed loop's count of decisions left when limited.
+	budget atomic.Int64
+	// next is the open loop's next slot on the schedule; interval is the
+	// time between slots, in nanoseconds.
+	next     atomic.Int64
+	interval float64
+	// stats holds each open-loop worker's own figures, written only by that
+	// worker and read once they have all returned.
+	stats []workerStats
+}
+
+// errInterrupted says that ctx ended a decision: not a server fault, so the
+// worker stops without recording it.
+var errInterrupted = errors.New("interrupted")
+
+// decide makes one decision on key k for a worker and returns when it
+// completed. Its error is errInterrupted when ctx ended it.
+func (r *runner) decide(wctx context.Context, crashNow func() bool, k int) (strategies.Decision, time.Time, error) {
+	d, err := r.strategy.Decide(wctx, r.client, r.keys[k])
+	done := time.Now()
+	if err != nil && r.ctx.Err() != nil {
+		return d, done, errInterrupted
+	}
+	if err == nil && crashNow() {
+		err = strategies.ErrCrashed // the reply arrives at a dead client
+	}
+	return d, done, err
+}
+
+// closedLoop is one closed-loop worker: send, wait for the reply, record,
+// repeat.
+func (r *runner) closedLoop(w int, wctx context.Context, pick picker, crashNow func() bool) {
+	for !r.stop.Load() {
+		if r.limited && r.budget.Add(-1) < 0 {
+			return
+		}
+		k := pick()
+		t0 := time.Now()
+		d, t1, err := r.decide(wctx, crashNow, k)
+		if err == errInterrupted {
+			return
+		}
+		r.rec.Record(w, t1.Sub(t0), d.Allowed, err)
+		if r.adm != nil && err == nil {
+			r.adm.Observe(k, d, t1.Sub(r.start))
+		}
+	}
 }

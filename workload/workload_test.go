@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -29,6 +30,10 @@ func TestValidate(t *testing.T) {
 		{"empty prefix", func(c *Config) { c.Prefix = "" }, ErrEmptyPrefix},
 		{"crash rate over 1", func(c *Config) { c.CrashRate = 1.5 }, ErrInvalidCrash},
 		{"negative pause", func(c *Config) { c.RacePause = -time.Second }, ErrInvalidPause},
+		{"open loop", func(c *Config) { c.Rate = 2000 }, nil},
+		{"negative rate", func(c *Config) { c.Rate = -1 }, ErrInvalidRate},
+		{"NaN rate", func(c *Config) { c.Rate = math.NaN() }, ErrInvalidRate},
+		{"infinite rate", func(c *Config) { c.Rate = math.Inf(1) }, ErrInvalidRate},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

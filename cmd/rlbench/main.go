@@ -50,6 +50,7 @@ type options struct {
 	cfg            rlbench.Config
 	window         string
 	jsonPath       string
+	hdrDir         string
 	quiet          bool
 	failOnImmortal bool
 	listStrategies bool
@@ -65,7 +66,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	c := &o.cfg
 	fs.StringSliceVar(&c.Strategies, "strategy", []string{"lua"}, "strategies to run, comma-separated, or all ("+strings.Join(strategies.Names(), ", ")+")")
 	fs.StringSliceVar(&c.Clients, "client", []string{clients.Names[0]}, "Redis clients to drive, comma-separated, or all ("+strings.Join(clients.Names, ", ")+")")
-	fs.IntVar(&c.Workload.Clients, "clients", workload.DefaultClients, "concurrent workers, each in a closed loop")
+	fs.IntVar(&c.Workload.Clients, "clients", workload.DefaultClients, "concurrent workers, each in a closed loop; with --rate, the most requests in flight at once (R/s at latency L needs >= R x L)")
 	fs.DurationVar(&c.Workload.Duration, "duration", workload.DefaultDuration, "how long each strategy x client cell runs (0: until --requests are spent)")
 	fs.Int64Var(&c.Workload.Requests, "requests", 0, "decisions per cell in total (0: no limit); whichever of --duration and --requests ends first stops the cell")
 	fs.IntVar(&c.Workload.Keys, "keys", workload.DefaultKeys, "distinct counters (rate-limited users)")
@@ -81,10 +82,12 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.DurationVar(&c.Warmup, "warmup", rlbench.DefaultWarmup, "unrecorded load before each cell, on keys of its own (0: none)")
 	fs.DurationVar(&c.FlushDelay, "rueidis-flush-delay", 0, "rueidis MaxFlushDelay: how long its pipeline waits after a write to gather the next batch (0: rueidis' default, none)")
 	fs.Float64Var(&c.Workload.CrashRate, "crash-rate", 0, "probability (0 to 1) that a worker dies mid-decision: between the commands of a non-atomic strategy, after sending for an atomic one")
+	fs.Float64Var(&c.Workload.Rate, "rate", 0, "open loop: decisions per second in total, sent on schedule whether or not earlier ones returned; latency counts from each one's intended start (0: closed loop)")
 	fs.DurationVar(&c.Workload.RacePause, "race-pause", 0, "pause between the read and the write of a non-atomic strategy, to widen its race")
 	fs.StringArrayVar(&o.faults, "fault", nil, "inject a fault, repeatable: script-flush@T, restart@T (private server only), stall@T:D, kill-clients@T (T from the start of each cell)")
 	fs.StringVar(&c.OnError, "on-error", rlbench.DefaultOnError, "outage policy for a decision that failed: open (admit) or closed (reject)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the whole result as JSON to this file")
+	fs.StringVar(&o.hdrDir, "hdr-dir", "", "write each cell's latency histogram as an .hgrm percentile distribution into this directory (created if missing)")
 	fs.BoolVar(&c.KeepKeys, "keep-keys", false, "leave each run's keys in Redis after the audit (default: UNLINK them)")
 	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when any run leaves an immortal key")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
@@ -168,6 +171,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		defer jsonFile.Close()
 	}
+	if o.hdrDir != "" {
+		if err := os.MkdirAll(o.hdrDir, 0o755); err != nil {
+			fmt.Fprintf(stderr, "rlbench: --hdr-dir: %v\n", err)
+			return exitUsage
+		}
+	}
 	rep, err := rlbench.Run(ctx, o.cfg, opts)
 	var uerr *rlbench.UsageError
 	if errors.As(err, &uerr) {
@@ -183,6 +192,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if jsonFile != nil {
 			if werr := writeReport(jsonFile, results.JSON(rep)); werr != nil {
 				fmt.Fprintf(stderr, "rlbench: --json: %v\n", werr)
+				code = exitFailure
+			}
+		}
+		if o.hdrDir != "" {
+			if _, werr := results.WriteHGRMFiles(o.hdrDir, rep); werr != nil {
+				fmt.Fprintf(stderr, "rlbench: --hdr-dir: %v\n", werr)
 				code = exitFailure
 			}
 		}

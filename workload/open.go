@@ -1,0 +1,215 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Tolerances of Result.Reached: an open loop reaches its target rate when
+// it achieves at least 1 - RateTolerance of it, or when its last request
+// started at most ScheduleSlack behind schedule, which short runs need.
+const (
+	// RateTolerance is the shortfall from the target rate allowed: 0.01
+	// accepts an achieved rate down to 99% of Config.Rate.
+	RateTolerance = 0.01
+	// ScheduleSlack is the lag allowed: the timers' resolution and the
+	// scheduler's hiccups, not a missed rate.
+	ScheduleSlack = 10 * time.Millisecond
+)
+
+// Result is what Run measured besides the decisions it recorded.
+type Result struct {
+	// Elapsed is the wall time from the first worker's start to the last
+	// worker's return, decisions in flight at the end included.
+	Elapsed time.Duration
+	// Rate is the open loop's target, in decisions per second; 0 for a
+	// closed loop, where every other field below is 0 too.
+	Rate float64
+	// Scheduled is the number of requests the schedule made due before the
+	// run ended: Rate x Duration (rounded up), at most Requests, and up to
+	// the moment ctx ended the run if it did.
+	Scheduled int64
+	// Sent is the number of requests started.
+	Sent int64
+	// LastStart is when the last request started, from the start of the run.
+	LastStart time.Duration
+	// Lag is how far behind its intended start time the last request
+	// started. Up to about a millisecond is the timers' resolution (see
+	// Config.Rate); more means the workers were all busy when requests fell
+	// due: too few of them for the rate at the server's latency, a server
+	// that could not keep up, or a client short of CPU.
+	Lag time.Duration
+}
+
+// Achieved returns the open loop's achieved rate, in requests started per
+// second: Sent over the time from the start to the last request's start
+// plus one interval, so that a run that kept its schedule achieves Rate.
+// It is 0 for a closed loop.
+func (r Result) Achieved() float64 {
+	if r.Rate <= 0 || r.Sent == 0 {
+		return 0
+	}
+	span := r.LastStart.Seconds() + 1/r.Rate
+	return math.Min(float64(r.Sent)/span, r.Rate)
+}
+
+// Reached reports whether the open loop kept to its target rate, within
+// RateTolerance or ScheduleSlack. A closed loop has no target and always
+// reaches it.
+func (r Result) Reached() bool {
+	if r.Rate <= 0 {
+		return true
+	}
+	if r.Sent == 0 {
+		return false
+	}
+	return r.Achieved() >= (1-RateTolerance)*r.Rate || r.Lag <= ScheduleSlack
+}
+
+// Note says, when an open loop did not reach its target rate, by how much
+// and how far behind schedule it ended; it is "" otherwise.
+func (r Result) Note() string {
+	if r.Reached() {
+		return ""
+	}
+	return fmt.Sprintf("target rate %s/s not reached: achieved %s/s (%.1f%%), %d of %d scheduled requests sent, the last one %s behind schedule; add workers or lower the rate",
+		formatRate(r.Rate), formatRate(r.Achieved()), 100*r.Achieved()/r.Rate, r.Sent, r.Scheduled, roundLag(r.Lag))
+}
+
+// roundLag keeps three or four significant digits of a lag: 1.551s,
+// 293.1ms, 827µs.
+func roundLag(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+// formatRate writes a rate without a pointless fraction: 2000, 0.5, 33.33.
+func formatRate(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+// workerStats is one open-loop worker's record of its own sends.
+type workerStats struct {
+	// sent counts the requests the worker started.
+	sent int64
+	// last is when its latest request started, from the start of the run;
+	// lag is how far behind schedule that request started.
+	last, lag time.Duration
+}
+
+// maxOffset bounds a slot's due time, for a rate so low that the schedule
+// would overflow a time.Duration.
+const maxOffset = time.Duration(math.MaxInt64)
+
+// slotOffset returns when slot i is due, from the start of the run, on a
+// schedule of one slot every interval nanoseconds.
+func slotOffset(i int64, interval float64) time.Duration {
+	ns := float64(i) * interval
+	if ns >= float64(maxOffset) {
+		return maxOffset
+	}
+	return time.Duration(ns)
+}
+
+// slotsBefore returns the number of slots due before offset d: those i with
+// i x interval < d.
+func slotsBefore(d time.Duration, interval float64) int64 {
+	if d <= 0 {
+		return 0
+	}
+	n := math.Ceil(float64(d) / interval)
+	if n >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(n)
+}
+
+// openLoop is one open-loop worker: take the next slot on the schedule,
+// wait until it is due, send, record, repeat. It never waits for a slot
+// that is already due, and it sleeps (it does not spin) for one that is not.
+func (r *runner) openLoop(w int, wctx context.Context, pick picker, crashNow func() bool) {
+	// One timer per worker, reset for each wait: no allocation per request.
+	timer := time.NewTimer(maxOffset)
+	timer.Stop()
+	defer timer.Stop()
+	var st workerStats
+	defer func() { r.stats[w] = st }()
+	for {
+		i := r.next.Add(1) - 1
+		if r.limited && i >= r.cfg.Requests {
+			return
+		}
+		due := slotOffset(i, r.interval)
+		if r.cfg.Duration > 0 && due >= r.cfg.Duration {
+			return // the schedule ends with the run
+		}
+		intended := r.start.Add(due)
+		if wait := time.Until(intended); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-r.stopCtx.Done():
+				return
+			}
+		}
+		if r.stop.Load() {
+			return
+		}
+		k := pick()
+		t0 := time.Now()
+		st.sent++
+		st.last, st.lag = t0.Sub(r.start), t0.Sub(intended)
+		d, t1, err := r.decide(wctx, crashNow, k)
+		if err == errInterrupted {
+			return
+		}
+		r.rec.RecordOpen(w, t1.Sub(intended), t1.Sub(t0), d.Allowed, err)
+		if r.adm != nil && err == nil {
+			r.adm.Observe(k, d, t1.Sub(r.start))
+		}
+	}
+}
+
+// result gathers the workers' figures once they have all returned.
+func (r *runner) result(elapsed time.Duration) Result {
+	res := Result{Elapsed: elapsed, Rate: r.cfg.Rate}
+	if r.cfg.Rate <= 0 {
+		return res
+	}
+	for _, st := range r.stats {
+		res.Sent += st.sent
+		if st.sent > 0 && st.last >= res.LastStart {
+			res.LastStart, res.Lag = st.last, st.lag
+		}
+	}
+	res.Scheduled = math.MaxInt64
+	if r.limited {
+		res.Scheduled = r.cfg.Requests
+	}
+	end := maxOffset
+	if r.cfg.Duration > 0 {
+		end = r.cfg.Duration
+	}
+	if r.ctx.Err() != nil {
+		// Interrupted: the schedule ended when the run stopped.
+		at := time.Duration(r.stoppedAt.Load())
+		if at == 0 {
+			at = elapsed // the stop is still being noted
+		}
+		end = min(end, at)
+	}
+	if end < maxOffset {
+		res.Scheduled = min(res.Scheduled, slotsBefore(end, r.interval))
+	}
+	return res
+}
