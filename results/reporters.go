@@ -63,7 +63,7 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 			r.Strategy, r.Client, r.Clients, r.Decisions,
 			strconv.FormatFloat(r.ThroughputPerS, 'f', 0, 64),
 			r.Allowed, r.Rejected, r.Errors,
-			humanUS(r.LatencyUS.P50), humanUS(r.LatencyUS.P99), humanUS(r.LatencyUS.P999), humanUS(r.LatencyUS.Max),
+			FormatUS(r.LatencyUS.P50), FormatUS(r.LatencyUS.P99), FormatUS(r.LatencyUS.P999), FormatUS(r.LatencyUS.Max),
 			r.Audit.Keys, r.Audit.Immortal, r.Audit.TTLOverWindow, overText(r))
 	}
 	tw.Flush() // writes to a bytes.Buffer cannot fail
@@ -77,7 +77,7 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 		}
 		fmt.Fprintf(buf, "%s open loop at %s/s: latencies count from each request's intended start; uncorrected (from the send):", runLabel(r), strconv.FormatFloat(r.Rate, 'f', -1, 64))
 		if u := r.LatencyUncorrectedUS; u != nil {
-			fmt.Fprintf(buf, " p50 %s, p99 %s, p99.9 %s, max %s", humanUS(u.P50), humanUS(u.P99), humanUS(u.P999), humanUS(u.Max))
+			fmt.Fprintf(buf, " p50 %s, p99 %s, p99.9 %s, max %s", FormatUS(u.P50), FormatUS(u.P99), FormatUS(u.P999), FormatUS(u.Max))
 		}
 		buf.WriteByte('\n')
 		if r.RateNote != "" {
@@ -225,7 +225,7 @@ func writeByStrategy(buf *bytes.Buffer, rep *Report, targets []reportTarget) {
 				fmt.Fprint(tw, "\t-\t-\t-\t-")
 				continue
 			}
-			fmt.Fprintf(tw, "\t%s/s\t%s\t%d\t%s", strconv.FormatFloat(r.ThroughputPerS, 'f', 0, 64), humanUS(r.LatencyUS.P99), r.Audit.Immortal, overText(r))
+			fmt.Fprintf(tw, "\t%s/s\t%s\t%d\t%s", strconv.FormatFloat(r.ThroughputPerS, 'f', 0, 64), FormatUS(r.LatencyUS.P99), r.Audit.Immortal, overText(r))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -247,9 +247,9 @@ func sortedKinds(kinds map[string]int64) []string {
 	return keys
 }
 
-// humanUS formats a latency given in microseconds: "183µs", "1.2ms", "45.3ms",
-// "183ms", "2.50s".
-func humanUS(us float64) string {
+// FormatUS formats a latency given in microseconds: "183µs", "1.2ms",
+// "45.3ms", "183ms", "2.50s".
+func FormatUS(us float64) string {
 	switch {
 	case us < 999.5:
 		return strconv.FormatFloat(us, 'f', 0, 64) + "µs"

@@ -4,19 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
-	"github.com/rlbench/rlbench/faults"
-	"github.com/rlbench/rlbench/saturation"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/internal/golden"
+	"github.com/rlbench/rlbench/saturation"
+
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // fixedReport is a hand-built report: two runs, the first with immortal keys
 // and errors, the second clean.
@@ -72,25 +69,6 @@ func fixedReport() *Report {
 	}
 }
 
-// checkGolden compares got with testdata/name, or rewrites it under -update.
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatalf("os.WriteFile(%s) = %v; want nil", path, err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("os.ReadFile(%s) = %v; want nil (run go test -update to create it)", path, err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run go test -update if the change is intended)\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
-}
-
 // TestReportersGolden renders the fixed report with each reporter and
 // compares the output with its golden file.
 func TestReportersGolden(t *testing.T) {
@@ -109,7 +87,7 @@ func TestReportersGolden(t *testing.T) {
 			if err := tc.reporter(&buf); err != nil {
 				t.Fatalf("%s(report)(w) = %v; want nil", tc.name, err)
 			}
-			checkGolden(t, tc.golden, buf.Bytes())
+			golden.Check(t, tc.golden, buf.Bytes())
 		})
 	}
 }
@@ -364,8 +342,8 @@ func TestHumanUS(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := humanUS(tc.us); got != tc.want {
-				t.Errorf("humanUS(%v) = %q; want %q", tc.us, got, tc.want)
+			if got := FormatUS(tc.us); got != tc.want {
+				t.Errorf("FormatUS(%v) = %q; want %q", tc.us, got, tc.want)
 			}
 		})
 	}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command. It installs redis-server when it is missing (root with
-# apt-get), vets the code, runs each benchmark briefly and the peer
+# apt-get), and Chromium for the HTML report's test, vets the code, runs each benchmark briefly and the peer
 # comparison in its short mode (so that none of them rots; they print
 # figures and assert no speed), then runs every test against private
 # redis-servers that the tests start on free loopback ports. Extra arguments
@@ -9,6 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/ensure-redis.sh
 ensure_redis_server
+# The HTML report's test renders the page in headless Chromium.
+. scripts/ensure-chromium.sh
+ensure_chromium
 go vet ./...
 go test -count=1 -timeout 5m -run '^$' -bench . -benchtime 200x ./...
 scripts/bench-peers.sh --short --out "$(mktemp)"

@@ -3,18 +3,14 @@ package verify_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rlbench/rlbench/internal/golden"
 	"github.com/rlbench/rlbench/verify"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // Documented properties of strategies like the seeds', written out so that
 // these tests do not change when a strategy's documentation does.
@@ -239,19 +235,7 @@ func TestReportersGolden(t *testing.T) {
 			if err := tc.report(goldenMatrix())(&got); err != nil {
 				t.Fatalf("%s report error: %v", tc.name, err)
 			}
-			path := filepath.Join("testdata", tc.golden)
-			if *update {
-				if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("%s report differs from %s (run go test -update after checking the change):\ngot:\n%s\nwant:\n%s", tc.name, path, got.Bytes(), want)
-			}
+			golden.Check(t, tc.golden, got.Bytes())
 		})
 	}
 }

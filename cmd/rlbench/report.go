@@ -1,12 +1,74 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rlbench/rlbench/compare"
+	"github.com/rlbench/rlbench/htmlreport"
 )
 
-// runReport is `rlbench report A.json ... -o report.html`.
+// defaultReportPath is where `rlbench report` writes its page when -o is
+// not given.
+const defaultReportPath = "report.html"
+
+// runReport is `rlbench report A.json ... -o report.html`: one
+// self-contained HTML page with the charts of every cell of the files.
+// Exit status 0, or 2 for bad input: no file, a file that cannot be read
+// or is not an rlbench report, or an output that cannot be written.
 func runReport(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "rlbench report: not implemented yet")
-	return exitUsage
+	var out, title string
+	fs := pflag.NewFlagSet("rlbench report", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	fs.StringVarP(&out, "output", "o", defaultReportPath, `the HTML file to write ("-" for stdout)`)
+	fs.StringVar(&title, "title", htmlreport.DefaultTitle, "the page's title")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `Usage: rlbench report A.json B.json ... [-o report.html]
+
+Write one self-contained HTML page (it needs no network to open) from
+reports written by rlbench --json: the latency percentile curve of every
+cell (target x strategy x client) on log scales, its throughput and errors
+over time with the faults marked, the immortal keys per cell, and the
+environment of each file.
+
+Flags:
+%s`, fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "rlbench report: %v (see rlbench report --help)\n", err)
+		return exitUsage
+	}
+	files, err := compare.ReadFiles(fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "rlbench report: %v (see rlbench report --help)\n", err)
+		return exitUsage
+	}
+	c := compare.New(files)
+	var page bytes.Buffer
+	if err := htmlreport.HTML(c, htmlreport.Options{Title: title})(&page); err != nil {
+		fmt.Fprintf(stderr, "rlbench report: %v\n", err)
+		return exitFailure
+	}
+	if out == "-" {
+		if _, err := stdout.Write(page.Bytes()); err != nil {
+			fmt.Fprintf(stderr, "rlbench report: write: %v\n", err)
+			return exitFailure
+		}
+		return exitOK
+	}
+	if err := os.WriteFile(out, page.Bytes(), 0o644); err != nil {
+		fmt.Fprintf(stderr, "rlbench report: -o: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "rlbench report: wrote %s: %d cells from %d files, %d charts\n", out, len(c.Cells), len(files), htmlreport.Charts(c))
+	return exitOK
 }

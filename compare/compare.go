@@ -1,0 +1,225 @@
+// Package compare lines up the cells of several rlbench JSON reports (the
+// files written by `rlbench --json`) and computes what `rlbench compare`
+// prints: each cell's figures per file, their ratios against the first file,
+// and, when a cell ran more than once, the spread of its runs.
+//
+// A cell is one target x strategy x client. Its Key's target is the run's
+// target label when the file has one, else the server's name and version for
+// a private server (whose address is a random port, so that files from the
+// same command line up), else the server's address. Two runs with the same
+// Key, in one file or in several, are runs of the same cell.
+//
+//	files, err := compare.ReadFiles([]string{"a.json", "b.json"})
+//	...
+//	err = compare.Text(compare.New(files))(os.Stdout)
+package compare
+
+import (
+	"math"
+	"slices"
+
+	"github.com/rlbench/rlbench/results"
+)
+
+// Key identifies a cell across files.
+type Key struct {
+	// Target names the server (see File.Target).
+	Target string
+	// Strategy and Client are the run's strategy and client names.
+	Strategy string
+	Client   string
+}
+
+// String is "target strategy/client".
+func (k Key) String() string { return k.Target + " " + k.Strategy + "/" + k.Client }
+
+// Sample is one run of a cell.
+type Sample struct {
+	// File is the index of the run's file in Comparison.Files.
+	File int
+	// Index is the run's index in that file's Report.Runs.
+	Index int
+	// Run is the run itself.
+	Run *results.Run
+	// Server is the server the run was made against (see File.Server).
+	Server results.Server
+}
+
+// Cell is every run of one Key, in file order, then run order.
+type Cell struct {
+	Key     Key
+	Samples []Sample
+}
+
+// Comparison is the cells of a list of files.
+type Comparison struct {
+	// Files are the files compared; the first is the baseline of ratios.
+	Files []*File
+	// Cells are in the order of their first run: file by file, run by run.
+	Cells []*Cell
+}
+
+// New groups the runs of files into cells.
+func New(files []*File) *Comparison {
+	c := &Comparison{Files: files}
+	byKey := map[Key]*Cell{}
+	for fi, f := range files {
+		for ri := range f.Report.Runs {
+			r := &f.Report.Runs[ri]
+			k := Key{Target: f.Target(ri), Strategy: r.Strategy, Client: r.Client}
+			cell := byKey[k]
+			if cell == nil {
+				cell = &Cell{Key: k}
+				byKey[k] = cell
+				c.Cells = append(c.Cells, cell)
+			}
+			cell.Samples = append(cell.Samples, Sample{File: fi, Index: ri, Run: r, Server: f.Server(ri)})
+		}
+	}
+	return c
+}
+
+// Repeated reports whether any cell has more than one run.
+func (c *Comparison) Repeated() bool {
+	return slices.ContainsFunc(c.Cells, func(cell *Cell) bool { return len(cell.Samples) > 1 })
+}
+
+// InFile returns the cell's runs in file fi, in run order.
+func (cell *Cell) InFile(fi int) []Sample {
+	var out []Sample
+	for _, s := range cell.Samples {
+		if s.File == fi {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Metric is one figure of a run that compare puts side by side.
+type Metric struct {
+	// Name is the metric's heading, e.g. "p99 latency".
+	Name string
+	// Value reads the metric from a run.
+	Value func(*results.Run) float64
+	// Format shows one value in a table.
+	Format func(float64) string
+}
+
+// The metrics that compare gives ratios and spreads for. A ratio above 1 is
+// more throughput, or a slower latency.
+var (
+	Throughput = Metric{Name: "throughput (decisions/s)", Format: formatCount,
+		Value: func(r *results.Run) float64 { return r.ThroughputPerS }}
+	P50 = Metric{Name: "p50 latency", Format: results.FormatUS,
+		Value: func(r *results.Run) float64 { return r.LatencyUS.P50 }}
+	P99 = Metric{Name: "p99 latency", Format: results.FormatUS,
+		Value: func(r *results.Run) float64 { return r.LatencyUS.P99 }}
+	P999 = Metric{Name: "p99.9 latency", Format: results.FormatUS,
+		Value: func(r *results.Run) float64 { return r.LatencyUS.P999 }}
+)
+
+// Metrics lists the metrics with ratios, in the order compare prints them.
+var Metrics = []Metric{Throughput, P50, P99, P999}
+
+// Value is the metric in file fi: the median of the cell's runs in that
+// file (one run, normally); ok is false when the cell did not run there.
+func (cell *Cell) Value(m Metric, fi int) (v float64, ok bool) {
+	samples := cell.InFile(fi)
+	if len(samples) == 0 {
+		return 0, false
+	}
+	return median(values(samples, m)), true
+}
+
+// Ratio is the metric in file fi over the metric in the first file; ok is
+// false when the cell is missing from either, or its first value is 0.
+func (cell *Cell) Ratio(m Metric, fi int) (ratio float64, ok bool) {
+	base, okBase := cell.Value(m, 0)
+	v, okV := cell.Value(m, fi)
+	if !okBase || !okV || base == 0 {
+		return 0, false
+	}
+	return v / base, true
+}
+
+// Spread is the metric over every run of the cell, in every file.
+func (cell *Cell) Spread(m Metric) Spread { return SpreadOf(values(cell.Samples, m)) }
+
+// Immortal is the most immortal keys any run of the cell left in file fi;
+// ok is false when the cell did not run there.
+func (cell *Cell) Immortal(fi int) (n int64, ok bool) {
+	for _, s := range cell.InFile(fi) {
+		n, ok = max(n, s.Run.Audit.Immortal), true
+	}
+	return n, ok
+}
+
+// OverAdmitted is the largest over-admission of the cell's runs in file fi;
+// ok is false when the cell did not run there or is not a fixed window
+// (see results.Run.OverAdmitted).
+func (cell *Cell) OverAdmitted(fi int) (n int64, ok bool) {
+	for _, s := range cell.InFile(fi) {
+		if s.Run.OverAdmitted != nil {
+			n, ok = max(n, *s.Run.OverAdmitted), true
+		}
+	}
+	return n, ok
+}
+
+func values(samples []Sample, m Metric) []float64 {
+	out := make([]float64, len(samples))
+	for i, s := range samples {
+		out[i] = m.Value(s.Run)
+	}
+	return out
+}
+
+// Spread summarises repeated measurements of one figure.
+type Spread struct {
+	// N is the number of values.
+	N int
+	// Min, Median, Max and Mean are in the figure's unit.
+	Min, Median, Max, Mean float64
+	// CV is the coefficient of variation: the sample standard deviation
+	// over the mean (0.02 is 2%); NaN with fewer than two values or a zero
+	// mean.
+	CV float64
+}
+
+// SpreadOf summarises vs. The zero Spread, with a NaN CV, stands for no
+// values.
+func SpreadOf(vs []float64) Spread {
+	s := Spread{N: len(vs), CV: math.NaN()}
+	if len(vs) == 0 {
+		return s
+	}
+	s.Min, s.Max, s.Median = slices.Min(vs), slices.Max(vs), median(vs)
+	var sum float64
+	for _, v := range vs {
+		sum += v
+	}
+	s.Mean = sum / float64(len(vs))
+	if len(vs) < 2 || s.Mean == 0 {
+		return s
+	}
+	var sq float64
+	for _, v := range vs {
+		sq += (v - s.Mean) * (v - s.Mean)
+	}
+	s.CV = math.Sqrt(sq/float64(len(vs)-1)) / math.Abs(s.Mean)
+	return s
+}
+
+// median of vs, which it does not modify; 0 for none.
+func median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	sorted := slices.Clone(vs)
+	slices.Sort(sorted)
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}

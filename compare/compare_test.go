@@ -1,0 +1,330 @@
+package compare
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rlbench/rlbench/internal/golden"
+	"github.com/rlbench/rlbench/results"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// run is a hand-built run with the figures compare reads.
+func run(strategy, client string, thr, p50, p99, p999 float64, immortal int64, over *int64) results.Run {
+	return results.Run{
+		Strategy: strategy, Client: client, Clients: 200, DurationS: 10,
+		Decisions: int64(thr * 10), Allowed: int64(thr * 10), ThroughputPerS: thr,
+		LatencyUS:    results.Latency{P50: p50, P90: p50 * 1.5, P99: p99, P999: p999, Max: p999 * 3, Mean: p50 * 1.1},
+		Audit:        results.Audit{Keys: 10, Immortal: immortal},
+		OverAdmitted: over,
+	}
+}
+
+// fixedReports are three hand-built reports of one command line run three
+// times on a private redis 7.0.15: naive and lua on go-redis in every file;
+// gcra (not a fixed window) on rueidis in A only; lua on rueidis in C only.
+func fixedReports() []*results.Report {
+	server := results.Server{Addr: "127.0.0.1:40123", Name: "redis", Version: "7.0.15", Managed: true}
+	started := time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
+	return []*results.Report{
+		{Tool: "rlbench", Started: started, Server: server, Config: map[string]any{"limit": 1000000}, Runs: []results.Run{
+			run("naive", "go-redis", 63822, 3071, 8127, 12415, 10, ptr(int64(0))),
+			run("lua", "go-redis", 86158, 2201, 6143, 9919, 0, ptr(int64(0))),
+			run("gcra", "rueidis", 201337, 950, 2011, 4799, 0, nil),
+		}},
+		{Tool: "rlbench", Started: started.Add(time.Minute), Server: server, Runs: []results.Run{
+			run("naive", "go-redis", 61090, 3135, 8319, 13311, 9, ptr(int64(2))),
+			run("lua", "go-redis", 90512, 2103, 5951, 10431, 0, ptr(int64(0))),
+		}},
+		{Tool: "rlbench", Started: started.Add(2 * time.Minute), Server: server, Runs: []results.Run{
+			run("naive", "go-redis", 64410, 3011, 8015, 12011, 10, ptr(int64(1))),
+			run("lua", "go-redis", 87003, 2187, 6077, 9855, 0, ptr(int64(0))),
+			run("lua", "rueidis", 207585, 939, 2003, 4815, 0, ptr(int64(0))),
+		}},
+	}
+}
+
+// writeReports writes reps with results.JSON into dir as a.json, b.json, ...
+// and returns their paths.
+func writeReports(t *testing.T, dir string, reps []*results.Report) []string {
+	t.Helper()
+	var paths []string
+	for i, rep := range reps {
+		var buf bytes.Buffer
+		if err := results.JSON(rep)(&buf); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, strings.ToLower(FileName(i))+".json")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	return paths
+}
+
+// TestTextGolden prints comparisons of the fixed reports: all three (ratios,
+// spread, cells missing from some files), and the first alone (no ratio, no
+// spread).
+func TestTextGolden(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		files  int
+		golden string
+	}{
+		{name: "three files", files: 3, golden: "compare.txt"},
+		{name: "one file", files: 1, golden: "compare-one.txt"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			paths := writeReports(t, dir, fixedReports()[:tc.files])
+			files, err := ReadFiles(paths)
+			if err != nil {
+				t.Fatalf("ReadFiles error: %v", err)
+			}
+			var buf bytes.Buffer
+			if err := Text(New(files))(&buf); err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, tc.golden, bytes.ReplaceAll(buf.Bytes(), []byte(dir+string(filepath.Separator)), nil))
+		})
+	}
+}
+
+// TestCells checks the grouping and the figures of the fixed reports.
+func TestCells(t *testing.T) {
+	t.Parallel()
+	paths := writeReports(t, t.TempDir(), fixedReports())
+	files, err := ReadFiles(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(files)
+	var keys []string
+	for _, cell := range c.Cells {
+		keys = append(keys, cell.Key.String())
+	}
+	wantKeys := []string{"redis 7.0.15 naive/go-redis", "redis 7.0.15 lua/go-redis", "redis 7.0.15 gcra/rueidis", "redis 7.0.15 lua/rueidis"}
+	if strings.Join(keys, "|") != strings.Join(wantKeys, "|") {
+		t.Fatalf("New(...) cells = %q; want %q", keys, wantKeys)
+	}
+	naive, gcra := c.Cells[0], c.Cells[2]
+	if r, ok := naive.Ratio(Throughput, 1); !ok || math.Abs(r-61090.0/63822) > 1e-12 {
+		t.Errorf("naive.Ratio(Throughput, 1) = %v, %t; want %v, true", r, ok, 61090.0/63822)
+	}
+	if _, ok := gcra.Ratio(Throughput, 1); ok {
+		t.Errorf("gcra.Ratio(Throughput, 1) ok = true; want false (gcra did not run in B)")
+	}
+	if n, ok := naive.Immortal(1); n != 9 || !ok {
+		t.Errorf("naive.Immortal(1) = %d, %t; want 9, true", n, ok)
+	}
+	if _, ok := gcra.OverAdmitted(0); ok {
+		t.Errorf("gcra.OverAdmitted(0) ok = true; want false (gcra is not a fixed window)")
+	}
+	s := naive.Spread(Throughput)
+	if s.N != 3 || s.Min != 61090 || s.Median != 63822 || s.Max != 64410 {
+		t.Errorf("naive.Spread(Throughput) = %+v; want 3 runs, min 61090, median 63822, max 64410", s)
+	}
+}
+
+func TestSpreadOf(t *testing.T) {
+	t.Parallel()
+	nan := math.NaN()
+	tests := []struct {
+		name string
+		in   []float64
+		want Spread
+	}{
+		{name: "none", in: nil, want: Spread{CV: nan}},
+		{name: "one value has no cv", in: []float64{5}, want: Spread{N: 1, Min: 5, Median: 5, Max: 5, Mean: 5, CV: nan}},
+		{name: "odd count", in: []float64{3, 1, 2}, want: Spread{N: 3, Min: 1, Median: 2, Max: 3, Mean: 2, CV: 0.5}},
+		{name: "even count takes the middle pair's mean", in: []float64{4, 1, 3, 2}, want: Spread{N: 4, Min: 1, Median: 2.5, Max: 4, Mean: 2.5, CV: math.Sqrt(5.0/3) / 2.5}},
+		{name: "identical values", in: []float64{7, 7}, want: Spread{N: 2, Min: 7, Median: 7, Max: 7, Mean: 7, CV: 0}},
+		{name: "zero mean has no cv", in: []float64{-1, 1}, want: Spread{N: 2, Min: -1, Median: 0, Max: 1, Mean: 0, CV: nan}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := SpreadOf(tc.in)
+			same := got.N == tc.want.N && got.Min == tc.want.Min && got.Median == tc.want.Median &&
+				got.Max == tc.want.Max && got.Mean == tc.want.Mean &&
+				(math.IsNaN(got.CV) && math.IsNaN(tc.want.CV) || math.Abs(got.CV-tc.want.CV) < 1e-12)
+			if !same {
+				t.Errorf("SpreadOf(%v) = %+v; want %+v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFileName(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		i    int
+		want string
+	}{
+		{0, "A"}, {1, "B"}, {25, "Z"}, {26, "AA"}, {27, "AB"}, {51, "AZ"}, {52, "BA"}, {701, "ZZ"}, {702, "AAA"},
+	}
+	for _, tc := range tests {
+		if got := FileName(tc.i); got != tc.want {
+			t.Errorf("FileName(%d) = %q; want %q", tc.i, got, tc.want)
+		}
+	}
+}
+
+func TestFormat(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"ratio below 10", FormatRatio(0.9749), "0.97x"},
+		{"ratio of 1", FormatRatio(1), "1.00x"},
+		{"ratio that rounds to 10", FormatRatio(9.996), "10.0x"},
+		{"ratio above 100", FormatRatio(153.4), "153x"},
+		{"cv", FormatCV(0.0194), "1.9%"},
+		{"small cv", FormatCV(0.00071), "0.07%"},
+		{"no cv", FormatCV(math.NaN()), "-"},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("%s = %q; want %q", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+// TestTargets reads files whose runs carry what a newer or older rlbench
+// writes about the target, and checks the key each run gets.
+func TestTargets(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		json string
+		want string
+	}{
+		{
+			name: "private server without a label: name and version, not the random port",
+			json: `{"tool":"rlbench","server":{"addr":"127.0.0.1:40123","name":"redis","version":"7.0.15","managed":true},"runs":[{"strategy":"lua","client":"go-redis"}]}`,
+			want: "redis 7.0.15",
+		},
+		{
+			name: "existing server without a label: its address",
+			json: `{"tool":"rlbench","server":{"addr":"10.0.0.5:6379","name":"redis","version":"7.2.4"},"runs":[{"strategy":"lua","client":"go-redis"}]}`,
+			want: "10.0.0.5:6379",
+		},
+		{
+			name: "a run's target label",
+			json: `{"tool":"rlbench","server":{"addr":"127.0.0.1:1","managed":true},"runs":[{"target":"valkey-8","strategy":"lua","client":"go-redis"}]}`,
+			want: "valkey-8",
+		},
+		{
+			name: "an empty label falls back to the run's own server",
+			json: `{"tool":"rlbench","server":{"addr":"127.0.0.1:1","name":"redis","version":"7.0.15","managed":true},"runs":[{"target":"","server":{"addr":"127.0.0.1:2","name":"valkey","version":"8.0.1","managed":true},"strategy":"lua","client":"go-redis"}]}`,
+			want: "valkey 8.0.1",
+		},
+		{
+			name: "nothing known about the server",
+			json: `{"tool":"rlbench","runs":[{"strategy":"lua","client":"go-redis"}]}`,
+			want: "unknown server",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "r.json")
+			if err := os.WriteFile(path, []byte(tc.json), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := ReadFile(path)
+			if err != nil {
+				t.Fatalf("ReadFile error: %v", err)
+			}
+			if got := f.Target(0); got != tc.want {
+				t.Errorf("Target(0) of %s = %q; want %q", tc.json, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestTextNotes checks the notes under the tables: files that share no
+// cell, and a cell whose runs were on different server versions.
+func TestTextNotes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	old := write("old.json", `{"tool":"rlbench","server":{"name":"redis","version":"7.0.15","managed":true},"runs":[{"target":"prod-like","strategy":"lua","client":"go-redis","throughput_per_s":100}]}`)
+	upgraded := write("new.json", `{"tool":"rlbench","server":{"name":"redis","version":"7.2.4","managed":true},"runs":[{"target":"prod-like","strategy":"lua","client":"go-redis","throughput_per_s":120}]}`)
+	other := write("other.json", `{"tool":"rlbench","server":{"name":"valkey","version":"8.0.1","managed":true},"runs":[{"strategy":"lua","client":"go-redis"}]}`)
+
+	tests := []struct {
+		name  string
+		paths []string
+		says  string
+	}{
+		{"same label, two versions", []string{old, upgraded}, "note: prod-like lua/go-redis ran on different servers: redis 7.0.15 (A), redis 7.2.4 (B)"},
+		{"same label, ratio across versions", []string{old, upgraded}, "1.20x"},
+		{"nothing shared", []string{old, other}, "note: no cell ran in more than one file"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			files, err := ReadFiles(tc.paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := Text(New(files))(&buf); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(buf.String(), tc.says) {
+				t.Errorf("Text(%q) does not say %q:\n%s", tc.paths, tc.says, buf.String())
+			}
+		})
+	}
+}
+
+func TestReadFilesBad(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := writeReports(t, dir, fixedReports()[:1])[0]
+	notReport := filepath.Join(dir, "bench.json")
+	if err := os.WriteFile(notReport, []byte(`{"Name": "BenchmarkDecide"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.json")
+	tests := []struct {
+		name  string
+		paths []string
+		is    error
+		names string // the path the message must name
+	}{
+		{name: "no file", paths: nil, is: ErrNoFiles},
+		{name: "not a report", paths: []string{good, notReport}, is: results.ErrNotReport, names: notReport},
+		{name: "missing", paths: []string{missing, good}, is: os.ErrNotExist, names: missing},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			files, err := ReadFiles(tc.paths)
+			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.names) {
+				t.Errorf("ReadFiles(%q) = %v, %v; want an error that is %v and names %q", tc.paths, files, err, tc.is, tc.names)
+			}
+		})
+	}
+}

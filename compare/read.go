@@ -1,0 +1,153 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/rlbench/rlbench/results"
+)
+
+// ErrNoFiles is returned by ReadFiles when it is given no path.
+var ErrNoFiles = errors.New("no report files given")
+
+// File is one report read from disk: the Report, and the fields of the file
+// as written, so that fields this build's Report does not declare (a newer
+// rlbench's target label or environment, say) can still be keyed on and shown.
+type File struct {
+	// Path is the file's path, as given.
+	Path string
+	// Name is the file's short name in tables and charts: "A", "B", ...
+	Name string
+	// Report is the file decoded by results.ReadReport.
+	Report *results.Report
+	// Fields holds every top-level field of the file, raw, by name.
+	Fields map[string]json.RawMessage
+	// RunFields holds every field of each run, raw, by name, in the order of
+	// Report.Runs.
+	RunFields []map[string]json.RawMessage
+}
+
+// ReadFile reads the rlbench JSON report at path. Every error names the file.
+func ReadFile(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
+	rep, err := results.ReadReport(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var raw struct {
+		Runs []map[string]json.RawMessage `json:"runs"`
+	}
+	f := &File{Path: path, Report: rep}
+	// ReadReport has checked that data is one JSON object with these shapes.
+	if err := json.Unmarshal(data, &f.Fields); err != nil {
+		return nil, fmt.Errorf("%s: read report: %w", path, err)
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%s: read report: runs: %w", path, err)
+	}
+	f.RunFields = raw.Runs
+	return f, nil
+}
+
+// ReadFiles reads every path with ReadFile and names the files "A", "B", ...
+// in the order given. It stops at the first file that cannot be read, and
+// returns ErrNoFiles for an empty list.
+func ReadFiles(paths []string) ([]*File, error) {
+	if len(paths) == 0 {
+		return nil, ErrNoFiles
+	}
+	files := make([]*File, 0, len(paths))
+	for i, p := range paths {
+		f, err := ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		f.Name = FileName(i)
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// FileName is the short name of the i-th file (from 0): "A" to "Z", then
+// "AA", "AB", ... as spreadsheet columns are named.
+func FileName(i int) string {
+	name := ""
+	for i++; i > 0; i = (i - 1) / 26 {
+		name = string(rune('A'+(i-1)%26)) + name
+	}
+	return name
+}
+
+// runField decodes run i's field name into v; it reports whether the field
+// was there and of v's shape.
+func (f *File) runField(i int, name string, v any) bool {
+	if i >= len(f.RunFields) {
+		return false
+	}
+	raw, ok := f.RunFields[i][name]
+	if !ok || string(raw) == "null" {
+		return false
+	}
+	return json.Unmarshal(raw, v) == nil
+}
+
+// Server is the server run i was made against: the run's own "server" when
+// the file has one per run (a run over several targets), else the report's.
+func (f *File) Server(i int) results.Server {
+	var s results.Server
+	if f.runField(i, "server", &s) && s != (results.Server{}) {
+		return s
+	}
+	return f.Report.Server
+}
+
+// Target names the target of run i in a cell's key: the run's "target"
+// label when the file has one, else "name version" for a private server,
+// whose address is a random port, or the address of an existing one.
+func (f *File) Target(i int) string {
+	var label string
+	if f.runField(i, "target", &label) && label != "" {
+		return label
+	}
+	return serverKey(f.Server(i))
+}
+
+// serverKey names a server with no label.
+func serverKey(s results.Server) string {
+	if s.Addr != "" && !s.Managed {
+		return s.Addr
+	}
+	return serverName(s)
+}
+
+// serverName is "redis 7.0.15", or "unknown server".
+func serverName(s results.Server) string {
+	switch {
+	case s.Name != "" && s.Version != "":
+		return s.Name + " " + s.Version
+	case s.Name != "":
+		return s.Name
+	case s.Version != "":
+		return "server " + s.Version
+	}
+	return "unknown server"
+}
+
+// ServerLine describes s in prose: "redis 7.0.15 (private)" or
+// "redis 7.2.4 at 10.0.0.5:6379".
+func ServerLine(s results.Server) string {
+	line := serverName(s)
+	switch {
+	case s.Managed:
+		line += " (private)"
+	case s.Addr != "":
+		line += " at " + s.Addr
+	}
+	return line
+}

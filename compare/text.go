@@ -1,0 +1,222 @@
+package compare
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/rlbench/rlbench/results"
+)
+
+// Text returns a reporter for the comparison as aligned tables: a legend of
+// the files, then one table per metric (throughput, p50, p99, p99.9) with a
+// row per cell, a column per file, the ratios against the first file and,
+// when a cell ran more than once, the spread of its runs; then the immortal
+// keys and the over-admission per cell and file.
+func Text(c *Comparison) results.Reporter {
+	return func(w io.Writer) error {
+		var buf bytes.Buffer
+		writeText(&buf, c)
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return fmt.Errorf("compare: write: %w", err)
+		}
+		return nil
+	}
+}
+
+// missing stands for a cell that did not run in a file, or a figure that
+// does not apply.
+const missing = "-"
+
+func writeText(buf *bytes.Buffer, c *Comparison) {
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	for _, f := range c.Files {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, f.Path, Describe(f))
+	}
+	tw.Flush()
+
+	repeated := c.Repeated()
+	for _, m := range Metrics {
+		fmt.Fprintf(buf, "\n%s\n", m.Name)
+		tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+		cols := []string{"target", "strategy", "client"}
+		for _, f := range c.Files {
+			cols = append(cols, f.Name)
+		}
+		for _, f := range c.Files[1:] {
+			cols = append(cols, f.Name+"/"+c.Files[0].Name)
+		}
+		if repeated {
+			cols = append(cols, "runs", "min", "median", "max", "cv")
+		}
+		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+		for _, cell := range c.Cells {
+			row := []string{cell.Key.Target, cell.Key.Strategy, cell.Key.Client}
+			for fi := range c.Files {
+				v, ok := cell.Value(m, fi)
+				row = append(row, orMissing(m.Format(v), ok))
+			}
+			for fi := 1; fi < len(c.Files); fi++ {
+				r, ok := cell.Ratio(m, fi)
+				row = append(row, orMissing(FormatRatio(r), ok))
+			}
+			if repeated {
+				s := cell.Spread(m)
+				if s.N < 2 {
+					row = append(row, strconv.Itoa(s.N), missing, missing, missing, missing)
+				} else {
+					row = append(row, strconv.Itoa(s.N), m.Format(s.Min), m.Format(s.Median), m.Format(s.Max), FormatCV(s.CV))
+				}
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+		tw.Flush()
+	}
+
+	counts := []struct {
+		title string
+		value func(*Cell, int) (int64, bool)
+	}{
+		{"immortal keys (counters with no TTL; the most of any run in the file)", (*Cell).Immortal},
+		{"over-admitted (requests beyond the limit in one window of one key; - when not a fixed window)", (*Cell).OverAdmitted},
+	}
+	for _, count := range counts {
+		fmt.Fprintf(buf, "\n%s\n", count.title)
+		tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+		cols := []string{"target", "strategy", "client"}
+		for _, f := range c.Files {
+			cols = append(cols, f.Name)
+		}
+		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+		for _, cell := range c.Cells {
+			row := []string{cell.Key.Target, cell.Key.Strategy, cell.Key.Client}
+			for fi := range c.Files {
+				n, ok := count.value(cell, fi)
+				row = append(row, orMissing(strconv.FormatInt(n, 10), ok))
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+		tw.Flush()
+	}
+
+	var notes []string
+	if len(c.Files) > 1 && !shared(c) {
+		notes = append(notes, "no cell ran in more than one file, so there is no ratio: a cell is a target, a strategy and a client, and the files share none")
+	}
+	if repeated {
+		notes = append(notes, "spread: over every run of the cell in every file; cv is the standard deviation over the mean, and a ratio inside that noise is no difference")
+	}
+	for _, cell := range c.Cells {
+		if versions := serverVersions(c, cell); len(versions) > 1 {
+			notes = append(notes, fmt.Sprintf("%s ran on different servers: %s", cell.Key, strings.Join(versions, ", ")))
+		}
+	}
+	if len(notes) > 0 {
+		buf.WriteByte('\n')
+		for _, n := range notes {
+			fmt.Fprintf(buf, "note: %s\n", n)
+		}
+	}
+}
+
+// Describe says in one line what a file holds: its server (or targets),
+// when it started and how many runs it has.
+func Describe(f *File) string {
+	var targets []string
+	seen := map[string]bool{}
+	for i := range f.Report.Runs {
+		key, srv := f.Target(i), ServerLine(f.Server(i))
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if key == serverKey(f.Server(i)) {
+			targets = append(targets, srv)
+		} else {
+			targets = append(targets, key+" = "+srv)
+		}
+	}
+	if len(targets) == 0 {
+		targets = append(targets, ServerLine(f.Report.Server))
+	}
+	runs := "runs"
+	if len(f.Report.Runs) == 1 {
+		runs = "run"
+	}
+	started := "start unknown"
+	if !f.Report.Started.IsZero() {
+		started = "started " + f.Report.Started.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	return fmt.Sprintf("%s, %s, %d %s", strings.Join(targets, "; "), started, len(f.Report.Runs), runs)
+}
+
+// shared reports whether some cell ran in two files or more.
+func shared(c *Comparison) bool {
+	for _, cell := range c.Cells {
+		for _, s := range cell.Samples[1:] {
+			if s.File != cell.Samples[0].File {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// serverVersions lists the distinct servers of a cell's runs, with the
+// files they ran in, e.g. "redis 7.0.15 (A, B)".
+func serverVersions(c *Comparison, cell *Cell) []string {
+	var names []string
+	in := map[string][]string{}
+	for _, s := range cell.Samples {
+		name := serverName(s.Server)
+		if _, ok := in[name]; !ok {
+			names = append(names, name)
+		}
+		file := c.Files[s.File].Name
+		if l := in[name]; len(l) == 0 || l[len(l)-1] != file {
+			in[name] = append(l, file)
+		}
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n + " (" + strings.Join(in[n], ", ") + ")"
+	}
+	return out
+}
+
+func orMissing(s string, ok bool) string {
+	if !ok {
+		return missing
+	}
+	return s
+}
+
+// formatCount formats a rate as a whole number: "41203".
+func formatCount(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
+
+// FormatRatio formats a ratio: "0.97x", "12.4x", "153x".
+func FormatRatio(r float64) string {
+	switch {
+	case r < 9.995:
+		return strconv.FormatFloat(r, 'f', 2, 64) + "x"
+	case r < 99.95:
+		return strconv.FormatFloat(r, 'f', 1, 64) + "x"
+	}
+	return strconv.FormatFloat(r, 'f', 0, 64) + "x"
+}
+
+// FormatCV formats a coefficient of variation as a percentage: "1.9%",
+// "0.07%" under 1%, or "-" for NaN.
+func FormatCV(cv float64) string {
+	if math.IsNaN(cv) {
+		return missing
+	}
+	if cv*100 < 0.995 {
+		return strconv.FormatFloat(cv*100, 'f', 2, 64) + "%"
+	}
+	return strconv.FormatFloat(cv*100, 'f', 1, 64) + "%"
+}

@@ -1,0 +1,531 @@
+// Package htmlreport writes the page of `rlbench report`: one self-contained
+// HTML file that overlays the runs of several rlbench JSON reports. It shows,
+// per cell (target x strategy x client), the latency percentile curve on log
+// scales and the throughput and errors over time with the faults marked; for
+// all cells, the curves overlaid and the immortal keys; and the environment of
+// each file (server, version, configuration, client options, saturation, and
+// any field a newer rlbench added).
+//
+// The page needs no network: every script and style is inlined. The charts
+// are drawn by Chart.js 4.6.1 (MIT licence, assets/chart.js.LICENSE.md): the
+// file dist/chart.umd.min.js of the npm package chart.js@4.6.1, vendored
+// unchanged as assets/chart.umd.min.js and embedded with go:embed;
+// scripts/vendor-chartjs.sh fetches it again with `npm pack`. The page's own
+// script (assets/report.js) builds the charts from the data that HTML embeds,
+// and marks the body with data-charts-drawn (charts drawn with non-empty
+// pixels) beside data-charts-total, so that a headless browser can check that
+// every chart was drawn.
+package htmlreport
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rlbench/rlbench/compare"
+	"github.com/rlbench/rlbench/results"
+)
+
+// The attributes of the page's <body> that tell a headless browser whether
+// the charts were drawn.
+const (
+	// TotalAttr holds the number of charts on the page (see Charts).
+	TotalAttr = "data-charts-total"
+	// DrawnAttr holds the number of charts drawn so far with non-empty
+	// pixels on their canvas.
+	DrawnAttr = "data-charts-drawn"
+	// ErrorAttr is set to the message of a script error, if one happened.
+	ErrorAttr = "data-js-error"
+)
+
+// ChartJSVersion is the version of the vendored Chart.js.
+const ChartJSVersion = "4.6.1"
+
+var (
+	//go:embed assets/chart.umd.min.js
+	chartJS string
+	//go:embed assets/report.js
+	reportJS string
+	//go:embed assets/report.css
+	reportCSS string
+	//go:embed assets/report.html.tmpl
+	pageTemplate string
+)
+
+var page = template.Must(template.New("report").Funcs(template.FuncMap{
+	"us":    results.FormatUS,
+	"count": func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) },
+}).Parse(pageTemplate))
+
+// Options are the page's settings. The zero value is ready to use.
+type Options struct {
+	// Title heads the page; "" means "rlbench report".
+	Title string
+}
+
+// DefaultTitle is the page's title when Options.Title is "".
+const DefaultTitle = "rlbench report"
+
+// HTML returns a reporter that writes the page for c.
+func HTML(c *compare.Comparison, opts Options) results.Reporter {
+	return func(w io.Writer) error {
+		view, err := newView(c, opts)
+		if err != nil {
+			return fmt.Errorf("html report: %w", err)
+		}
+		var buf bytes.Buffer
+		if err := page.Execute(&buf, view); err != nil {
+			return fmt.Errorf("html report: template: %w", err)
+		}
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return fmt.Errorf("html report: write: %w", err)
+		}
+		return nil
+	}
+}
+
+// Charts is the number of charts the page for c draws: the overlaid curves
+// and the immortal keys, then per cell its percentile curve and its time
+// series, each when there is something to draw.
+func Charts(c *compare.Comparison) int { return newData(c).charts() }
+
+// overview reports whether the page has the chart of every cell's curve.
+func (d data) overview() bool {
+	return slices.ContainsFunc(d.Cells, func(cell cellData) bool { return cell.HasCurve })
+}
+
+// charts counts the charts the page draws from d.
+func (d data) charts() int {
+	n := 0
+	if d.overview() {
+		n++
+	}
+	if len(d.Cells) > 0 {
+		n++ // the immortal keys
+	}
+	for _, cell := range d.Cells {
+		if cell.HasCurve {
+			n++
+		}
+		if cell.HasSeries {
+			n++
+		}
+	}
+	return n
+}
+
+// view is what the template renders.
+type view struct {
+	Title    string
+	Charts   int
+	Overview bool
+	Data     data
+	Files    []fileView
+	Cells    []cellView
+	Library  template.JS
+	Script   template.JS
+	Style    template.CSS
+}
+
+// data is what the page's script draws, embedded as JSON.
+type data struct {
+	Files []fileData `json:"files"`
+	Cells []cellData `json:"cells"`
+}
+
+type fileData struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+}
+
+type cellData struct {
+	ID        string       `json:"id"`
+	Title     string       `json:"title"`
+	HasCurve  bool         `json:"has_curve"`
+	HasSeries bool         `json:"has_series"`
+	Samples   []sampleData `json:"samples"`
+	// Immortal is the most immortal keys of the cell's runs per file, nil
+	// where it did not run.
+	Immortal []*int64 `json:"immortal"`
+}
+
+type sampleData struct {
+	// File is the index of the sample's file; Label names the sample: the
+	// file's name, then "#2", "#3" for a cell's later runs in one file.
+	File  int    `json:"file"`
+	Label string `json:"label"`
+	// Curve is the percentile curve: [1/(1-q), latency in µs] pairs, q the
+	// quantile as a fraction; the 100th percentile (an infinite x) and
+	// latencies of 0 (off a log scale) are left out.
+	Curve [][2]float64 `json:"curve"`
+	// Series is the time series: [end of the interval in s, decisions/s,
+	// errors/s].
+	Series [][3]float64 `json:"series"`
+	Faults []faultData  `json:"faults"`
+}
+
+type faultData struct {
+	Fault  string  `json:"fault"`
+	AtS    float64 `json:"at_s"`
+	Failed bool    `json:"failed"`
+}
+
+// newData extracts what the charts draw from c.
+func newData(c *compare.Comparison) data {
+	d := data{Files: make([]fileData, len(c.Files)), Cells: make([]cellData, 0, len(c.Cells))}
+	for i, f := range c.Files {
+		d.Files[i] = fileData{Name: f.Name, Path: f.Path}
+	}
+	for ci, cell := range c.Cells {
+		cd := cellData{ID: "cell-" + strconv.Itoa(ci+1), Title: cell.Key.String(), Immortal: make([]*int64, len(c.Files))}
+		for fi := range c.Files {
+			if n, ok := cell.Immortal(fi); ok {
+				cd.Immortal[fi] = &n
+			}
+		}
+		for _, s := range cell.Samples {
+			// Empty lists, not nil, which JSON would write as null: the
+			// script reads them as arrays.
+			sd := sampleData{File: s.File, Label: sampleLabel(c, cell, s), Curve: curve(s.Run), Series: series(s.Run), Faults: []faultData{}}
+			for _, f := range s.Run.Faults {
+				sd.Faults = append(sd.Faults, faultData{Fault: f.Fault, AtS: finite(f.AtS), Failed: f.Error != ""})
+			}
+			cd.HasCurve = cd.HasCurve || len(sd.Curve) > 0
+			cd.HasSeries = cd.HasSeries || len(sd.Series) > 0
+			cd.Samples = append(cd.Samples, sd)
+		}
+		d.Cells = append(d.Cells, cd)
+	}
+	return d
+}
+
+// sampleLabel is the file's name, then "#n" for the n-th run of the cell
+// in that file when there are several.
+func sampleLabel(c *compare.Comparison, cell *compare.Cell, s compare.Sample) string {
+	name := c.Files[s.File].Name
+	same := cell.InFile(s.File)
+	if len(same) < 2 {
+		return name
+	}
+	for i, o := range same {
+		if o.Index == s.Index {
+			return name + "#" + strconv.Itoa(i+1)
+		}
+	}
+	return name
+}
+
+// curve is r's percentile curve for a log-log plot, never nil. A run
+// written before latency_percentiles existed falls back to its latency
+// summary.
+func curve(r *results.Run) [][2]float64 {
+	ps := r.Percentiles
+	if len(ps) == 0 && r.Decisions > 0 {
+		l := r.LatencyUS
+		ps = []results.Percentile{{Quantile: 50, ValueUS: l.P50}, {Quantile: 90, ValueUS: l.P90}, {Quantile: 99, ValueUS: l.P99}, {Quantile: 99.9, ValueUS: l.P999}}
+	}
+	out := [][2]float64{}
+	for _, p := range ps {
+		if p.Quantile >= 100 || p.Quantile < 0 || !(p.ValueUS > 0) || math.IsInf(p.ValueUS, 0) {
+			continue
+		}
+		out = append(out, [2]float64{round6(1 / (1 - p.Quantile/100)), p.ValueUS})
+	}
+	return out
+}
+
+// minInterval is the shortest part-second turned into a rate: a shorter
+// one says more about the timer than about the load.
+const minInterval = 0.05
+
+// series is r's time series as rates, never nil: each entry's counts over
+// the time since the previous entry (the last one covers a part-second).
+func series(r *results.Run) [][3]float64 {
+	out := [][3]float64{}
+	prev := 0.0
+	for _, s := range r.PerSecond {
+		dt := s.T - prev
+		if dt < minInterval || math.IsNaN(dt) || math.IsInf(dt, 0) {
+			continue
+		}
+		prev = s.T
+		out = append(out, [3]float64{s.T, round6(float64(s.Decisions) / dt), round6(float64(s.Errors) / dt)})
+	}
+	return out
+}
+
+// round6 rounds v to 6 significant digits, which is all a chart shows, so
+// that the embedded data reads 10 rather than 10.000000000000002.
+func round6(v float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
+}
+
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
+// fileView is one file in the page's legend and environment section.
+type fileView struct {
+	Name        string
+	Path        string
+	Description string
+	Started     string
+	Server      results.Server
+	Config      string
+	// Extra lists the top-level fields the page does not show elsewhere
+	// (e.g. a newer rlbench's environment), flattened.
+	Extra []field
+	// Common lists the run fields of Extra's kind that every run of the
+	// file has with the same value (e.g. the Go version).
+	Common []field
+	Runs   []runView
+}
+
+type field struct{ Name, Value string }
+
+type runView struct {
+	Cell          string
+	Server        string
+	Workload      string
+	ClientOptions string
+	// Load is the saturation self-check in a sentence, "" when not measured.
+	Load       string
+	Verdict    string
+	ErrorKinds string
+	// Extra lists the run's fields the page does not show elsewhere (e.g.
+	// its environment), flattened, less those common to every run of the
+	// file (fileView.Common).
+	Extra []field
+}
+
+// cellView is one cell's heading, charts and table rows.
+type cellView struct {
+	ID        string
+	Title     string
+	HasCurve  bool
+	HasSeries bool
+	Rows      []rowView
+	Spread    string
+	Faults    []string
+}
+
+type rowView struct {
+	Label      string
+	Decisions  int64
+	Throughput float64
+	Ratio      string
+	Latency    results.Latency
+	Errors     int64
+	Immortal   int64
+	Over       string
+}
+
+// shownFileFields and shownRunFields are the JSON fields the page shows in
+// their own place; any other field goes to the environment's "other" list.
+var (
+	shownFileFields = []string{"tool", "started", "server", "config", "runs"}
+	shownRunFields  = []string{
+		"target", "server", "strategy", "client", "client_options", "clients", "duration_s",
+		"decisions", "allowed", "rejected", "errors", "error_kinds", "throughput_per_s",
+		"latency_us", "latency_percentiles", "on_error", "admitted", "over_admitted",
+		"max_admitted_per_window_span", "faults", "per_second", "saturation",
+		"script_fallbacks", "audit",
+	}
+)
+
+func newView(c *compare.Comparison, opts Options) (*view, error) {
+	d := newData(c)
+	v := &view{
+		Title:    opts.Title,
+		Charts:   d.charts(),
+		Overview: d.overview(),
+		Data:     d,
+		Library:  template.JS(chartJS),
+		Script:   template.JS(reportJS),
+		Style:    template.CSS(reportCSS),
+	}
+	if v.Title == "" {
+		v.Title = DefaultTitle
+	}
+	for _, f := range c.Files {
+		fv, err := newFileView(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		v.Files = append(v.Files, fv)
+	}
+	for ci, cell := range c.Cells {
+		cd := v.Data.Cells[ci]
+		cv := cellView{ID: cd.ID, Title: cd.Title, HasCurve: cd.HasCurve, HasSeries: cd.HasSeries}
+		base, hasBase := cell.Value(compare.Throughput, 0)
+		for si, s := range cell.Samples {
+			r := s.Run
+			row := rowView{
+				Label: cd.Samples[si].Label, Decisions: r.Decisions, Throughput: r.ThroughputPerS,
+				Latency: r.LatencyUS, Errors: r.Errors, Immortal: r.Audit.Immortal, Over: "-",
+			}
+			if hasBase && base > 0 && s.File > 0 {
+				row.Ratio = compare.FormatRatio(r.ThroughputPerS / base)
+			}
+			if r.OverAdmitted != nil {
+				row.Over = strconv.FormatInt(*r.OverAdmitted, 10)
+			}
+			cv.Rows = append(cv.Rows, row)
+			for _, f := range r.Faults {
+				what := f.Detail
+				if f.Error != "" {
+					what = "FAILED: " + f.Error
+				}
+				cv.Faults = append(cv.Faults, fmt.Sprintf("%s: %s at %.2f s: %s", row.Label, f.Fault, f.AtS, what))
+			}
+		}
+		if s := cell.Spread(compare.Throughput); s.N > 1 {
+			cv.Spread = fmt.Sprintf("%d runs: throughput min %s, median %s, max %s decisions/s, cv %s",
+				s.N, strconv.FormatFloat(s.Min, 'f', 0, 64), strconv.FormatFloat(s.Median, 'f', 0, 64),
+				strconv.FormatFloat(s.Max, 'f', 0, 64), compare.FormatCV(s.CV))
+		}
+		v.Cells = append(v.Cells, cv)
+	}
+	return v, nil
+}
+
+func newFileView(f *compare.File) (fileView, error) {
+	rep := f.Report
+	fv := fileView{Name: f.Name, Path: f.Path, Description: compare.Describe(f), Server: rep.Server}
+	if !rep.Started.IsZero() {
+		fv.Started = rep.Started.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	if rep.Config != nil {
+		cfg, err := json.MarshalIndent(rep.Config, "", "  ")
+		if err != nil {
+			return fv, fmt.Errorf("config: %w", err)
+		}
+		fv.Config = string(cfg)
+	}
+	fv.Extra = extraFields(f.Fields, shownFileFields)
+	extras := make([][]field, len(rep.Runs))
+	for i := range rep.Runs {
+		if i < len(f.RunFields) {
+			extras[i] = extraFields(f.RunFields[i], shownRunFields)
+		}
+	}
+	fv.Common = common(extras)
+	for i := range rep.Runs {
+		r := &rep.Runs[i]
+		rv := runView{
+			Cell:          f.Target(i) + " " + r.Strategy + "/" + r.Client,
+			Server:        compare.ServerLine(f.Server(i)),
+			Workload:      fmt.Sprintf("%d workers, %.2f s, on error %s, %d script fallbacks", r.Clients, r.DurationS, r.OnError, r.ScriptFallbacks),
+			ClientOptions: r.ClientOptions,
+			ErrorKinds:    errorKinds(r.ErrorKinds),
+		}
+		if s := r.Saturation; s != nil {
+			rv.Load = fmt.Sprintf("rlbench %.2f cores, redis-server %.2f cores, %d connections opened, peak RSS %d MiB",
+				s.ClientCPU, s.ServerCPU, s.ConnectionsOpened, s.PeakRSSBytes>>20)
+			rv.Verdict = s.Verdict
+		}
+		for _, x := range extras[i] {
+			if !slices.Contains(fv.Common, x) {
+				rv.Extra = append(rv.Extra, x)
+			}
+		}
+		fv.Runs = append(fv.Runs, rv)
+	}
+	return fv, nil
+}
+
+// common returns the fields that every list has, in the first's order.
+func common(lists [][]field) []field {
+	if len(lists) == 0 {
+		return nil
+	}
+	var out []field
+	for _, x := range lists[0] {
+		if !slices.ContainsFunc(lists[1:], func(l []field) bool { return !slices.Contains(l, x) }) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// errorKinds is "timeout=3 conn-reset=1", most frequent first.
+func errorKinds(kinds map[string]int64) string {
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if kinds[a] != kinds[b] {
+			if kinds[a] > kinds[b] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + "=" + strconv.FormatInt(kinds[k], 10)
+	}
+	return strings.Join(parts, " ")
+}
+
+// extraFields flattens the fields of raw that are not in shown, by name:
+// objects into "name.sub", arrays and scalars as compact JSON, strings bare.
+func extraFields(raw map[string]json.RawMessage, shown []string) []field {
+	var names []string
+	for k := range raw {
+		if !slices.Contains(shown, k) {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	var out []field
+	for _, k := range names {
+		out = flatten(out, k, raw[k], 0)
+	}
+	return out
+}
+
+// maxDepth bounds how deep flatten descends; deeper objects stay JSON.
+const maxDepth = 4
+
+// flatten appends the field name, holding raw, to out: an object's fields
+// one by one as "name.sub", down to maxDepth.
+func flatten(out []field, name string, raw json.RawMessage, depth int) []field {
+	var obj map[string]json.RawMessage
+	if depth < maxDepth && json.Unmarshal(raw, &obj) == nil && obj != nil {
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			out = flatten(out, name+"."+k, obj[k], depth+1)
+		}
+		return out
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return append(out, field{name, s})
+	}
+	var compact bytes.Buffer
+	if json.Compact(&compact, raw) != nil {
+		return append(out, field{name, string(raw)})
+	}
+	return append(out, field{name, compact.String()})
+}
