@@ -194,6 +194,11 @@ func TestCrashRate(t *testing.T) {
 		case r.Strategy == "multi-nx" && r.Audit.Immortal != 0:
 			t.Errorf("multi-nx with --crash-rate 0.5: %d immortal keys; want 0", r.Audit.Immortal)
 		}
+		// An atomic strategy's worker dies mid-request: go-redis drops the
+		// connection and the next request dials a new one.
+		if s := r.Saturation; r.Strategy == "multi-nx" && (s == nil || s.ConnectionsOpened <= int64(r.Clients)) {
+			t.Errorf("multi-nx with --crash-rate 0.5: saturation %+v; want more connections opened than the %d workers", s, r.Clients)
+		}
 	}
 }
 

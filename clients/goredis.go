@@ -36,8 +36,11 @@ func newGoRedis(o Options) *goRedis {
 		PipelinePoolSize: -1,
 		// No silent retries: a fault shows as an error, as with rueidis, and
 		// a retried INCR can never count one request twice.
-		MaxRetries:      -1,
-		DisableIdentity: true,
+		MaxRetries: -1,
+		// A context that ends mid-request (an interrupt, or a worker that
+		// --crash-rate kills) ends the request and drops its connection.
+		ContextTimeoutEnabled: true,
+		DisableIdentity:       true,
 		MaintNotificationsConfig: &maintnotifications.Config{
 			Mode: maintnotifications.ModeDisabled,
 		},

@@ -137,7 +137,7 @@ func slotsBefore(d time.Duration, interval float64) int64 {
 // openLoop is one open-loop worker: take the next slot on the schedule,
 // wait until it is due, send, record, repeat. It never waits for a slot
 // that is already due, and it sleeps (it does not spin) for one that is not.
-func (r *runner) openLoop(w int, wctx context.Context, pick picker, crashNow func() bool) {
+func (r *runner) openLoop(w int, wctx context.Context, pick picker, cr *crasher) {
 	// One timer per worker, reset for each wait: no allocation per request.
 	timer := time.NewTimer(maxOffset)
 	timer.Stop()
@@ -169,7 +169,7 @@ func (r *runner) openLoop(w int, wctx context.Context, pick picker, crashNow fun
 		t0 := time.Now()
 		st.sent++
 		st.last, st.lag = t0.Sub(r.start), t0.Sub(intended)
-		d, t1, err := r.decide(wctx, crashNow, k)
+		d, t1, err := r.decide(wctx, cr, k)
 		if err == errInterrupted {
 			return
 		}

@@ -87,10 +87,10 @@ type Config struct {
 	// CrashRate is the probability, from 0 to 1, that a worker dies in the
 	// middle of a decision. For a non-atomic strategy it dies between its
 	// commands (strategies.Gap), leaving the first one applied and the
-	// second never sent; for an atomic one the request is sent and the
-	// reply abandoned (the server applied all of it or none). The decision
-	// counts as an error of kind "crashed" and the worker carries on as a
-	// new client.
+	// second never sent; for an atomic one its context ends at a random
+	// moment within its last latency, which drops the connection mid-request
+	// (see crasher). The decision counts as an error of kind "crashed" and
+	// the worker carries on as a new client.
 	CrashRate float64 `json:"crash_rate"`
 	// RacePause is a pause between the read and the write steps of a
 	// non-atomic strategy, to widen its race on demand; 0 means none.
@@ -195,19 +195,20 @@ func newPicker(dist string, n int, seed uint64, worker int) picker {
 }
 
 // faultContext returns the context one worker decides with, carrying a
-// strategies.Gap when the config asks for a race pause or crashes, and a
-// function that says whether an atomic strategy's worker dies on this
-// request. Both use the worker's own random source: they run only on the
-// worker's goroutine.
-func faultContext(ctx context.Context, cfg Config, atomic bool, seed uint64, worker int) (context.Context, func() bool) {
-	never := func() bool { return false }
+// strategies.Gap when the config asks for a race pause or crashes between
+// the commands of a non-atomic strategy, and, for an atomic strategy with
+// a crash rate, the crasher that kills the worker mid-request. Both use the
+// worker's own random source: they run only on the worker's goroutine.
+func faultContext(ctx context.Context, cfg Config, atomic bool, seed uint64, worker int) (context.Context, *crasher) {
 	if cfg.CrashRate == 0 && cfg.RacePause == 0 {
-		return ctx, never
+		return ctx, nil
 	}
 	r := rand.New(rand.NewPCG(seed^0x9e3779b97f4a7c15, uint64(worker)))
-	crash := func() bool { return cfg.CrashRate > 0 && r.Float64() < cfg.CrashRate }
 	if atomic {
-		return ctx, crash
+		if cfg.CrashRate == 0 {
+			return ctx, nil
+		}
+		return ctx, &crasher{rate: cfg.CrashRate, r: r, last: 100 * time.Microsecond}
 	}
 	gap := func(ctx context.Context, strategy, step string) error {
 		if cfg.RacePause > 0 {
@@ -219,12 +220,38 @@ func faultContext(ctx context.Context, cfg Config, atomic bool, seed uint64, wor
 			case <-t.C:
 			}
 		}
-		if crash() {
+		if cfg.CrashRate > 0 && r.Float64() < cfg.CrashRate {
 			return strategies.ErrCrashed
 		}
 		return nil
 	}
-	return strategies.WithGap(ctx, gap), never
+	return strategies.WithGap(ctx, gap), nil
+}
+
+// crasher kills an atomic strategy's worker in the middle of a request: at
+// a random moment within the worker's last latency, its context ends. A
+// client whose context ends mid-read drops the connection (go-redis closes
+// it; rueidis, whose few connections all workers share, abandons the
+// reply). The server has then run the whole atomic unit or none of it.
+type crasher struct {
+	rate float64
+	r    *rand.Rand
+	last time.Duration // the worker's last latency
+}
+
+// cut says whether the next request dies, and after how long.
+func (c *crasher) cut() (time.Duration, bool) {
+	if c == nil || c.r.Float64() >= c.rate {
+		return 0, false
+	}
+	return time.Duration(c.r.Int64N(int64(c.last) + 1)), true
+}
+
+// observe records the latency of a request that completed.
+func (c *crasher) observe(latency time.Duration) {
+	if c != nil {
+		c.last = max(latency, time.Microsecond)
+	}
 }
 
 // Run drives s through c with cfg.Clients workers, in a closed loop or, when
@@ -269,14 +296,14 @@ func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Cl
 	}()
 	for w := 0; w < cfg.Clients; w++ {
 		pick := newPicker(cfg.KeyDist, len(r.keys), cfg.Seed, w)
-		wctx, crashNow := faultContext(ctx, cfg, info.Atomic, cfg.Seed, w)
+		wctx, cr := faultContext(ctx, cfg, info.Atomic, cfg.Seed, w)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if cfg.Rate > 0 {
-				r.openLoop(w, wctx, pick, crashNow)
+				r.openLoop(w, wctx, pick, cr)
 			} else {
-				r.closedLoop(w, wctx, pick, crashNow)
+				r.closedLoop(w, wctx, pick, cr)
 			}
 		}()
 	}
@@ -319,29 +346,39 @@ type runner struct {
 var errInterrupted = errors.New("interrupted")
 
 // decide makes one decision on key k for a worker and returns when it
-// completed. Its error is errInterrupted when ctx ended it.
-func (r *runner) decide(wctx context.Context, crashNow func() bool, k int) (strategies.Decision, time.Time, error) {
-	d, err := r.strategy.Decide(wctx, r.client, r.keys[k])
+// completed. Its error is errInterrupted when ctx ended it, and
+// strategies.ErrCrashed when the crasher killed the worker mid-request.
+func (r *runner) decide(wctx context.Context, cr *crasher, k int) (strategies.Decision, time.Time, error) {
+	dctx := wctx
+	cut, crash := cr.cut()
+	if crash {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeout(wctx, cut)
+		defer cancel()
+	}
+	start := time.Now()
+	d, err := r.strategy.Decide(dctx, r.client, r.keys[k])
 	done := time.Now()
 	if err != nil && r.ctx.Err() != nil {
 		return d, done, errInterrupted
 	}
-	if err == nil && crashNow() {
-		err = strategies.ErrCrashed // the reply arrives at a dead client
+	if crash {
+		return strategies.Decision{}, done, strategies.ErrCrashed
 	}
+	cr.observe(done.Sub(start))
 	return d, done, err
 }
 
 // closedLoop is one closed-loop worker: send, wait for the reply, record,
 // repeat.
-func (r *runner) closedLoop(w int, wctx context.Context, pick picker, crashNow func() bool) {
+func (r *runner) closedLoop(w int, wctx context.Context, pick picker, cr *crasher) {
 	for !r.stop.Load() {
 		if r.limited && r.budget.Add(-1) < 0 {
 			return
 		}
 		k := pick()
 		t0 := time.Now()
-		d, t1, err := r.decide(wctx, crashNow, k)
+		d, t1, err := r.decide(wctx, cr, k)
 		if err == errInterrupted {
 			return
 		}
