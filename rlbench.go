@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -63,6 +64,9 @@ type Config struct {
 	// RedisServer is the binary started when Addr is ""; "" means
 	// redis-server on PATH. A shorthand for one target; not with Targets.
 	RedisServer string `json:"redis_server,omitempty"`
+	// AuditEvery audits the cell's keys this often during the load, for the
+	// immortal count in the per-second series; 0 means only at the end.
+	AuditEvery time.Duration `json:"audit_every_ns"`
 	// Warmup runs each cell's load this long, unrecorded and on keys of its
 	// own, before the measured load; 0 means none.
 	Warmup time.Duration `json:"warmup_ns"`
@@ -176,6 +180,9 @@ func (c *Config) validate() error {
 	}
 	if !contains(OnErrorPolicies, c.OnError) {
 		return usage("--on-error", fmt.Errorf("unknown policy %q (accepted: open, closed)", c.OnError))
+	}
+	if c.AuditEvery < 0 {
+		return usage("--audit-every", fmt.Errorf("audit period must be >= 0, got %s", c.AuditEvery))
 	}
 	if c.Warmup < 0 {
 		return usage("--warmup", fmt.Errorf("warm-up must be >= 0, got %s", c.Warmup))
@@ -406,7 +413,8 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	}
 
 	var rec results.Recorder
-	stopMonitor := monitor(progress, label, &rec)
+	latestImmortal, stopAudits := periodicAudit(ctx, observer, wl.Prefix, cfg.Window, cfg.AuditEvery)
+	stopMonitor := monitor(progress, label, &rec, latestImmortal)
 	stopFaults := faults.Schedule(ctx, cfg.Faults, faults.Target{
 		Admin:      observer,
 		Restart:    restarter(t.target),
@@ -417,6 +425,7 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	res, runErr := workload.Run(ctx, wl, strat, conn, &rec, adm)
 	events := stopFaults()
 	series := stopMonitor()
+	stopAudits()
 	// Before the audit: its pipeline opens a connection of its own.
 	after, afterErr := saturation.Take(context.WithoutCancel(ctx), observer)
 
@@ -481,25 +490,32 @@ func clientName(cellPrefix string) string {
 	}, cellPrefix)
 }
 
-// monitor samples rec once a second into a time series and, when w is not
-// nil, rewrites a one-line progress display on w. The returned function
-// stops it, ends the line, and returns the series, whose last entry covers
-// the part-second since the last tick.
-func monitor(w io.Writer, label string, rec *results.Recorder) func() []results.Second {
+// monitor samples rec once a second into a time series (counts, p50 and
+// p99, and the latest immortal count from immortal, when not nil) and,
+// when w is not nil, rewrites a one-line progress display on w. The
+// returned function stops it, ends the line, and returns the series, whose
+// last entry covers the part-second since the last tick.
+func monitor(w io.Writer, label string, rec *results.Recorder, immortal func() *int64) func() []results.Second {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	start := time.Now()
 	var series []results.Second
 	var last results.Totals
+	var interval results.Interval
 	sample := func(now time.Time) results.Totals {
-		t := rec.Totals()
-		series = append(series, results.Second{
+		t, h := rec.Snapshot()
+		sec := results.Second{
 			T:         now.Sub(start).Seconds(),
 			Decisions: t.Decisions - last.Decisions,
 			Allowed:   t.Allowed - last.Allowed,
 			Rejected:  t.Rejected - last.Rejected,
 			Errors:    t.Errors - last.Errors,
-		})
+		}
+		sec.P50US, sec.P99US = interval.Next(h)
+		if immortal != nil {
+			sec.Immortal = immortal()
+		}
+		series = append(series, sec)
 		return t
 	}
 	go func() {
@@ -528,6 +544,42 @@ func monitor(w io.Writer, label string, rec *results.Recorder) func() []results.
 		}
 	}()
 	return func() []results.Second { close(done); <-finished; return series }
+}
+
+// periodicAudit audits prefix every `every` until the returned stop
+// function is called, and returns a function that gives the latest count of
+// immortal keys (nil before the first audit). every <= 0 means none: both
+// functions are then no-ops and the second is nil.
+func periodicAudit(ctx context.Context, observer *redis.Client, prefix string, window int64, every time.Duration) (latest func() *int64, stop func()) {
+	if every <= 0 {
+		return nil, func() {}
+	}
+	var n atomic.Int64
+	n.Store(-1)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if res, err := audit.Run(ctx, observer, prefix, window); err == nil {
+					n.Store(res.Immortal)
+				}
+			}
+		}
+	}()
+	latest = func() *int64 {
+		if v := n.Load(); v >= 0 {
+			return &v
+		}
+		return nil
+	}
+	return latest, func() { cancel(); <-done }
 }
 
 // openTarget finds or starts the server for cfg. A failure is bad input:

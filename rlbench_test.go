@@ -42,9 +42,10 @@ func TestImmortalKeys(t *testing.T) {
 		Clients:    []string{"all"},
 		Limit:      1_000_000,
 		Window:     1,
-		Workload:   workload.Config{Clients: 64, Keys: 4, Duration: 2 * time.Second, Prefix: prefix},
+		Workload:   workload.Config{Clients: 64, Keys: 20, Duration: 2 * time.Second, Prefix: prefix},
 		Addr:       srv.Addr(),
 		KeepKeys:   true,
+		AuditEvery: 400 * time.Millisecond,
 	}, rlbench.Options{})
 	if err != nil {
 		t.Fatalf("Run error: %v", err)
@@ -65,6 +66,25 @@ func TestImmortalKeys(t *testing.T) {
 		}
 		if r.Strategy != "naive" && r.Audit.Immortal != 0 {
 			t.Errorf("%s: audit found %d immortal keys; want 0", label, r.Audit.Immortal)
+		}
+		// The per-second series: each second has its own latency, and the
+		// periodic audit's immortal count never falls (immortal keys never
+		// expire) nor passes the final audit's.
+		var prev int64
+		for i, sec := range r.PerSecond {
+			if sec.Decisions > 0 && (sec.P50US <= 0 || sec.P99US < sec.P50US) {
+				t.Errorf("%s: second %d p50 %v, p99 %v; want 0 < p50 <= p99", label, i, sec.P50US, sec.P99US)
+			}
+			if sec.Immortal == nil {
+				continue
+			}
+			if *sec.Immortal < prev || *sec.Immortal > r.Audit.Immortal {
+				t.Errorf("%s: second %d immortal %d after %d; want non-decreasing and <= the final %d", label, i, *sec.Immortal, prev, r.Audit.Immortal)
+			}
+			prev = *sec.Immortal
+		}
+		if n := len(r.PerSecond); n == 0 || r.PerSecond[n-1].Immortal == nil {
+			t.Errorf("%s: per-second series %+v; want the periodic audit's counts", label, r.PerSecond)
 		}
 		// Immortal keys do not expire, so an independent count made now
 		// must match the audit's.

@@ -202,6 +202,28 @@ func (r *Recorder) Totals() Totals {
 	return t
 }
 
+// Snapshot returns the totals and the merged latency histogram (as
+// Histogram) read together, shard by shard under each shard's lock, so that
+// the histogram holds exactly the decisions the totals count.
+func (r *Recorder) Snapshot() (Totals, *hdrhistogram.Histogram) {
+	r.once.Do(r.init)
+	var t Totals
+	h := newLatencyHistogram()
+	for i := range r.shards {
+		s := &r.shards[i].shard
+		s.mu.Lock()
+		t.Allowed += s.allowed
+		t.Rejected += s.rejected
+		t.Errors += s.errors
+		if s.latency != nil {
+			h.Merge(s.latency)
+		}
+		s.mu.Unlock()
+	}
+	t.Decisions = t.Allowed + t.Rejected + t.Errors
+	return t, h
+}
+
 // Histogram merges all shards into a new histogram of latencies in
 // microseconds: every Record's latency and every RecordOpen's corrected one.
 // The caller owns the result.

@@ -114,6 +114,10 @@ type Run struct {
 	Clients int `json:"clients"`
 	// DurationS is the measured wall time of the load phase, in seconds.
 	DurationS float64 `json:"duration_s"`
+	// StartedAt is the wall-clock start of the load phase, in UTC; the load
+	// ran from StartedAt to StartedAt + DurationS. Zero in files written
+	// before it was recorded.
+	StartedAt time.Time `json:"started_at,omitzero"`
 	// Decisions is the number of decision attempts: Allowed + Rejected + Errors.
 	Decisions int64 `json:"decisions"`
 	// Allowed is the number of requests admitted.
@@ -179,6 +183,10 @@ type Run struct {
 	// Histogram holds the latencies, in microseconds, for reporters that need
 	// the whole distribution (e.g. .hgrm files). It is not serialised.
 	Histogram *hdrhistogram.Histogram `json:"-"`
+	// HistogramEncoded is Histogram in HdrHistogram's V2 compressed
+	// encoding, base64 text, so that runs can be merged exactly (see
+	// package merge); "" in files written before it was recorded.
+	HistogramEncoded string `json:"latency_histogram,omitempty"`
 }
 
 // Second is one second of a run's time series.
@@ -190,10 +198,18 @@ type Second struct {
 	Allowed   int64 `json:"allowed"`
 	Rejected  int64 `json:"rejected"`
 	Errors    int64 `json:"errors"`
+	// P50US and P99US are the latency of that second's decisions, in
+	// microseconds; 0 when there were none.
+	P50US float64 `json:"p50_us"`
+	P99US float64 `json:"p99_us"`
+	// Immortal is the latest count of keys with no TTL from the periodic
+	// audit (--audit-every); nil without one.
+	Immortal *int64 `json:"immortal,omitempty"`
 }
 
-// NewRun fills the counters, error kinds, throughput, latency summaries and
-// histogram of a Run from rec and the measured wall time of the load phase.
+// NewRun fills the counters, error kinds, throughput, latency summaries,
+// histogram (also encoded) and start time of a Run from rec and the measured
+// wall time of the load phase.
 // Strategy, client, worker count and audit are left for the caller. A
 // non-positive elapsed gives zero throughput.
 func NewRun(rec *Recorder, elapsed time.Duration) Run {
@@ -210,6 +226,13 @@ func NewRun(rec *Recorder, elapsed time.Duration) Run {
 		Percentiles: PercentilesOf(h),
 		Histogram:   h,
 	}
+	// Encoding into memory cannot fail.
+	if enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+		run.HistogramEncoded = string(enc)
+	}
+	// An estimate, assuming the load ended just now: a runner that noted
+	// the time just before the load sets StartedAt exactly.
+	run.StartedAt = time.Now().Add(-elapsed).UTC()
 	if elapsed > 0 {
 		run.ThroughputPerS = float64(t.Decisions) / elapsed.Seconds()
 	}

@@ -79,6 +79,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&c.Password, "password", "", "password for --addr (default: $REDISCLI_AUTH)")
 	fs.IntVar(&c.DB, "db", 0, "database number on --addr")
 	fs.StringArrayVar(&o.redisServers, "redis-server", nil, "[LABEL=]PATH of a redis-server (or valkey-server) binary to start as a private server, repeatable (default: redis-server on PATH)")
+	fs.DurationVar(&c.AuditEvery, "audit-every", 0, "also audit each cell's keys this often during the load, for the immortal count in the per-second series (0: only at the end)")
 	fs.DurationVar(&c.Warmup, "warmup", rlbench.DefaultWarmup, "unrecorded load before each cell, on keys of its own (0: none)")
 	fs.DurationVar(&c.FlushDelay, "rueidis-flush-delay", 0, "rueidis MaxFlushDelay: how long its pipeline waits after a write to gather the next batch (0: rueidis' default, none)")
 	fs.Float64Var(&c.Workload.CrashRate, "crash-rate", 0, "probability (0 to 1) that a worker dies mid-decision: between the commands of a non-atomic strategy, after sending for an atomic one")
