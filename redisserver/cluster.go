@@ -1,0 +1,737 @@
+package redisserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// ErrClusterSize is returned, wrapped, by ParseClusterSize and StartCluster
+// for a cluster shape Redis Cluster cannot take. Its message names the
+// accepted form.
+var ErrClusterSize = errors.New("want N or NxR: N masters (at least 3) and R replicas per master (at least 0), for example 3 or 3x1")
+
+// ErrNoReplica is returned, wrapped, by Cluster.Failover when the master has
+// no replica to promote.
+var ErrNoReplica = errors.New("master has no replica to promote (start the cluster with replicas, for example 3x1)")
+
+const (
+	// DefaultClusterMasters is the number of masters StartCluster starts when
+	// ClusterOptions.Masters is 0, and the fewest Redis Cluster accepts.
+	DefaultClusterMasters = 3
+	// maxClusterNodes caps masters*(1+replicas): Redis Cluster's own
+	// recommended maximum, and a guard against a typo starting thousands of
+	// processes.
+	maxClusterNodes = 1000
+	// maxMeshNodes is the largest cluster in which StartCluster has every
+	// pair of nodes meet directly.
+	maxMeshNodes = 32
+	// clusterSlots is the number of hash slots in Redis Cluster.
+	clusterSlots = 16384
+	// clusterNodeTimeout is each node's cluster-node-timeout, in milliseconds:
+	// short, so that a failed node is noticed within seconds.
+	clusterNodeTimeout = 2000
+	// clusterFormTimeout caps how long StartCluster waits, once every node
+	// answers, for the cluster to form and settle.
+	clusterFormTimeout = 15 * time.Second
+	// failoverTimeout caps how long Failover waits for the promotion to
+	// settle. Redis gives up a manual failover after 5 seconds.
+	failoverTimeout = 15 * time.Second
+	// clusterQueryTimeout bounds MasterAddrs, which takes no context.
+	clusterQueryTimeout = 5 * time.Second
+	// clusterPollInterval is the pause between checks of the cluster's state.
+	clusterPollInterval = 20 * time.Millisecond
+)
+
+// ClusterOptions configures StartCluster. The zero value starts three
+// masters without replicas, with "redis-server" from PATH.
+type ClusterOptions struct {
+	// Masters is the number of masters, among which the 16384 hash slots are
+	// split evenly. At least 3, which Redis Cluster needs. Default (0): 3.
+	Masters int
+	// Replicas is the number of replicas per master, at least 0. Default: 0.
+	Replicas int
+	// Binary is the redis-server (7.0 or newer) or valkey-server to run, as
+	// Options.Binary.
+	Binary string
+	// Args are extra config arguments for every node, as Options.Args. They
+	// must not override the cluster settings StartCluster sets
+	// (--cluster-enabled, --cluster-config-file, --cluster-port,
+	// --cluster-announce-ip). If they set --requirepass, nodes also
+	// authenticate to their masters with it (--masterauth) and every client
+	// of the cluster needs it.
+	Args []string
+}
+
+// Cluster is a private Redis Cluster on free loopback ports, started by
+// StartCluster and owned by the caller, who must Close it.
+//
+// Each node is a Server (see Node) with its own temporary directory, which
+// holds its nodes.conf: a node restarted with Server.Restart keeps its node
+// ID and its place in the cluster, but not its data.
+type Cluster struct {
+	nodes    []*Server                // masters as started, then their replicas
+	replicas int                      // replicas per master
+	password string                   // --requirepass of the nodes, or ""
+	clients  map[string]*redis.Client // an admin connection per node address
+	busPorts map[string]int           // cluster bus port per node address
+	addrByID map[string]string        // node ID -> address; IDs survive Restart
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// ParseClusterSize reads a cluster shape as --managed-cluster takes it: "N"
+// for N masters, or "NxR" for N masters with R replicas each ("3", "3x1").
+// Errors wrap ErrClusterSize, whose message names the accepted form.
+func ParseClusterSize(s string) (masters, replicas int, err error) {
+	m, r, hasReplicas := strings.Cut(strings.ToLower(s), "x")
+	masters, ok := parseCount(m)
+	if ok && hasReplicas {
+		replicas, ok = parseCount(r)
+	}
+	if !ok {
+		return 0, 0, fmt.Errorf("redisserver: cluster size %q: %w", s, ErrClusterSize)
+	}
+	if err := checkClusterSize(masters, replicas); err != nil {
+		return 0, 0, fmt.Errorf("redisserver: cluster size %q: %w", s, err)
+	}
+	return masters, replicas, nil
+}
+
+// parseCount reads a non-empty run of decimal digits.
+func parseCount(s string) (int, bool) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}
+
+// checkClusterSize says why masters and replicas do not make a cluster.
+func checkClusterSize(masters, replicas int) error {
+	switch {
+	case masters < DefaultClusterMasters:
+		return fmt.Errorf("%d masters, Redis Cluster needs at least 3: %w", masters, ErrClusterSize)
+	case replicas < 0:
+		return fmt.Errorf("%d replicas: %w", replicas, ErrClusterSize)
+	case masters > maxClusterNodes || masters*(1+replicas) > maxClusterNodes:
+		return fmt.Errorf("more than %d nodes: %w", maxClusterNodes, ErrClusterSize)
+	}
+	return nil
+}
+
+// StartCluster starts o.Masters*(1+o.Replicas) private servers with Start,
+// in parallel, each with cluster mode on, and forms them into a cluster from
+// Go, with CLUSTER commands: the masters take even ranges of the 16384 slots
+// in order, the nodes meet, and each replica follows its master. It needs
+// redis-server 7.0 or newer (or valkey), and no other program.
+//
+// It returns when every node reports cluster_state:ok, all nodes agree on
+// who is master of which slots, every master has its replicas and every
+// replica's link to its master is up: at most 15 seconds after the nodes
+// answer, or sooner if ctx ends. A 3x1 cluster takes about 2 seconds, most
+// of it Redis's own delay before a new master accepts writes.
+//
+// Each node's cluster bus listens on a port of its own, chosen free like the
+// client port and set with --cluster-port, rather than on port+10000: that
+// port may be taken or, above 55535, not exist.
+//
+// On error every node already started is stopped.
+func StartCluster(ctx context.Context, o ClusterOptions) (*Cluster, error) {
+	masters, replicas := o.Masters, o.Replicas
+	if masters == 0 {
+		masters = DefaultClusterMasters
+	}
+	if err := checkClusterSize(masters, replicas); err != nil {
+		return nil, fmt.Errorf("redisserver: start cluster: %w", err)
+	}
+	// Resolve the binary once, so that a missing one is one error, not one per node.
+	binary, err := lookBinary(o.Binary)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{
+		nodes:    make([]*Server, masters*(1+replicas)),
+		replicas: replicas,
+		password: requirepass(o.Args),
+		clients:  make(map[string]*redis.Client),
+		addrByID: make(map[string]string),
+		busPorts: make(map[string]int),
+	}
+	if err := c.startNodes(ctx, binary, o.Args); err != nil {
+		c.Close()
+		return nil, err
+	}
+	for _, srv := range c.nodes {
+		c.clients[srv.Addr()] = adminClient(srv.Addr(), c.password)
+	}
+	fctx, cancel := context.WithTimeout(ctx, clusterFormTimeout)
+	defer cancel()
+	if err := c.form(fctx, masters); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("redisserver: start cluster: %w", err)
+	}
+	return c, nil
+}
+
+// startNodes starts every node in parallel. Its errors are Start's, which
+// name the package and the operation.
+func (c *Cluster) startNodes(ctx context.Context, binary string, extra []string) error {
+	errs := make([]error, len(c.nodes))
+	busPorts := make([]int, len(c.nodes))
+	var wg sync.WaitGroup
+	for i := range c.nodes {
+		wg.Go(func() { c.nodes[i], busPorts[i], errs[i] = startNode(ctx, binary, c.password, extra) })
+	}
+	wg.Wait()
+	for i, srv := range c.nodes {
+		if srv != nil {
+			c.busPorts[srv.Addr()] = busPorts[i]
+		}
+	}
+	// Close skips the nodes that did not start.
+	c.nodes = slices.DeleteFunc(c.nodes, func(s *Server) bool { return s == nil })
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	if info := c.nodes[0].Info(); info.Name == "redis" && !VersionAtLeast(info.Version, "7.0.0") {
+		return fmt.Errorf("redisserver: start cluster: %s is redis %s: a managed cluster needs redis-server 7.0 or newer", c.nodes[0].binary, info.Version)
+	}
+	return nil
+}
+
+// startNode starts one cluster-enabled server whose cluster bus listens on a
+// free port of its own, and returns that port. If the port turns out to be
+// taken, it retries with another.
+func startNode(ctx context.Context, binary, password string, extra []string) (*Server, int, error) {
+	for attempt := 1; ; attempt++ {
+		busPort, err := freePort()
+		if err != nil {
+			return nil, 0, err
+		}
+		args := []string{
+			"--cluster-enabled", "yes",
+			// Relative to --dir, the node's own temporary directory.
+			"--cluster-config-file", "nodes.conf",
+			"--cluster-port", strconv.Itoa(busPort),
+			"--cluster-announce-ip", "127.0.0.1",
+			"--cluster-node-timeout", strconv.Itoa(clusterNodeTimeout),
+			// A replica's first sync starts at once instead of after 5 seconds.
+			"--repl-diskless-sync-delay", "0",
+		}
+		if password != "" {
+			args = append(args, "--masterauth", password)
+		}
+		srv, err := Start(ctx, Options{Binary: binary, Args: append(args, extra...)})
+		if err == nil {
+			return srv, busPort, nil
+		}
+		if strings.Contains(err.Error(), "cluster-port") {
+			return nil, 0, fmt.Errorf("%w (a managed cluster needs redis-server 7.0 or newer)", err)
+		}
+		if !errors.Is(err, errPortTaken) || attempt == startAttempts {
+			return nil, 0, err
+		}
+	}
+}
+
+// adminClient returns the connection StartCluster, Failover and MasterAddrs
+// use to talk to one node: no retries, so that a node that is down fails
+// fast and the caller asks another.
+func adminClient(addr, password string) *redis.Client {
+	return redis.NewClient(&redis.Options{
+		Addr:                     addr,
+		Password:                 password,
+		Protocol:                 2,
+		DialTimeout:              dialTimeout,
+		DialerRetries:            1,
+		ReadTimeout:              dialTimeout,
+		WriteTimeout:             dialTimeout,
+		MaxRetries:               -1,
+		PoolSize:                 2,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
+}
+
+// form joins the started nodes into a cluster and waits until it settles.
+func (c *Cluster) form(ctx context.Context, masters int) error {
+	for i, srv := range c.nodes {
+		rdb := c.clients[srv.Addr()]
+		id, err := rdb.ClusterMyID(ctx).Result()
+		if err != nil {
+			return fmt.Errorf("cluster myid on %s: %w", srv.Addr(), err)
+		}
+		c.addrByID[id] = srv.Addr()
+		// Distinct config epochs before the nodes meet, as redis-cli does,
+		// so that the cluster need not resolve epoch collisions first.
+		if err := rdb.Do(ctx, "cluster", "set-config-epoch", i+1).Err(); err != nil {
+			return fmt.Errorf("cluster set-config-epoch on %s: %w", srv.Addr(), err)
+		}
+		if i < masters {
+			first, last := i*clusterSlots/masters, (i+1)*clusterSlots/masters-1
+			if err := rdb.ClusterAddSlotsRange(ctx, first, last).Err(); err != nil {
+				return fmt.Errorf("cluster addslotsrange %d %d on %s: %w", first, last, srv.Addr(), err)
+			}
+		}
+	}
+	// Every pair of nodes meets directly, rather than all through the first
+	// node and then by gossip, which takes about a second longer; but in a
+	// large cluster only the first node meets the others. CLUSTER MEET's
+	// third argument is the bus port, which is not port+10000 here.
+	meeting := c.nodes
+	if len(c.nodes) > maxMeshNodes {
+		meeting = c.nodes[:1]
+	}
+	for i, a := range meeting {
+		for _, b := range c.nodes[i+1:] {
+			host, port, _ := net.SplitHostPort(b.Addr())
+			if err := c.clients[a.Addr()].Do(ctx, "cluster", "meet", host, port, c.busPorts[b.Addr()]).Err(); err != nil {
+				return fmt.Errorf("cluster meet %s on %s: %w", b.Addr(), a.Addr(), err)
+			}
+		}
+	}
+	// A replica can follow its master only once it knows the master's ID.
+	if err := c.await(ctx, "every node to know every other", c.allKnown); err != nil {
+		return err
+	}
+	for i, srv := range c.nodes[masters:] {
+		master := c.nodes[i/c.replicas]
+		id := c.idOf(master.Addr())
+		if err := c.clients[srv.Addr()].ClusterReplicate(ctx, id).Err(); err != nil {
+			return fmt.Errorf("cluster replicate %s (%s) on %s: %w", id, master.Addr(), srv.Addr(), err)
+		}
+	}
+	return c.await(ctx, "the cluster to settle", func(ctx context.Context) error {
+		_, err := c.settled(ctx)
+		return err
+	})
+}
+
+// idOf returns the node ID of the node at addr, or "".
+func (c *Cluster) idOf(addr string) string {
+	for id, a := range c.addrByID {
+		if a == addr {
+			return id
+		}
+	}
+	return ""
+}
+
+// await calls check every clusterPollInterval until it returns nil or ctx
+// ends; the error then quotes check's last complaint.
+func (c *Cluster) await(ctx context.Context, what string, check func(context.Context) error) error {
+	start := time.Now()
+	for {
+		err := check(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waited %v for %s: %w (%v)", time.Since(start).Round(time.Millisecond), what, err, ctx.Err())
+		case <-time.After(clusterPollInterval):
+		}
+	}
+}
+
+// allKnown reports whether every node lists every node, none of them still
+// in handshake.
+func (c *Cluster) allKnown(ctx context.Context) error {
+	for _, srv := range c.nodes {
+		view, err := c.viewFrom(ctx, srv.Addr())
+		if err != nil {
+			return err
+		}
+		if len(view) != len(c.nodes) {
+			return fmt.Errorf("%s knows %d of %d nodes", srv.Addr(), len(view), len(c.nodes))
+		}
+		for _, n := range view {
+			if n.has("handshake") {
+				return fmt.Errorf("%s is in handshake with %s", srv.Addr(), n.addr)
+			}
+		}
+	}
+	return nil
+}
+
+// settled reports whether the cluster is healthy and stable, and returns the
+// view all nodes share: every node says cluster_state:ok, knows every node
+// and flags none as failing, all nodes agree on each node's role and slots,
+// every master serving slots has c.replicas replicas, and each replica's
+// link to its master is up.
+func (c *Cluster) settled(ctx context.Context) (clusterView, error) {
+	var shared clusterView
+	for _, srv := range c.nodes {
+		addr := srv.Addr()
+		info, err := c.clients[addr].ClusterInfo(ctx).Result()
+		if err != nil {
+			return nil, fmt.Errorf("cluster info on %s: %w", addr, err)
+		}
+		if state := parseInfo(info)["cluster_state"]; state != "ok" {
+			return nil, fmt.Errorf("%s says cluster_state:%s", addr, state)
+		}
+		view, err := c.viewFrom(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		if len(view) != len(c.nodes) {
+			return nil, fmt.Errorf("%s knows %d of %d nodes", addr, len(view), len(c.nodes))
+		}
+		for _, n := range view {
+			for _, flag := range []string{"fail", "fail?", "handshake", "noaddr"} {
+				if n.has(flag) {
+					return nil, fmt.Errorf("%s flags %s %s", addr, n.addr, flag)
+				}
+			}
+			if n.link != "connected" {
+				return nil, fmt.Errorf("%s has its cluster bus link to %s %s", addr, n.addr, n.link)
+			}
+		}
+		if shared == nil {
+			shared = view
+			continue
+		}
+		for _, n := range view {
+			if m, _ := shared.byID(n.id); c.role(m) != c.role(n) {
+				return nil, fmt.Errorf("%s says %s is %s, %s says it is %s", c.nodes[0].Addr(), c.addrOf(n), c.role(m), addr, c.role(n))
+			}
+		}
+	}
+	for _, m := range shared {
+		if !m.has("master") || len(m.slots) == 0 {
+			continue
+		}
+		if n := len(shared.replicasOf(m.id)); n != c.replicas {
+			return nil, fmt.Errorf("master %s has %d replicas, want %d", c.addrOf(m), n, c.replicas)
+		}
+	}
+	for _, n := range shared {
+		if !n.has("slave") {
+			continue
+		}
+		addr := c.addrOf(n)
+		rdb, ok := c.clients[addr]
+		if !ok {
+			return nil, fmt.Errorf("replica %s is not a node of this cluster", addr)
+		}
+		info, err := rdb.Info(ctx, "replication").Result()
+		if err != nil {
+			return nil, fmt.Errorf("info replication on %s: %w", addr, err)
+		}
+		if status := parseInfo(info)["master_link_status"]; status != "up" {
+			return nil, fmt.Errorf("replica %s has master_link_status:%s", addr, status)
+		}
+	}
+	return shared, nil
+}
+
+// Addrs returns the address of every node, "127.0.0.1:PORT": the masters as
+// started, in slot order, then their replicas (those of the first master
+// first). The list stays the same across Failover and Restart; MasterAddrs
+// says who is master now.
+func (c *Cluster) Addrs() []string {
+	addrs := make([]string, len(c.nodes))
+	for i, srv := range c.nodes {
+		addrs[i] = srv.Addr()
+	}
+	return addrs
+}
+
+// MasterAddrs returns the address of each current master, ordered by the
+// first slot it serves, as CLUSTER NODES says at the time of the call: after
+// a Failover the promoted replica is listed instead of its old master. It
+// asks the nodes in the order of Addrs until one answers, for at most 5
+// seconds in all, and returns nil if none does or the cluster is closed.
+func (c *Cluster) MasterAddrs() []string {
+	ctx, cancel := context.WithTimeout(context.Background(), clusterQueryTimeout)
+	defer cancel()
+	view, err := c.view(ctx)
+	if err != nil {
+		return nil
+	}
+	return c.mastersIn(view)
+}
+
+// mastersIn returns the addresses of view's masters that are not failed:
+// those serving slots ordered by their first slot, then any without slots.
+func (c *Cluster) mastersIn(view clusterView) []string {
+	var masters clusterView
+	for _, n := range view {
+		if n.has("master") && !n.has("fail") {
+			masters = append(masters, n)
+		}
+	}
+	slices.SortStableFunc(masters, func(a, b viewNode) int {
+		return a.firstSlot() - b.firstSlot()
+	})
+	addrs := make([]string, len(masters))
+	for i, m := range masters {
+		addrs[i] = c.addrOf(m)
+	}
+	return addrs
+}
+
+// Node returns the process of the node at addr, one of Addrs, for Restart;
+// nil if addr is not a node of c.
+func (c *Cluster) Node(addr string) *Server {
+	for _, srv := range c.nodes {
+		if srv.Addr() == addr {
+			return srv
+		}
+	}
+	return nil
+}
+
+// Failover promotes a replica of the master at masterAddr with CLUSTER
+// FAILOVER (the coordinated kind: the master stops taking writes until the
+// replica has caught up, so no acknowledged write is lost) and returns the
+// new master's address. It picks the first replica, in the order of Addrs,
+// that the cluster does not flag as failing, and errors with ErrNoReplica if
+// there is none. It waits until the cluster has settled again, for at most
+// 15 seconds or until ctx ends: the promoted node reports itself master,
+// every node says cluster_state:ok and agrees on the new roles, and the old
+// master has become a replica of the new one, in sync.
+//
+// The new master starts with an empty script cache.
+func (c *Cluster) Failover(ctx context.Context, masterAddr string) (newMaster string, err error) {
+	if c.isClosed() {
+		return "", fmt.Errorf("redisserver: failover %s: cluster is closed", masterAddr)
+	}
+	ctx, cancel := context.WithTimeout(ctx, failoverTimeout)
+	defer cancel()
+	view, err := c.view(ctx)
+	if err != nil {
+		return "", fmt.Errorf("redisserver: failover %s: %w", masterAddr, err)
+	}
+	master, ok := view.byAddr(c, masterAddr)
+	if !ok || !master.has("master") {
+		return "", fmt.Errorf("redisserver: failover %s: not a master of the cluster; masters are %s", masterAddr, strings.Join(c.mastersIn(view), ", "))
+	}
+	var replica viewNode
+	for _, srv := range c.nodes {
+		if n, ok := view.byAddr(c, srv.Addr()); ok && n.masterID == master.id && !n.has("fail") && !n.has("fail?") {
+			replica = n
+			break
+		}
+	}
+	if replica.id == "" {
+		return "", fmt.Errorf("redisserver: failover %s: %w", masterAddr, ErrNoReplica)
+	}
+	newMaster = c.addrOf(replica)
+	if err := c.clients[newMaster].ClusterFailover(ctx).Err(); err != nil {
+		return "", fmt.Errorf("redisserver: failover %s: cluster failover on %s: %w", masterAddr, newMaster, err)
+	}
+	err = c.await(ctx, newMaster+" to take over", func(ctx context.Context) error {
+		view, err := c.settled(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := view.byID(replica.id); !n.has("master") {
+			return fmt.Errorf("%s is still a replica", newMaster)
+		}
+		if n, _ := view.byID(master.id); n.masterID != replica.id {
+			return fmt.Errorf("%s is not yet a replica of %s", masterAddr, newMaster)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("redisserver: failover %s: %w", masterAddr, err)
+	}
+	return newMaster, nil
+}
+
+// Close stops every node (in parallel, each as Server.Close: SIGTERM, then
+// SIGKILL after 5 seconds) and removes their temporary directories. Calling
+// Close again does nothing and returns nil.
+func (c *Cluster) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	for _, rdb := range c.clients {
+		rdb.Close()
+	}
+	errs := make([]error, len(c.nodes))
+	var wg sync.WaitGroup
+	for i, srv := range c.nodes {
+		wg.Go(func() { errs[i] = srv.Close() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (c *Cluster) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// view returns the cluster as the first node (in the order of Addrs) that
+// answers CLUSTER NODES sees it.
+func (c *Cluster) view(ctx context.Context) (clusterView, error) {
+	if c.isClosed() {
+		return nil, errors.New("cluster is closed")
+	}
+	var errs []error
+	for _, srv := range c.nodes {
+		view, err := c.viewFrom(ctx, srv.Addr())
+		if err == nil {
+			return view, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, fmt.Errorf("no node answers: %w", errors.Join(errs...))
+}
+
+// viewFrom returns CLUSTER NODES as the node at addr answers it.
+func (c *Cluster) viewFrom(ctx context.Context, addr string) (clusterView, error) {
+	text, err := c.clients[addr].ClusterNodes(ctx).Result()
+	if err != nil {
+		return nil, fmt.Errorf("cluster nodes on %s: %w", addr, err)
+	}
+	view, err := parseClusterNodes(text)
+	if err != nil {
+		return nil, fmt.Errorf("cluster nodes on %s: %w", addr, err)
+	}
+	return view, nil
+}
+
+// addrOf returns the address of n as Addrs spells it.
+func (c *Cluster) addrOf(n viewNode) string {
+	if addr, ok := c.addrByID[n.id]; ok {
+		return addr
+	}
+	return n.addr
+}
+
+// clusterView is one node's answer to CLUSTER NODES.
+type clusterView []viewNode
+
+// viewNode is one line of CLUSTER NODES.
+type viewNode struct {
+	id       string
+	addr     string   // ip:port, without the cluster bus port or hostname
+	flags    []string // myself, master, slave, fail?, fail, handshake, noaddr, ...
+	masterID string   // the master's ID for a replica, else ""
+	link     string   // connected or disconnected
+	slots    [][2]int // ranges of slots served, first and last inclusive
+}
+
+func (n viewNode) has(flag string) bool { return slices.Contains(n.flags, flag) }
+
+// firstSlot returns the lowest slot n serves, or clusterSlots if none.
+func (n viewNode) firstSlot() int {
+	first := clusterSlots
+	for _, r := range n.slots {
+		first = min(first, r[0])
+	}
+	return first
+}
+
+func (v clusterView) byID(id string) (viewNode, bool) {
+	for _, n := range v {
+		if n.id == id {
+			return n, true
+		}
+	}
+	return viewNode{}, false
+}
+
+func (v clusterView) byAddr(c *Cluster, addr string) (viewNode, bool) {
+	for _, n := range v {
+		if c.addrOf(n) == addr {
+			return n, true
+		}
+	}
+	return viewNode{}, false
+}
+
+func (v clusterView) replicasOf(masterID string) []viewNode {
+	var replicas []viewNode
+	for _, n := range v {
+		if n.masterID == masterID {
+			replicas = append(replicas, n)
+		}
+	}
+	return replicas
+}
+
+// role says what n is, in words that every node of a settled cluster must
+// agree on: "master of slots 0-5460", "replica of 127.0.0.1:PORT", or
+// "unknown" for the zero viewNode.
+func (c *Cluster) role(n viewNode) string {
+	switch {
+	case n.id == "":
+		return "unknown"
+	case n.masterID != "":
+		return "replica of " + c.addrOf(viewNode{id: n.masterID, addr: n.masterID})
+	case !n.has("master"):
+		return "neither master nor replica"
+	}
+	ranges := make([]string, len(n.slots))
+	for i, r := range n.slots {
+		ranges[i] = strconv.Itoa(r[0])
+		if r[1] != r[0] {
+			ranges[i] += "-" + strconv.Itoa(r[1])
+		}
+	}
+	if len(ranges) == 0 {
+		return "master of no slots"
+	}
+	return "master of slots " + strings.Join(ranges, ",")
+}
+
+// parseClusterNodes reads CLUSTER NODES: per line "<id> <ip:port@cport[,hostname]>
+// <flags> <master> <ping-sent> <pong-recv> <config-epoch> <link-state>
+// <slot> <slot> ...", where a slot is "N", "N-M", or an "[N->-id]" or
+// "[N-<-id]" migration marker, which is skipped.
+func parseClusterNodes(text string) (clusterView, error) {
+	var view clusterView
+	for _, line := range strings.Split(text, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if len(fields) < 8 {
+			return nil, fmt.Errorf("short line %q", line)
+		}
+		addr, _, _ := strings.Cut(fields[1], "@")
+		addr, _, _ = strings.Cut(addr, ",")
+		n := viewNode{id: fields[0], addr: addr, flags: strings.Split(fields[2], ","), link: fields[7]}
+		if fields[3] != "-" {
+			n.masterID = fields[3]
+		}
+		for _, slot := range fields[8:] {
+			if strings.HasPrefix(slot, "[") {
+				continue
+			}
+			lo, hi, isRange := strings.Cut(slot, "-")
+			if !isRange {
+				hi = lo
+			}
+			first, err1 := strconv.Atoi(lo)
+			last, err2 := strconv.Atoi(hi)
+			if err1 != nil || err2 != nil {
+				return nil, fmt.Errorf("bad slot %q in line %q", slot, line)
+			}
+			n.slots = append(n.slots, [2]int{first, last})
+		}
+		view = append(view, n)
+	}
+	return view, nil
+}
