@@ -422,6 +422,7 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	})
 	info, _ := strategies.Lookup(sname)
 	adm := admission.New(info, wl.Keys, cfg.Limit, cfg.Window)
+	startedAt := time.Now()
 	res, runErr := workload.Run(ctx, wl, strat, conn, &rec, adm)
 	events := stopFaults()
 	series := stopMonitor()
@@ -430,6 +431,7 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	after, afterErr := saturation.Take(context.WithoutCancel(ctx), observer)
 
 	run := results.NewRun(&rec, res.Elapsed)
+	run.StartedAt = startedAt.UTC()
 	run.Rate, run.AchievedRatePerS, run.RateNote = res.Rate, res.Achieved(), res.Note()
 	run.ScheduleLagMS = float64(res.Lag) / float64(time.Millisecond)
 	run.Target, run.Server = t.spec.Label, &t.server

@@ -343,7 +343,7 @@ var (
 		"decisions", "allowed", "rejected", "errors", "error_kinds", "throughput_per_s",
 		"latency_us", "latency_percentiles", "on_error", "admitted", "over_admitted",
 		"max_admitted_per_window_span", "faults", "per_second", "saturation",
-		"script_fallbacks", "audit",
+		"script_fallbacks", "audit", "latency_histogram", "started_at", "parts",
 	}
 )
 

@@ -94,7 +94,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
 	fs.BoolVar(&o.listStrategies, "list-strategies", false, "list the strategies and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: rlbench [flags]\n       rlbench verify [flags]   (check each strategy's guarantees; see rlbench verify --help)\n       rlbench compare A.json B.json ...   (cells side by side, with ratios)\n       rlbench report A.json ... -o report.html   (one self-contained HTML page)\n\nLoad-test rate-limiter counter strategies against a real Redis and count the\nimmortal keys (counters with no TTL) each leaves behind.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(stderr, "Usage: rlbench [flags]\n       rlbench verify [flags]   (check each strategy's guarantees; see rlbench verify --help)\n       rlbench compare A.json B.json ...   (cells side by side, with ratios)\n       rlbench report A.json ... -o report.html   (one self-contained HTML page)\n       rlbench merge A.json B.json ... -o all.json   (several generators' reports as one, exactly)\n\nLoad-test rate-limiter counter strategies against a real Redis and count the\nimmortal keys (counters with no TTL) each leaves behind.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	return fs
 }
@@ -108,6 +108,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return runCompare(args[1:], stdout, stderr)
 		case "report":
 			return runReport(args[1:], stdout, stderr)
+		case "merge":
+			return runMerge(args[1:], stdout, stderr)
 		}
 	}
 	var o options
