@@ -178,8 +178,8 @@ func (c *Config) validate() error {
 	if c.DB < 0 {
 		return usage("--db", fmt.Errorf("db must be >= 0, got %d", c.DB))
 	}
-	if !contains(OnErrorPolicies, c.OnError) {
-		return usage("--on-error", fmt.Errorf("unknown policy %q (accepted: open, closed)", c.OnError))
+	if !slices.Contains(OnErrorPolicies, c.OnError) {
+		return usage("--on-error", fmt.Errorf("unknown policy %q (accepted: %s)", c.OnError, strings.Join(OnErrorPolicies, ", ")))
 	}
 	if c.AuditEvery < 0 {
 		return usage("--audit-every", fmt.Errorf("audit period must be >= 0, got %s", c.AuditEvery))
@@ -244,15 +244,6 @@ func labelTargets(ts []TargetSpec) []TargetSpec {
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Options says where Run writes while it works. Its zero value is silent.
@@ -322,10 +313,13 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 		for _, sname := range cfg.Strategies {
 			for _, cname := range cfg.Clients {
 				run, err := runCell(ctx, cfg, t, runPrefix, sname, cname, log, opts.Progress)
+				if run.Strategy != "" {
+					// Its figures explain a failure: keep them.
+					rep.Runs = append(rep.Runs, run)
+				}
 				if err != nil {
 					return rep, err
 				}
-				rep.Runs = append(rep.Runs, run)
 				if ctx.Err() != nil {
 					return rep, ctx.Err()
 				}
@@ -386,13 +380,13 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 		return results.Run{}, usage("--strategy", err)
 	}
 	// Before the client connects, so that its connections are counted.
-	before, beforeErr := saturation.Take(ctx, observer)
+	connected, connectedErr := saturation.Take(ctx, observer)
 	wl := cfg.Workload
 	wl.Prefix = CellPrefix(runPrefix, sname, cname)
 	conn, err := clients.New(cname, clients.Options{Addr: t.target.Addr, Password: cfg.Password, DB: cfg.DB,
 		Workers: wl.Clients, FlushDelay: cfg.FlushDelay, ClientName: clientName(wl.Prefix)})
 	if err != nil {
-		return results.Run{}, fmt.Errorf("%s: %w", cname, err)
+		return results.Run{}, err
 	}
 	defer conn.Close()
 
@@ -411,6 +405,8 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	if err := warmUp(ctx, cfg, runPrefix, sname, cname, strat, conn, observer); err != nil {
 		return results.Run{}, fmt.Errorf("%s: warm-up: %w", label, err)
 	}
+	// CPU counts from here: the measured load, not the set-up and warm-up.
+	before, beforeErr := saturation.Take(ctx, observer)
 
 	var rec results.Recorder
 	latestImmortal, stopAudits := periodicAudit(ctx, observer, wl.Prefix, cfg.Window, cfg.AuditEvery)
@@ -440,11 +436,13 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	run.ScriptFallbacks = conn.Fallbacks()
 	run.OnError, run.Admitted = cfg.OnError, run.Allowed
 	if cfg.OnError == "open" {
-		run.Admitted += run.Errors
+		// A simulated crash served no one: it is not admitted.
+		run.Admitted += run.Errors - run.ErrorKinds[results.KindCrashed]
 	}
 	run.Faults, run.PerSecond = events, series
-	if beforeErr == nil && afterErr == nil && !restarted(events) {
+	if connectedErr == nil && beforeErr == nil && afterErr == nil && !restarted(events) {
 		sat := saturation.Compare(before, after)
+		sat.ConnectionsOpened = after.ServerConnsReceived - connected.ServerConnsReceived
 		if wl.Rate > 0 && res.Reached() {
 			// The schedule, not either side, set the pace.
 			sat.Verdict = ""
@@ -459,12 +457,12 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	bg := context.WithoutCancel(ctx)
 	a, err := audit.Run(bg, observer, wl.Prefix, cfg.Window)
 	if err != nil {
-		return run, fmt.Errorf("%s: audit: %w", label, err)
+		return run, fmt.Errorf("%s: %w", label, err)
 	}
 	run.Audit = results.Audit(a)
 	if !cfg.KeepKeys {
 		if _, err := audit.Cleanup(bg, observer, wl.Prefix); err != nil {
-			return run, fmt.Errorf("%s: cleanup: %w", label, err)
+			return run, fmt.Errorf("%s: %w", label, err)
 		}
 	}
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
@@ -611,10 +609,13 @@ func warmUp(ctx context.Context, cfg Config, runPrefix, sname, cname string, s s
 	wl.Prefix = runPrefix + "warmup:" + sname + ":" + cname + ":"
 	wl.Duration, wl.Requests, wl.CrashRate, wl.RacePause = cfg.Warmup, 0, 0, 0
 	var rec results.Recorder
-	if _, err := workload.Run(ctx, wl, s, conn, &rec, nil); err != nil {
-		return err
-	}
+	_, runErr := workload.Run(ctx, wl, s, conn, &rec, nil)
+	// Deleted even after an interrupt: a non-atomic strategy's warm-up
+	// keys can be immortal.
 	_, err := audit.Cleanup(context.WithoutCancel(ctx), observer, wl.Prefix)
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return runErr
+	}
 	return err
 }
 

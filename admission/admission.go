@@ -11,7 +11,8 @@
 //
 //   - read-then-write (naive): the allowed decisions attributed to the
 //     window. Workers that read the same value are all admitted, which is
-//     the over-admission this package exists to show.
+//     the over-admission this package exists to show; creators (Count 0)
+//     that complete within 1/SpanBuckets of a window's first belong to it.
 //   - increment-first (every other fixed-window strategy): the highest
 //     Count among the window's allowed decisions, since the server numbered
 //     them 1, 2, 3 ... in the order it ran them. This cannot be fooled by
@@ -49,6 +50,7 @@ type keyState struct {
 	// package doc says; winOpen is false until the first window starts.
 	winAdmitted int64
 	winOpen     bool
+	winOpenedAt time.Duration // when the current window's first creator completed
 	overMax     int64
 	// ring holds admissions per bucket; newest is the absolute index of
 	// the newest bucket written, spanSum the sum of the ring.
@@ -63,10 +65,10 @@ type keyState struct {
 func New(info strategies.Info, keys int, limit, window int64) *Tracker {
 	return &Tracker{
 		limit:       limit,
-		bucket:      time.Duration(window) * time.Second / SpanBuckets,
+		bucket:      max(time.Duration(window)*time.Second/SpanBuckets, 1),
 		fixed:       info.FixedWindow,
 		countIsRead: info.CountIsRead,
-		keys:        make([]keyState, keys),
+		keys:        make([]keyState, max(keys, 0)),
 	}
 }
 
@@ -79,20 +81,27 @@ func (t *Tracker) Observe(k int, d strategies.Decision, at time.Duration) {
 	ks := &t.keys[k]
 	ks.mu.Lock()
 	if t.fixed {
-		t.window(ks, d)
+		t.window(ks, d, at)
 	}
 	ks.span(int64(at / t.bucket))
 	ks.mu.Unlock()
 }
 
-// window updates the current fixed window of ks with d, an allowed decision.
-func (t *Tracker) window(ks *keyState, d strategies.Decision) {
+// window updates the current fixed window of ks with d, an allowed decision
+// that completed at at.
+func (t *Tracker) window(ks *keyState, d strategies.Decision, at time.Duration) {
 	created := d.Count == 1
 	if t.countIsRead {
 		created = d.Count == 0
+		// Workers that all read "missing" at once all create the counter:
+		// one window, each of them admitted. A creator within one bucket of
+		// the window's first is one of those, not a new window.
+		if created && ks.winOpen && at-ks.winOpenedAt < t.bucket {
+			created = false
+		}
 	}
 	if created {
-		ks.winAdmitted, ks.winOpen = 0, true
+		ks.winAdmitted, ks.winOpen, ks.winOpenedAt = 0, true, at
 	}
 	if !ks.winOpen {
 		return // admitted in a window that started before the run

@@ -28,7 +28,7 @@ func TestOverAdmitted(t *testing.T) {
 	}{
 		{"naive exact", naiveInfo, 3, []strategies.Decision{allow(0), allow(1), allow(2), reject(3)}, 0},
 		{"naive two workers read the same value", naiveInfo, 3, []strategies.Decision{allow(0), allow(1), allow(1), allow(2), reject(3)}, 1},
-		{"naive new window resets", naiveInfo, 2, []strategies.Decision{allow(0), allow(1), reject(2), allow(0), allow(1)}, 0},
+		{"naive two workers both create the counter", naiveInfo, 2, []strategies.Decision{allow(0), allow(0), allow(1), allow(1)}, 2},
 		{"admissions in a window begun before the run are not counted", naiveInfo, 1, []strategies.Decision{allow(0)}, 0},
 		{"naive window begun before the run", naiveInfo, 1, []strategies.Decision{allow(5), allow(5), allow(5)}, 0},
 		{"lua exact", luaInfo, 3, []strategies.Decision{allow(1), allow(2), allow(3), reject(4)}, 0},
@@ -92,5 +92,24 @@ func TestRejectionsAreNotAdmissions(t *testing.T) {
 	}
 	if got := tr.Result().MaxAdmittedPerWindow; got != 0 {
 		t.Errorf("MaxAdmittedPerWindow after only rejections = %d; want 0", got)
+	}
+}
+
+// TestNaiveNewWindow checks that a creator well after the window's first
+// opens a new window.
+func TestNaiveNewWindow(t *testing.T) {
+	t.Parallel()
+	tr := New(naiveInfo, 1, 2, 1)
+	for _, o := range []struct {
+		d  strategies.Decision
+		at time.Duration
+	}{
+		{allow(0), 0}, {allow(1), time.Millisecond}, {reject(2), 2 * time.Millisecond},
+		{allow(0), 1100 * time.Millisecond}, {allow(1), 1101 * time.Millisecond},
+	} {
+		tr.Observe(0, o.d, o.at)
+	}
+	if got := tr.Result().OverAdmitted; got == nil || *got != 0 {
+		t.Errorf("OverAdmitted over two windows of 2 each = %v; want 0", got)
 	}
 }

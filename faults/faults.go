@@ -195,7 +195,9 @@ func Schedule(ctx context.Context, fs []Fault, t Target) (stop func() []Event) {
 			case <-timer.C:
 			}
 			ev := Event{Fault: f.String(), AtS: time.Since(start).Seconds()}
-			detail, err := Inject(ctx, f, t)
+			// Once due, a fault runs to its end even if the load ends
+			// meanwhile: a restart cut short would leave no server.
+			detail, err := Inject(context.WithoutCancel(ctx), f, t)
 			ev.Detail = detail
 			if err != nil {
 				ev.Error = err.Error()

@@ -342,8 +342,9 @@ func mergeCell(key compare.Key, parts []part, groups []int) (Run, []string, erro
 		if err != nil {
 			return Run{}, nil, fmt.Errorf("%s: %s: latency_histogram: %w: %w", p.src.name, key, ErrInconsistent, err)
 		}
-		if ph.TotalCount() != p.run.Decisions {
-			return Run{}, nil, fmt.Errorf("%s: %s: %w: latency_histogram holds %d latencies, decisions is %d", p.src.name, key, ErrInconsistent, ph.TotalCount(), p.run.Decisions)
+		// Simulated crashes are counted but their latencies are not recorded.
+		if want := p.run.Decisions - p.run.ErrorKinds[results.KindCrashed]; ph.TotalCount() != want {
+			return Run{}, nil, fmt.Errorf("%s: %s: %w: latency_histogram holds %d latencies, decisions less crashes is %d", p.src.name, key, ErrInconsistent, ph.TotalCount(), want)
 		}
 		if dropped := h.Merge(ph); dropped > 0 {
 			return Run{}, nil, fmt.Errorf("%s: %s: %w: %d latencies outside %d-%d µs", p.src.name, key, ErrInconsistent, dropped, results.MinLatencyUS, results.MaxLatencyUS)

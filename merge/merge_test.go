@@ -251,7 +251,7 @@ func TestMergeErrors(t *testing.T) {
 		{name: "no histogram", second: noHistogram, want: merge.ErrNotMergeable, says: "b.json: redis-server lua/go-redis: no latency_histogram: written by an older rlbench; cannot merge exactly"},
 		{name: "no start", second: noStart, want: merge.ErrNotMergeable, says: "no started_at"},
 		{name: "corrupt histogram", second: corrupt, want: merge.ErrInconsistent, says: "b.json: redis-server lua/go-redis: latency_histogram"},
-		{name: "histogram disagrees with decisions", second: miscounted, want: merge.ErrInconsistent, says: "holds 50 latencies, decisions is 51"},
+		{name: "histogram disagrees with decisions", second: miscounted, want: merge.ErrInconsistent, says: "holds 50 latencies, decisions less crashes is 51"},
 		{name: "cell twice in one file", second: twice, want: merge.ErrDuplicateCell, says: "b.json: redis-server lua/go-redis"},
 		{name: "no common cell", second: otherCell, want: merge.ErrNoCommonCells, says: "a.json, b.json"},
 		// B starts when A has ended.

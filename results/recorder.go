@@ -87,9 +87,10 @@ func newLatencyHistogram() *hdrhistogram.Histogram {
 	return hdrhistogram.New(MinLatencyUS, MaxLatencyUS, LatencySignificantDigits)
 }
 
-// Record records one decision attempt by worker. The latency always goes into
-// the histogram, truncated to whole microseconds and clamped into
-// [MinLatencyUS, MaxLatencyUS]. When err is nil the decision counts as allowed
+// Record records one decision attempt by worker. The latency goes into the
+// histogram, truncated to whole microseconds and clamped into
+// [MinLatencyUS, MaxLatencyUS], except for a simulated crash (KindCrashed),
+// whose latency is an artificial cut and would drag the figures down. When err is nil the decision counts as allowed
 // or rejected; otherwise it counts as an error of kind ErrorKind(err) and
 // allowed is ignored. Any worker number is accepted, negative ones included.
 func (r *Recorder) Record(worker int, latency time.Duration, allowed bool, err error) {
@@ -103,11 +104,13 @@ func (r *Recorder) Record(worker int, latency time.Duration, allowed bool, err e
 	}
 
 	s.mu.Lock()
-	if s.latency == nil {
-		s.latency = newLatencyHistogram()
+	if kind != KindCrashed {
+		if s.latency == nil {
+			s.latency = newLatencyHistogram()
+		}
+		// us is clamped into the histogram's range: RecordValue cannot fail.
+		_ = s.latency.RecordValue(us)
 	}
-	// us is clamped into the histogram's range, so RecordValue cannot fail.
-	_ = s.latency.RecordValue(us)
 	s.count(allowed, err, kind)
 	s.mu.Unlock()
 }
@@ -130,15 +133,17 @@ func (r *Recorder) RecordOpen(worker int, corrected, uncorrected time.Duration, 
 	}
 
 	s.mu.Lock()
-	if s.latency == nil {
-		s.latency = newLatencyHistogram()
+	if kind != KindCrashed {
+		if s.latency == nil {
+			s.latency = newLatencyHistogram()
+		}
+		if s.uncorrected == nil {
+			s.uncorrected = newLatencyHistogram()
+		}
+		// Both are clamped into the histograms' range: RecordValue cannot fail.
+		_ = s.latency.RecordValue(cus)
+		_ = s.uncorrected.RecordValue(uus)
 	}
-	if s.uncorrected == nil {
-		s.uncorrected = newLatencyHistogram()
-	}
-	// Both are clamped into the histograms' range: RecordValue cannot fail.
-	_ = s.latency.RecordValue(cus)
-	_ = s.uncorrected.RecordValue(uus)
 	s.count(allowed, err, kind)
 	s.mu.Unlock()
 }
@@ -215,10 +220,16 @@ func (r *Recorder) Snapshot() (Totals, *hdrhistogram.Histogram) {
 		t.Allowed += s.allowed
 		t.Rejected += s.rejected
 		t.Errors += s.errors
+		var shard *hdrhistogram.Histogram
 		if s.latency != nil {
-			h.Merge(s.latency)
+			// A copy under the lock, the slower merge outside it: the
+			// shard's workers wait for a memcpy, not a walk of its buckets.
+			shard = s.latency.Clone()
 		}
 		s.mu.Unlock()
+		if shard != nil {
+			h.Merge(shard)
+		}
 	}
 	t.Decisions = t.Allowed + t.Rejected + t.Errors
 	return t, h

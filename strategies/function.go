@@ -83,7 +83,7 @@ func (s function) Decide(ctx context.Context, c Client, key string) (Decision, e
 		return Decision{}, fmt.Errorf("function: fcall: %w", err)
 	}
 	if len(r) < 1 {
-		return Decision{}, fmt.Errorf("function: fcall: reply has %d elements; want 2", len(r))
+		return Decision{}, fmt.Errorf("function: fcall: reply has %d elements; want at least 1", len(r))
 	}
 	return Decision{Allowed: r[0] <= s.cfg.Limit, Count: r[0]}, nil
 }

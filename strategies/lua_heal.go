@@ -60,7 +60,7 @@ func (s luaHeal) Decide(ctx context.Context, c Client, key string) (Decision, er
 		return Decision{}, fmt.Errorf("lua-heal: evalsha: %w", err)
 	}
 	if len(r) < 1 {
-		return Decision{}, fmt.Errorf("lua-heal: evalsha: reply has %d elements; want 2", len(r))
+		return Decision{}, fmt.Errorf("lua-heal: evalsha: reply has %d elements; want at least 1", len(r))
 	}
 	return Decision{Allowed: r[0] <= s.cfg.Limit, Count: r[0]}, nil
 }

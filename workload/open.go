@@ -8,8 +8,8 @@ import (
 )
 
 // Tolerances of Result.Reached: an open loop reaches its target rate when
-// it achieves at least 1 - RateTolerance of it, or when its last request
-// started at most ScheduleSlack behind schedule, which short runs need.
+// it achieves at least 1 - RateTolerance of it, or falls no more than
+// ScheduleSlack behind, which short runs need.
 const (
 	// RateTolerance is the shortfall from the target rate allowed: 0.01
 	// accepts an achieved rate down to 99% of Config.Rate.
@@ -44,20 +44,23 @@ type Result struct {
 }
 
 // Achieved returns the open loop's achieved rate, in requests started per
-// second: Sent over the time from the start to the last request's start
-// plus one interval, so that a run that kept its schedule achieves Rate.
-// It is 0 for a closed loop.
+// second: Sent over the longer of the schedule's span (Scheduled / Rate) and
+// the time to the last request's start plus one interval. Requests that fell
+// due and were never sent (a stall at the end of the run) and requests sent
+// late both count against it. It is 0 for a closed loop.
 func (r Result) Achieved() float64 {
 	if r.Rate <= 0 || r.Sent == 0 {
 		return 0
 	}
-	span := r.LastStart.Seconds() + 1/r.Rate
+	span := max(float64(r.Scheduled)/r.Rate, r.LastStart.Seconds()+1/r.Rate)
 	return math.Min(float64(r.Sent)/span, r.Rate)
 }
 
-// Reached reports whether the open loop kept to its target rate, within
-// RateTolerance or ScheduleSlack. A closed loop has no target and always
-// reaches it.
+// Reached reports whether the open loop kept to its target rate: it
+// achieved at least 1 - RateTolerance of it, or it fell behind by no more
+// than ScheduleSlack (which short runs need), both in the requests it left
+// unsent and in the start of its last one. A closed loop has no target and
+// always reaches it.
 func (r Result) Reached() bool {
 	if r.Rate <= 0 {
 		return true
@@ -65,7 +68,9 @@ func (r Result) Reached() bool {
 	if r.Sent == 0 {
 		return false
 	}
-	return r.Achieved() >= (1-RateTolerance)*r.Rate || r.Lag <= ScheduleSlack
+	missed := float64(r.Scheduled - r.Sent)
+	return r.Achieved() >= (1-RateTolerance)*r.Rate ||
+		(missed <= r.Rate*ScheduleSlack.Seconds() && r.Lag <= ScheduleSlack)
 }
 
 // Note says, when an open loop did not reach its target rate, by how much
@@ -169,7 +174,7 @@ func (r *runner) openLoop(w int, wctx context.Context, pick picker, cr *crasher)
 		t0 := time.Now()
 		st.sent++
 		st.last, st.lag = t0.Sub(r.start), t0.Sub(intended)
-		d, t1, err := r.decide(wctx, cr, k)
+		d, t1, err := r.decide(wctx, cr, k, t0)
 		if err == errInterrupted {
 			return
 		}

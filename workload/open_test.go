@@ -98,6 +98,14 @@ func TestResult(t *testing.T) {
 			wantReached:  true,
 		},
 		{
+			// A stall at the end: the last request sent was on time, but
+			// 279 that fell due during the stall were never sent.
+			name:         "stall at the end leaves requests unsent",
+			res:          Result{Rate: 1000, Scheduled: 1000, Sent: 721, LastStart: 700 * time.Millisecond},
+			wantAchieved: 721,
+			wantReached:  false,
+		},
+		{
 			name:         "budget spent, however late",
 			res:          Result{Rate: 10_000, Scheduled: 100, Sent: 100, LastStart: 29_900 * time.Microsecond, Lag: 20 * time.Millisecond},
 			wantAchieved: 100 / 0.030,

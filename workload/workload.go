@@ -20,6 +20,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -160,7 +161,7 @@ func (c Config) Validate() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w %q (accepted: uniform, zipf, hot)", ErrInvalidKeyDist, c.KeyDist)
+	return fmt.Errorf("%w %q (accepted: %s)", ErrInvalidKeyDist, c.KeyDist, strings.Join(KeyDists, ", "))
 }
 
 // KeyNames returns the n counter names of a run under prefix. Each carries
@@ -330,12 +331,17 @@ type runner struct {
 	stopCtx   context.Context
 	stop      atomic.Bool
 	stoppedAt atomic.Int64
-	// budget is the closed loop's count of decisions left when limited.
-	budget atomic.Int64
-	// next is the open loop's next slot on the schedule; interval is the
-	// time between slots, in nanoseconds.
-	next     atomic.Int64
+	// interval is the open loop's time between slots, in nanoseconds.
 	interval float64
+	// budget (the closed loop's count of decisions left when limited) and
+	// next (the open loop's next slot on the schedule) are written on every
+	// decision: each sits on a cache line of its own, away from the fields
+	// every worker only reads.
+	_      [64]byte
+	budget atomic.Int64
+	_      [56]byte
+	next   atomic.Int64
+	_      [56]byte
 	// stats holds each open-loop worker's own figures, written only by that
 	// worker and read once they have all returned.
 	stats []workerStats
@@ -348,7 +354,8 @@ var errInterrupted = errors.New("interrupted")
 // decide makes one decision on key k for a worker and returns when it
 // completed. Its error is errInterrupted when ctx ended it, and
 // strategies.ErrCrashed when the crasher killed the worker mid-request.
-func (r *runner) decide(wctx context.Context, cr *crasher, k int) (strategies.Decision, time.Time, error) {
+// t0 is when the worker sent it, read by the caller: one clock read less.
+func (r *runner) decide(wctx context.Context, cr *crasher, k int, t0 time.Time) (strategies.Decision, time.Time, error) {
 	dctx := wctx
 	cut, crash := cr.cut()
 	if crash {
@@ -356,7 +363,6 @@ func (r *runner) decide(wctx context.Context, cr *crasher, k int) (strategies.De
 		dctx, cancel = context.WithTimeout(wctx, cut)
 		defer cancel()
 	}
-	start := time.Now()
 	d, err := r.strategy.Decide(dctx, r.client, r.keys[k])
 	done := time.Now()
 	if err != nil && r.ctx.Err() != nil {
@@ -365,7 +371,7 @@ func (r *runner) decide(wctx context.Context, cr *crasher, k int) (strategies.De
 	if crash {
 		return strategies.Decision{}, done, strategies.ErrCrashed
 	}
-	cr.observe(done.Sub(start))
+	cr.observe(done.Sub(t0))
 	return d, done, err
 }
 
@@ -378,7 +384,7 @@ func (r *runner) closedLoop(w int, wctx context.Context, pick picker, cr *crashe
 		}
 		k := pick()
 		t0 := time.Now()
-		d, t1, err := r.decide(wctx, cr, k)
+		d, t1, err := r.decide(wctx, cr, k, t0)
 		if err == errInterrupted {
 			return
 		}

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -166,12 +167,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var jsonFile *os.File
 	if o.jsonPath != "" {
-		// Open it now: a path that cannot be written is bad input, found
-		// before any load.
-		if jsonFile, err = os.Create(o.jsonPath); err != nil {
-			fmt.Fprintf(stderr, "rlbench: --json: %v\n", err)
+		// A temporary file beside it, now: a path that cannot be written
+		// is bad input, found before any load, and an existing file is
+		// replaced only by a finished report.
+		jsonFile, err = os.CreateTemp(filepath.Dir(o.jsonPath), "."+filepath.Base(o.jsonPath)+".*.tmp")
+		if err != nil {
+			fmt.Fprintf(stderr, "rlbench: --json: cannot write %s: %v\n", o.jsonPath, err)
 			return exitUsage
 		}
+		defer os.Remove(jsonFile.Name()) // a no-op once renamed
 		defer jsonFile.Close()
 	}
 	if o.hdrDir != "" {
@@ -193,7 +197,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			code = exitFailure
 		}
 		if jsonFile != nil {
-			if werr := writeReport(jsonFile, results.JSON(rep)); werr != nil {
+			werr := writeReport(jsonFile, results.JSON(rep))
+			if werr == nil {
+				if werr = jsonFile.Chmod(0o644); werr == nil {
+					werr = os.Rename(jsonFile.Name(), o.jsonPath)
+				}
+			}
+			if werr != nil {
 				fmt.Fprintf(stderr, "rlbench: --json: %v\n", werr)
 				code = exitFailure
 			}
