@@ -177,6 +177,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		defer os.Remove(jsonFile.Name()) // a no-op once renamed
 		defer jsonFile.Close()
+		if err := jsonFile.Chmod(0o644); err != nil { // CreateTemp made it 0600
+			fmt.Fprintf(stderr, "rlbench: --json: %v\n", err)
+			return exitUsage
+		}
 	}
 	if o.hdrDir != "" {
 		if err := os.MkdirAll(o.hdrDir, 0o755); err != nil {
@@ -199,9 +203,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if jsonFile != nil {
 			werr := writeReport(jsonFile, results.JSON(rep))
 			if werr == nil {
-				if werr = jsonFile.Chmod(0o644); werr == nil {
-					werr = os.Rename(jsonFile.Name(), o.jsonPath)
-				}
+				werr = os.Rename(jsonFile.Name(), o.jsonPath)
 			}
 			if werr != nil {
 				fmt.Fprintf(stderr, "rlbench: --json: %v\n", werr)
