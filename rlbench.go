@@ -181,6 +181,9 @@ func (c *Config) validate() error {
 	if !slices.Contains(OnErrorPolicies, c.OnError) {
 		return usage("--on-error", fmt.Errorf("unknown policy %q (accepted: %s)", c.OnError, strings.Join(OnErrorPolicies, ", ")))
 	}
+	if c.FlushDelay < 0 {
+		return usage("--rueidis-flush-delay", fmt.Errorf("flush delay must be >= 0, got %s", c.FlushDelay))
+	}
 	if c.AuditEvery < 0 {
 		return usage("--audit-every", fmt.Errorf("audit period must be >= 0, got %s", c.AuditEvery))
 	}
@@ -326,7 +329,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 			}
 		}
 	}
-	return rep, nil
+	return rep, ctx.Err()
 }
 
 // runTarget is one opened target of a run.
@@ -355,6 +358,10 @@ func openRunTarget(ctx context.Context, cfg Config, spec TargetSpec) (*runTarget
 		server: results.Server{Addr: tgt.Addr, Name: tgt.Info.Name, Version: tgt.Info.Version, Managed: tgt.Private != nil},
 		observer: redis.NewClient(&redis.Options{Addr: tgt.Addr, Password: cfg.Password, DB: cfg.DB, PoolSize: 4,
 			DisableIdentity: true, MaxRetries: -1}),
+	}
+	if err := t.observer.Ping(ctx).Err(); err != nil {
+		t.close()
+		return nil, usage("--db", fmt.Errorf("%s: select %d: %w", spec.Label, cfg.DB, err))
 	}
 	if err := checkSupport(cfg.Strategies, tgt.Info); err != nil {
 		t.close()

@@ -12,11 +12,11 @@
 #
 # Defaults: --strategy naive,multi-nx,lua --client all --clients 100
 # --duration 10s, each used unless the flags after -- give it. Writes
-# DIR/compare.json and DIR/report.html (DIR defaults to ./compare-out).
+# DIR/compare.json and DIR/report.html (DIR defaults to ./compare-out, in
+# the directory the script is called from).
 # To tell noise from a difference, run it several times and give the JSON
 # files to `rlbench compare`, which shows each cell's spread.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 out=compare-out
 servers=()
 while [ $# -gt 0 ]; do
@@ -27,6 +27,10 @@ while [ $# -gt 0 ]; do
 	*) servers+=("$1"); shift ;;
 	esac
 done
+# --out is relative to where the script was called from.
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cd "$(dirname "$0")/.."
 if [ ${#servers[@]} -eq 0 ]; then
 	echo "usage: scripts/compare-versions.sh [--out DIR] [LABEL=]SERVER_BINARY... [-- RLBENCH_FLAGS...]" >&2
 	exit 2

@@ -18,6 +18,6 @@ ensure_redis_server() {
 	fi
 	echo "redis-server not found on PATH. Install it first:" >&2
 	echo "    sudo apt-get update && sudo apt-get install -y redis-server" >&2
-	echo "or set RLBENCH_REDIS_SERVER=/path/to/redis-server." >&2
+	echo "or pass rlbench --redis-server /path/to/redis-server (and, for the tests, set RLBENCH_REDIS_SERVER=/path/to/redis-server)." >&2
 	return 1
 }

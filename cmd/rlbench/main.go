@@ -78,7 +78,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.Uint64Var(&c.Workload.Seed, "seed", 1, "seed for the key choice")
 	fs.StringArrayVar(&o.addrs, "addr", nil, "[LABEL=]host:port of an existing server, repeatable (default: start a private redis-server on a free loopback port)")
 	fs.StringVar(&c.Password, "password", "", "password for --addr (default: $REDISCLI_AUTH)")
-	fs.IntVar(&c.DB, "db", 0, "database number on --addr")
+	fs.IntVar(&c.DB, "db", 0, "database number on every server")
 	fs.StringArrayVar(&o.redisServers, "redis-server", nil, "[LABEL=]PATH of a redis-server (or valkey-server) binary to start as a private server, repeatable (default: redis-server on PATH)")
 	fs.DurationVar(&c.AuditEvery, "audit-every", 0, "also audit each cell's keys this often during the load, for the immortal count in the per-second series (0: only at the end)")
 	fs.DurationVar(&c.Warmup, "warmup", rlbench.DefaultWarmup, "unrecorded load before each cell, on keys of its own (0: none)")
@@ -219,6 +219,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if o.failOnImmortal && anyImmortal(rep) {
 			code = exitFailure
 		}
+	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "rlbench: interrupted; the cells that ran are above, and the run's keys were deleted")
+		return exitFailure
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "rlbench: %v\n", err)
