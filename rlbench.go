@@ -664,7 +664,7 @@ func checkConnections(ctx context.Context, admin *redis.Client, cfg Config) erro
 	}
 	inUse := 0
 	if info, err := admin.Info(ctx, "clients").Result(); err == nil {
-		inUse = infoInt(info, "connected_clients")
+		inUse, _ = strconv.Atoi(redisserver.ParseInfo(info)["connected_clients"])
 	}
 	free := maxClients - inUse
 	if cfg.Workload.Clients > free {
@@ -672,17 +672,6 @@ func checkConnections(ctx context.Context, admin *redis.Client, cfg Config) erro
 			cfg.Workload.Clients, cfg.Workload.Clients, free, maxClients, inUse))
 	}
 	return nil
-}
-
-// infoInt reads an integer field from an INFO reply; 0 when missing.
-func infoInt(info, field string) int {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
-			n, _ := strconv.Atoi(v)
-			return n
-		}
-	}
-	return 0
 }
 
 func describeTarget(s results.Server, binary string) string {

@@ -380,7 +380,7 @@ func (c *Cluster) settled(ctx context.Context) (clusterView, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cluster info on %s: %w", addr, err)
 		}
-		if state := parseInfo(info)["cluster_state"]; state != "ok" {
+		if state := ParseInfo(info)["cluster_state"]; state != "ok" {
 			return nil, fmt.Errorf("%s says cluster_state:%s", addr, state)
 		}
 		view, err := c.viewFrom(ctx, addr)
@@ -431,7 +431,7 @@ func (c *Cluster) settled(ctx context.Context) (clusterView, error) {
 		if err != nil {
 			return nil, fmt.Errorf("info replication on %s: %w", addr, err)
 		}
-		if status := parseInfo(info)["master_link_status"]; status != "up" {
+		if status := ParseInfo(info)["master_link_status"]; status != "up" {
 			return nil, fmt.Errorf("replica %s has master_link_status:%s", addr, status)
 		}
 	}

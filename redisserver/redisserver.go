@@ -419,11 +419,12 @@ func infoServer(ctx context.Context, addr, password string, db int) (map[string]
 	if err != nil {
 		return nil, fmt.Errorf("info server on %s: %w", addr, err)
 	}
-	return parseInfo(text), nil
+	return ParseInfo(text), nil
 }
 
-// parseInfo splits INFO output into its "field:value" pairs.
-func parseInfo(text string) map[string]string {
+// ParseInfo reads an INFO reply into its fields: "name:value" lines, with
+// the "# Section" headers and blank lines left out.
+func ParseInfo(text string) map[string]string {
 	fields := make(map[string]string)
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)

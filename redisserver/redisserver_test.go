@@ -126,7 +126,7 @@ func serverPID(t *testing.T, rdb *redis.Client) string {
 	if err != nil {
 		t.Fatalf("INFO server: %v", err)
 	}
-	pid := parseInfo(text)["process_id"]
+	pid := ParseInfo(text)["process_id"]
 	if pid == "" {
 		t.Fatalf("INFO server has no process_id:\n%s", text)
 	}
@@ -311,8 +311,8 @@ func TestParseInfoValkey(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := infoFromFields(parseInfo(tc.text)); got != tc.want {
-				t.Errorf("infoFromFields(parseInfo(%q)) = %+v; want %+v", tc.text, got, tc.want)
+			if got := infoFromFields(ParseInfo(tc.text)); got != tc.want {
+				t.Errorf("infoFromFields(ParseInfo(%q)) = %+v; want %+v", tc.text, got, tc.want)
 			}
 		})
 	}

@@ -39,11 +39,12 @@
 package saturation
 
 import (
+	"github.com/rlbench/rlbench/redisserver"
+
 	"context"
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -105,16 +106,7 @@ func Take(ctx context.Context, rdb infoReader) (Sample, error) {
 
 // parseInfo fills the server fields of a Sample from INFO text.
 func parseInfo(text string) (Sample, error) {
-	fields := make(map[string]string)
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		if k, v, ok := strings.Cut(line, ":"); ok {
-			fields[k] = v
-		}
-	}
+	fields := redisserver.ParseInfo(text)
 	var s Sample
 	for _, name := range []string{"used_cpu_user", "used_cpu_sys"} {
 		v, ok := fields[name]
