@@ -85,7 +85,7 @@ func (s function) Decide(ctx context.Context, c Client, key string) (Decision, e
 	if len(r) < 1 {
 		return Decision{}, fmt.Errorf("function: fcall: reply has %d elements; want at least 1", len(r))
 	}
-	return Decision{Allowed: r[0] <= s.cfg.Limit, Count: r[0]}, nil
+	return countDecision(r, s.cfg.Limit), nil
 }
 
 // isFunctionNotFound reports whether err is the server's reply to an FCALL

@@ -2,7 +2,6 @@ package strategies
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 )
 
@@ -93,13 +92,9 @@ type gcra struct {
 func (gcra) Name() string { return "gcra" }
 
 func (s gcra) Decide(ctx context.Context, c Client, key string) (Decision, error) {
-	keys := [1]string{key}
-	r, err := c.EvalInts(ctx, gcraScript, keys[:], s.args)
+	r, err := evalScript(ctx, c, "gcra", gcraScript, []string{key}, s.args, 2)
 	if err != nil {
-		return Decision{}, fmt.Errorf("gcra: evalsha: %w", err)
+		return Decision{}, err
 	}
-	if len(r) != 2 {
-		return Decision{}, fmt.Errorf("gcra: evalsha: reply has %d elements; want 2", len(r))
-	}
-	return Decision{Allowed: r[0] == 1, Count: r[1]}, nil
+	return flagDecision(r), nil
 }

@@ -2,7 +2,6 @@ package strategies
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 )
 
@@ -54,13 +53,9 @@ type luaHeal struct {
 func (luaHeal) Name() string { return "lua-heal" }
 
 func (s luaHeal) Decide(ctx context.Context, c Client, key string) (Decision, error) {
-	keys := [1]string{key}
-	r, err := c.EvalInts(ctx, healScript, keys[:], s.args)
+	r, err := evalScript(ctx, c, "lua-heal", healScript, []string{key}, s.args, 1)
 	if err != nil {
-		return Decision{}, fmt.Errorf("lua-heal: evalsha: %w", err)
+		return Decision{}, err
 	}
-	if len(r) < 1 {
-		return Decision{}, fmt.Errorf("lua-heal: evalsha: reply has %d elements; want at least 1", len(r))
-	}
-	return Decision{Allowed: r[0] <= s.cfg.Limit, Count: r[0]}, nil
+	return countDecision(r, s.cfg.Limit), nil
 }

@@ -1,8 +1,10 @@
 package strategies
 
 import (
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"fmt"
 )
 
 // NewScript returns a Script for src with its SHA-1 computed.
@@ -32,3 +34,28 @@ func (a Args) Strings() []string { return a.strs }
 
 // Any returns the arguments as a []any. The caller must not modify it.
 func (a Args) Any() []any { return a.anys }
+
+// evalScript runs s for the strategy named name with EvalInts and checks
+// that the reply has at least want elements; errors name the strategy.
+func evalScript(ctx context.Context, c Client, name string, s *Script, keys []string, args Args, want int) ([]int64, error) {
+	r, err := c.EvalInts(ctx, s, keys, args)
+	if err != nil {
+		return nil, fmt.Errorf("%s: evalsha: %w", name, err)
+	}
+	if len(r) < want {
+		return nil, fmt.Errorf("%s: evalsha: reply has %d elements; want %d", name, len(r), want)
+	}
+	return r, nil
+}
+
+// countDecision is the decision of a fixed-window script whose reply starts
+// with the counter's value after its increment.
+func countDecision(r []int64, limit int64) Decision {
+	return Decision{Allowed: r[0] <= limit, Count: r[0]}
+}
+
+// flagDecision is the decision of a script that replies {allowed (0 or 1),
+// count}.
+func flagDecision(r []int64) Decision {
+	return Decision{Allowed: r[0] == 1, Count: r[1]}
+}

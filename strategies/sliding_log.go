@@ -2,7 +2,6 @@ package strategies
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 )
 
@@ -80,15 +79,11 @@ type slidingLog struct {
 func (slidingLog) Name() string { return "sliding-log" }
 
 func (s slidingLog) Decide(ctx context.Context, c Client, key string) (Decision, error) {
-	keys := [2]string{key, SlidingLogSeqKey(key)}
-	r, err := c.EvalInts(ctx, slidingLogScript, keys[:], s.args)
+	r, err := evalScript(ctx, c, "sliding-log", slidingLogScript, []string{key, SlidingLogSeqKey(key)}, s.args, 2)
 	if err != nil {
-		return Decision{}, fmt.Errorf("sliding-log: evalsha: %w", err)
+		return Decision{}, err
 	}
-	if len(r) != 2 {
-		return Decision{}, fmt.Errorf("sliding-log: evalsha: reply has %d elements; want 2", len(r))
-	}
-	return Decision{Allowed: r[0] == 1, Count: r[1]}, nil
+	return flagDecision(r), nil
 }
 
 // SlidingLogSeqKey returns the name of the sequence counter that the

@@ -2,7 +2,6 @@ package strategies
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 )
 
@@ -93,13 +92,9 @@ type tokenBucket struct {
 func (tokenBucket) Name() string { return "token-bucket" }
 
 func (s tokenBucket) Decide(ctx context.Context, c Client, key string) (Decision, error) {
-	keys := [1]string{key}
-	r, err := c.EvalInts(ctx, tokenBucketScript, keys[:], s.args)
+	r, err := evalScript(ctx, c, "token-bucket", tokenBucketScript, []string{key}, s.args, 2)
 	if err != nil {
-		return Decision{}, fmt.Errorf("token-bucket: evalsha: %w", err)
+		return Decision{}, err
 	}
-	if len(r) != 2 {
-		return Decision{}, fmt.Errorf("token-bucket: evalsha: reply has %d elements; want 2", len(r))
-	}
-	return Decision{Allowed: r[0] == 1, Count: r[1]}, nil
+	return flagDecision(r), nil
 }
