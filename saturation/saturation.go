@@ -72,7 +72,8 @@ type Sample struct {
 	// INFO: every connection it has accepted since it started.
 	ServerConnsReceived int64
 	// PeakRSSBytes is this process's peak resident set so far, in bytes
-	// (see PeakRSS).
+	// (getrusage maxrss, which Linux reports in KiB); 0 where the OS does
+	// not report it.
 	PeakRSSBytes int64
 }
 
@@ -129,14 +130,6 @@ func parseInfo(text string) (Sample, error) {
 	}
 	s.ServerConnsReceived = n
 	return s, nil
-}
-
-// PeakRSS returns this process's peak resident set size so far, in bytes
-// (getrusage maxrss, which Linux reports in KiB), or 0 where the OS does not
-// report it.
-func PeakRSS() int64 {
-	_, rss := selfUsage()
-	return rss
 }
 
 // Report is the self-check for one run, serialised into the JSON as

@@ -278,5 +278,6 @@ func New(name string, cfg Config) (Strategy, error) {
 	return info.New(cfg), nil
 }
 
-// now is the client clock the client-clock strategies read; tests replace it.
+// now is the client clock that naive reads for its EXAT, as the first
+// seed's limiter does.
 var now = time.Now
