@@ -21,6 +21,9 @@ func TestRunCluster(t *testing.T) {
 	if rows := tableRows(t, res.stdout); len(rows) != 4 {
 		t.Errorf("run(%q) table rows = %q; want 4 (2 strategies x 2 clients)", args, rows)
 	}
+	if got := strings.Count(res.stdout, "keys per master: "); got != 4 {
+		t.Errorf("run(%q) stdout has %d \"keys per master\" lines; want 4\n%s", args, got, res.stdout)
+	}
 	for _, r := range reportRuns(t, readJSONReport(t, jsonPath)) {
 		perNode, _ := r["audit_per_node"].(map[string]any)
 		if len(perNode) != 3 || number(t, r, "decisions") != 200 || number(t, r, "audit.keys") != 5 {
