@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/workload"
@@ -164,5 +165,55 @@ func TestManagedCluster(t *testing.T) {
 	}
 	if _, err := redisserver.Probe(context.Background(), addrs[0], "", 0); err == nil {
 		t.Errorf("node %s still answers after the run; want the managed cluster stopped", addrs[0])
+	}
+}
+
+// TestClusterFailover runs lua and function on a private 3x1 cluster with
+// a failover in the middle of each cell: the fault happens and says who took
+// over; the new master's empty script cache makes the first lua cell fall
+// back to EVAL (the next cell fails back to a node that still has the
+// script cached from when it was master), while function, whose library is
+// replicated, never does; no counter loses its TTL; and the load goes on
+// after the failover.
+func TestClusterFailover(t *testing.T) {
+	t.Parallel()
+	f, err := faults.Parse("failover@1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rlbench.Run(context.Background(), rlbench.Config{
+		Strategies: []string{"lua", "function"},
+		Clients:    []string{"all"},
+		Workload:   workload.Config{Clients: 8, Keys: 50, Duration: 3 * time.Second},
+		Targets:    []rlbench.TargetSpec{{ManagedCluster: "3x1"}},
+		Faults:     []faults.Fault{f},
+	}, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	if len(rep.Runs) != 4 {
+		t.Fatalf("Run gave %d runs; want 4", len(rep.Runs))
+	}
+	if r := rep.Runs[0]; r.Strategy != "lua" || r.ScriptFallbacks == 0 {
+		t.Errorf("%s/%s: script fallbacks = %d; want lua with > 0 (the new master has no scripts)", r.Strategy, r.Client, r.ScriptFallbacks)
+	}
+	for _, r := range rep.Runs {
+		label := r.Strategy + "/" + r.Client
+		if len(r.Faults) != 1 || r.Faults[0].Error != "" || !strings.Contains(r.Faults[0].Detail, "took over from") {
+			t.Errorf("%s: faults = %+v; want one failover that succeeded", label, r.Faults)
+		}
+		if r.Strategy == "function" && r.ScriptFallbacks != 0 {
+			t.Errorf("%s: script fallbacks = %d; want 0", label, r.ScriptFallbacks)
+		}
+		if r.Audit.Immortal != 0 {
+			t.Errorf("%s: audit found %d immortal keys; want 0", label, r.Audit.Immortal)
+		}
+		if n := len(r.PerSecond); n == 0 || r.PerSecond[n-1].Decisions == 0 {
+			t.Errorf("%s: per-second series %+v; want decisions in the last second, after the failover", label, r.PerSecond)
+		}
+		if r.Saturation != nil {
+			t.Errorf("%s: saturation = %+v; want nil after a failover", label, r.Saturation)
+		}
+		t.Logf("%s: decisions %d, errors %v, fallbacks %d, fault %s", label, r.Decisions, r.ErrorKinds, r.ScriptFallbacks, r.Faults[0].Detail)
 	}
 }

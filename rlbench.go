@@ -106,6 +106,16 @@ type TargetSpec struct {
 	ManagedCluster string `json:"managed_cluster,omitempty"`
 }
 
+// managedWithReplicas reports whether t is a private cluster whose masters
+// have replicas, which the failover fault needs.
+func managedWithReplicas(t TargetSpec) bool {
+	if t.ManagedCluster == "" {
+		return false
+	}
+	_, replicas, err := redisserver.ParseClusterSize(t.ManagedCluster)
+	return err == nil && replicas > 0
+}
+
 // isCluster reports whether t names a Redis Cluster.
 func (t TargetSpec) isCluster() bool { return len(t.Cluster) > 0 || t.ManagedCluster != "" }
 
@@ -215,8 +225,13 @@ func (c *Config) validate() error {
 		if t.isCluster() && c.DB != 0 {
 			return usage("--db", fmt.Errorf("%s: %w", t.Label, clients.ErrClusterDB))
 		}
-		if t.isCluster() && len(c.Faults) > 0 {
-			return usage("--fault", fmt.Errorf("%s: faults are not supported on a cluster yet", t.Label))
+		for _, f := range c.Faults {
+			if t.isCluster() && f.Kind != faults.Failover {
+				return usage("--fault", fmt.Errorf("%s: %s: only failover is supported on a cluster", t.Label, f))
+			}
+			if f.Kind == faults.Failover && !managedWithReplicas(t) {
+				return usage("--fault", fmt.Errorf("%s: %s needs a private cluster with replicas (--managed-cluster NxR)", t.Label, f))
+			}
 		}
 	}
 	for _, f := range c.Faults {
@@ -577,6 +592,7 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 		Admin:      observer,
 		Restart:    restarter(t.target),
 		ClientName: clientName(wl.Prefix),
+		Failover:   t.failover(),
 	})
 	info, _ := strategies.Lookup(sname)
 	adm := admission.New(info, wl.Keys, cfg.Limit, cfg.Window)
@@ -602,7 +618,7 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 		run.Admitted += run.Errors - run.ErrorKinds[results.KindCrashed]
 	}
 	run.Faults, run.PerSecond = events, series
-	if connectedErr == nil && beforeErr == nil && afterErr == nil && !restarted(events) {
+	if connectedErr == nil && beforeErr == nil && afterErr == nil && !restarted(events) && !failedOver(events) {
 		sat := saturation.Compare(before, after)
 		sat.ConnectionsOpened = after.ServerConnsReceived - connected.ServerConnsReceived
 		if wl.Rate > 0 && res.Reached() {
@@ -645,6 +661,34 @@ func restarted(events []faults.Event) bool {
 	return slices.ContainsFunc(events, func(e faults.Event) bool {
 		return strings.HasPrefix(e.Fault, faults.Restart+"@")
 	})
+}
+
+// failedOver reports whether a failover fault happened: the observed
+// master may have become a replica, so the saturation figures are unknown.
+func failedOver(events []faults.Event) bool {
+	return slices.ContainsFunc(events, func(e faults.Event) bool {
+		return strings.HasPrefix(e.Fault, faults.Failover+"@")
+	})
+}
+
+// failover returns the failover fault's action for a private cluster with
+// replicas, nil otherwise: it promotes a replica of the master that serves
+// slot 0 at the time.
+func (t *runTarget) failover() func(context.Context) (string, error) {
+	if t.managed == nil || !managedWithReplicas(t.spec) {
+		return nil
+	}
+	return func(ctx context.Context) (string, error) {
+		masters := t.managed.MasterAddrs()
+		if len(masters) == 0 {
+			return "", errors.New("failover: the cluster has no master")
+		}
+		newMaster, err := t.managed.Failover(ctx, masters[0])
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s took over from %s", newMaster, masters[0]), nil
+	}
 }
 
 // clientName is the CLIENT SETNAME of a cell's connections, which the

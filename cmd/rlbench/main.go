@@ -90,7 +90,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.Float64Var(&c.Workload.CrashRate, "crash-rate", 0, "probability (0 to 1) that a worker dies mid-decision: between the commands of a non-atomic strategy; for an atomic one, at a random moment of the request, dropping its connection")
 	fs.Float64Var(&c.Workload.Rate, "rate", 0, "open loop: decisions per second in total, sent on schedule whether or not earlier ones returned; latency counts from each one's intended start (0: closed loop)")
 	fs.DurationVar(&c.Workload.RacePause, "race-pause", 0, "pause between the read and the write of a non-atomic strategy, to widen its race")
-	fs.StringArrayVar(&o.faults, "fault", nil, "inject a fault, repeatable: script-flush@T, restart@T (private server only), stall@T:D, kill-clients@T (T from the start of each cell)")
+	fs.StringArrayVar(&o.faults, "fault", nil, "inject a fault, repeatable: script-flush@T, restart@T (private server only), stall@T:D, kill-clients@T, failover@T (--managed-cluster NxR only) (T from the start of each cell)")
 	fs.StringVar(&c.OnError, "on-error", rlbench.DefaultOnError, "outage policy for a decision that failed: open (admit) or closed (reject)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the whole result as JSON to this file")
 	fs.StringVar(&o.hdrDir, "hdr-dir", "", "write each cell's latency histogram as an .hgrm percentile distribution into this directory (created if missing)")
