@@ -46,6 +46,9 @@ func TestRunClusterBadInput(t *testing.T) {
 		{"managed cluster size not a number", []string{"--managed-cluster", "3xa"}, "--managed-cluster"},
 		{"db other than 0 on a cluster", []string{"--cluster", closedAddr(t), "--db", "1"}, "--db"},
 		{"fault on a cluster", []string{"--cluster", closedAddr(t), "--fault", "kill-clients@1s"}, "--fault"},
+		{"failover on a single server", []string{"--addr", closedAddr(t), "--fault", "failover@1s"}, "--managed-cluster NxR"},
+		{"failover on a cluster without replicas", []string{"--managed-cluster", "3", "--fault", "failover@1s"}, "--managed-cluster NxR"},
+		{"failover on an existing cluster", []string{"--cluster", closedAddr(t), "--fault", "failover@1s"}, "--managed-cluster NxR"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
