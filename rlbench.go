@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -85,16 +86,38 @@ type Config struct {
 }
 
 // TargetSpec names one server of a run: an existing one at Addr, or a
-// private one started from RedisServer.
+// private one started from RedisServer; or a Redis Cluster: an existing one
+// reached through the nodes in Cluster, or a private one of the size
+// ManagedCluster gives. At most one of Addr, Cluster and ManagedCluster.
 type TargetSpec struct {
 	// Label names the target in reports; "" means its address or binary.
 	Label string `json:"label"`
 	// Addr is host:port of an existing server; "" starts a private one.
 	Addr string `json:"addr,omitempty"`
-	// RedisServer is the binary of the private server; "" means
-	// redis-server on PATH.
+	// RedisServer is the binary of the private server (or of every node
+	// of a managed cluster); "" means redis-server on PATH.
 	RedisServer string `json:"redis_server,omitempty"`
+	// Cluster is host:port of one or more nodes of an existing Redis
+	// Cluster; the clients discover the rest.
+	Cluster []string `json:"cluster,omitempty"`
+	// ManagedCluster is "N" or "NxR": rlbench starts N private masters with
+	// R replicas each (redisserver.ParseClusterSize), forms the cluster,
+	// and stops it at the end.
+	ManagedCluster string `json:"managed_cluster,omitempty"`
 }
+
+// managedWithReplicas reports whether t is a private cluster whose masters
+// have replicas, which the failover fault needs.
+func managedWithReplicas(t TargetSpec) bool {
+	if t.ManagedCluster == "" {
+		return false
+	}
+	_, replicas, err := redisserver.ParseClusterSize(t.ManagedCluster)
+	return err == nil && replicas > 0
+}
+
+// isCluster reports whether t names a Redis Cluster.
+func (t TargetSpec) isCluster() bool { return len(t.Cluster) > 0 || t.ManagedCluster != "" }
 
 // ParseTarget reads "[LABEL=]VALUE", as --addr and --redis-server take it.
 func ParseTarget(s string, private bool) TargetSpec {
@@ -190,6 +213,27 @@ func (c *Config) validate() error {
 	if c.Warmup < 0 {
 		return usage("--warmup", fmt.Errorf("warm-up must be >= 0, got %s", c.Warmup))
 	}
+	for _, t := range c.Targets {
+		if t.Addr != "" && t.isCluster() || len(t.Cluster) > 0 && t.ManagedCluster != "" {
+			return usage("--cluster", fmt.Errorf("%s: give one of --addr, --cluster and --managed-cluster", t.Label))
+		}
+		if t.ManagedCluster != "" {
+			if _, _, err := redisserver.ParseClusterSize(t.ManagedCluster); err != nil {
+				return usage("--managed-cluster", err)
+			}
+		}
+		if t.isCluster() && c.DB != 0 {
+			return usage("--db", fmt.Errorf("%s: %w", t.Label, clients.ErrClusterDB))
+		}
+		for _, f := range c.Faults {
+			if t.isCluster() && f.Kind != faults.Failover {
+				return usage("--fault", fmt.Errorf("%s: %s: only failover is supported on a cluster", t.Label, f))
+			}
+			if f.Kind == faults.Failover && !managedWithReplicas(t) {
+				return usage("--fault", fmt.Errorf("%s: %s needs a private cluster with replicas (--managed-cluster NxR)", t.Label, f))
+			}
+		}
+	}
 	for _, f := range c.Faults {
 		if f.Kind == faults.Restart && slices.ContainsFunc(c.Targets, func(t TargetSpec) bool { return t.Addr != "" }) {
 			return usage("--fault", fmt.Errorf("%s needs private servers that rlbench starts; leave out --addr", f))
@@ -235,6 +279,10 @@ func labelTargets(ts []TargetSpec) []TargetSpec {
 			switch {
 			case t.Addr != "":
 				t.Label = t.Addr
+			case len(t.Cluster) > 0:
+				t.Label = "cluster " + t.Cluster[0]
+			case t.ManagedCluster != "":
+				t.Label = "cluster " + t.ManagedCluster
 			case t.RedisServer != "":
 				t.Label = filepath.Base(t.RedisServer)
 			default:
@@ -301,7 +349,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 		Config:  cfg,
 	}
 	for _, t := range targets {
-		fmt.Fprintf(log, "rlbench: target %s: %s\n", t.spec.Label, describeTarget(t.server, t.spec.RedisServer))
+		fmt.Fprintf(log, "rlbench: target %s: %s\n", t.spec.Label, describeTarget(t.server, t.spec))
 	}
 	fmt.Fprintf(log, "rlbench: prefix %q, %d clients, %d keys (%s), limit %d per %ds window\n",
 		cfg.Workload.Prefix, cfg.Workload.Clients, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
@@ -334,20 +382,38 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 
 // runTarget is one opened target of a run.
 type runTarget struct {
-	spec     TargetSpec
-	target   *redisserver.Target
-	server   results.Server
-	observer *redis.Client // the run's own connection, for audits, faults and self-checks
+	spec   TargetSpec
+	target *redisserver.Target
+	server results.Server
+	// observer is the run's own connection, for audits, faults and
+	// self-checks; on a cluster, to its first master, for saturation and
+	// the connection check only.
+	observer *redis.Client
+	// On a cluster: the seed nodes the clients connect to, the observer of
+	// the whole cluster (audits go to each of its masters), and the
+	// private cluster when rlbench started it.
+	clusterAddrs    []string
+	clusterObserver *redis.ClusterClient
+	managed         *redisserver.Cluster
 }
 
 func (t *runTarget) close() {
 	t.observer.Close()
 	t.target.Close()
+	if t.clusterObserver != nil {
+		t.clusterObserver.Close()
+	}
+	if t.managed != nil {
+		t.managed.Close()
+	}
 }
 
 // openRunTarget opens spec and checks that every strategy and the go-redis
 // pool fit it.
 func openRunTarget(ctx context.Context, cfg Config, spec TargetSpec) (*runTarget, error) {
+	if spec.isCluster() {
+		return openClusterTarget(ctx, cfg, spec)
+	}
 	tgt, err := openTarget(ctx, cfg, spec)
 	if err != nil {
 		return nil, err
@@ -374,6 +440,110 @@ func openRunTarget(ctx context.Context, cfg Config, spec TargetSpec) (*runTarget
 	return t, nil
 }
 
+// openClusterTarget is openRunTarget for a cluster: it starts the managed
+// cluster or probes the first seed node, and checks as openRunTarget does,
+// against the first master (the go-redis pool is per node).
+func openClusterTarget(ctx context.Context, cfg Config, spec TargetSpec) (*runTarget, error) {
+	t := &runTarget{spec: spec, clusterAddrs: spec.Cluster}
+	flag := "--cluster"
+	if spec.ManagedCluster != "" {
+		flag = "--managed-cluster"
+		masters, replicas, _ := redisserver.ParseClusterSize(spec.ManagedCluster)
+		c, err := redisserver.StartCluster(ctx, redisserver.ClusterOptions{
+			Masters: masters, Replicas: replicas, Binary: spec.RedisServer,
+			Args: []string{"--maxclients", "20000"},
+		})
+		if err != nil {
+			return nil, usage(flag, fmt.Errorf("%s: %w", spec.Label, err))
+		}
+		t.managed, t.clusterAddrs = c, c.Addrs()
+	}
+	pctx, cancel := context.WithTimeout(ctx, redisserver.ProbeTimeout)
+	defer cancel()
+	info, err := redisserver.Probe(pctx, t.clusterAddrs[0], cfg.Password, 0)
+	if err != nil {
+		if t.managed != nil {
+			t.managed.Close()
+		}
+		return nil, usage(flag, fmt.Errorf("%s: %w (is a Redis Cluster node listening there?)", spec.Label, err))
+	}
+	t.target = &redisserver.Target{Addr: t.clusterAddrs[0], Info: info}
+	t.server = results.Server{Addr: strings.Join(t.clusterAddrs, ","), Name: info.Name, Version: info.Version, Managed: t.managed != nil}
+	t.clusterObserver = redis.NewClusterClient(&redis.ClusterOptions{Addrs: t.clusterAddrs, Password: cfg.Password,
+		PoolSize: 4, DisableIdentity: true, MaxRetries: -1})
+	masters, err := t.masters(ctx)
+	if err == nil && len(masters) == 0 {
+		err = errors.New("no masters")
+	}
+	if err != nil {
+		t.observer = redis.NewClient(&redis.Options{Addr: t.clusterAddrs[0]})
+		t.close()
+		return nil, usage(flag, fmt.Errorf("%s: %w", spec.Label, err))
+	}
+	first := masters[0].(*redis.Client).Options().Addr
+	t.observer = redis.NewClient(&redis.Options{Addr: first, Password: cfg.Password, PoolSize: 4,
+		DisableIdentity: true, MaxRetries: -1})
+	if err := checkSupport(cfg.Strategies, info); err != nil {
+		t.close()
+		return nil, err
+	}
+	if err := checkConnections(ctx, t.observer, cfg); err != nil {
+		t.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// masters returns a client to each master of the cluster as the cluster
+// observer sees it now, ordered by address.
+func (t *runTarget) masters(ctx context.Context) ([]redis.Cmdable, error) {
+	var mu sync.Mutex
+	var nodes []*redis.Client
+	err := t.clusterObserver.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		nodes = append(nodes, m)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster masters: %w", err)
+	}
+	slices.SortFunc(nodes, func(a, b *redis.Client) int { return strings.Compare(a.Options().Addr, b.Options().Addr) })
+	out := make([]redis.Cmdable, len(nodes))
+	for i, n := range nodes {
+		out[i] = n
+	}
+	return out, nil
+}
+
+// audit audits the keys under prefix: on the one server, or on every
+// master of a cluster, with the result per master.
+func (t *runTarget) audit(ctx context.Context, prefix string, window int64) (audit.Result, []audit.NodeResult, error) {
+	if t.clusterObserver == nil {
+		res, err := audit.Run(ctx, t.observer, prefix, window)
+		return res, nil, err
+	}
+	nodes, err := t.masters(ctx)
+	if err != nil {
+		return audit.Result{}, nil, fmt.Errorf("audit: %w", err)
+	}
+	return audit.RunNodes(ctx, nodes, prefix, window)
+}
+
+// cleanup deletes the keys under prefix, on every master of a cluster.
+func (t *runTarget) cleanup(ctx context.Context, prefix string) error {
+	if t.clusterObserver == nil {
+		_, err := audit.Cleanup(ctx, t.observer, prefix)
+		return err
+	}
+	nodes, err := t.masters(ctx)
+	if err != nil {
+		return fmt.Errorf("audit: cleanup: %w", err)
+	}
+	_, err = audit.CleanupNodes(ctx, nodes, prefix)
+	return err
+}
+
 // CellPrefix is the key prefix of one strategy x client cell of a run: the
 // run's prefix, then the strategy and client names. Cells never share keys.
 func CellPrefix(runPrefix, strategy, client string) string {
@@ -390,7 +560,7 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	connected, connectedErr := saturation.Take(ctx, observer)
 	wl := cfg.Workload
 	wl.Prefix = CellPrefix(runPrefix, sname, cname)
-	conn, err := clients.New(cname, clients.Options{Addr: t.target.Addr, Password: cfg.Password, DB: cfg.DB,
+	conn, err := clients.New(cname, clients.Options{Addr: t.target.Addr, Cluster: t.clusterAddrs, Password: cfg.Password, DB: cfg.DB,
 		Workers: wl.Clients, FlushDelay: cfg.FlushDelay, ClientName: clientName(wl.Prefix)})
 	if err != nil {
 		return results.Run{}, err
@@ -409,19 +579,20 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 		}
 	}
 
-	if err := warmUp(ctx, cfg, runPrefix, sname, cname, strat, conn, observer); err != nil {
+	if err := warmUp(ctx, cfg, runPrefix, sname, cname, strat, conn, t); err != nil {
 		return results.Run{}, fmt.Errorf("%s: warm-up: %w", label, err)
 	}
 	// CPU counts from here: the measured load, not the set-up and warm-up.
 	before, beforeErr := saturation.Take(ctx, observer)
 
 	var rec results.Recorder
-	latestImmortal, stopAudits := periodicAudit(ctx, observer, wl.Prefix, cfg.Window, cfg.AuditEvery)
+	latestImmortal, stopAudits := periodicAudit(ctx, t, wl.Prefix, cfg.Window, cfg.AuditEvery)
 	stopMonitor := monitor(progress, label, &rec, latestImmortal)
 	stopFaults := faults.Schedule(ctx, cfg.Faults, faults.Target{
 		Admin:      observer,
 		Restart:    restarter(t.target),
 		ClientName: clientName(wl.Prefix),
+		Failover:   t.failover(),
 	})
 	info, _ := strategies.Lookup(sname)
 	adm := admission.New(info, wl.Keys, cfg.Limit, cfg.Window)
@@ -447,7 +618,7 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 		run.Admitted += run.Errors - run.ErrorKinds[results.KindCrashed]
 	}
 	run.Faults, run.PerSecond = events, series
-	if connectedErr == nil && beforeErr == nil && afterErr == nil && !restarted(events) {
+	if connectedErr == nil && beforeErr == nil && afterErr == nil && !restarted(events) && !failedOver(events) {
 		sat := saturation.Compare(before, after)
 		sat.ConnectionsOpened = after.ServerConnsReceived - connected.ServerConnsReceived
 		if wl.Rate > 0 && res.Reached() {
@@ -462,13 +633,19 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	// The audit and the clean-up run even after an interrupt: they are
 	// short, and the user's keys should not outlive the run.
 	bg := context.WithoutCancel(ctx)
-	a, err := audit.Run(bg, observer, wl.Prefix, cfg.Window)
+	a, perNode, err := t.audit(bg, wl.Prefix, cfg.Window)
 	if err != nil {
 		return run, fmt.Errorf("%s: %w", label, err)
 	}
 	run.Audit = results.Audit(a)
+	if perNode != nil {
+		run.AuditPerNode = make(map[string]results.Audit, len(perNode))
+		for _, n := range perNode {
+			run.AuditPerNode[n.Addr] = results.Audit(n.Result)
+		}
+	}
 	if !cfg.KeepKeys {
-		if _, err := audit.Cleanup(bg, observer, wl.Prefix); err != nil {
+		if err := t.cleanup(bg, wl.Prefix); err != nil {
 			return run, fmt.Errorf("%s: %w", label, err)
 		}
 	}
@@ -484,6 +661,34 @@ func restarted(events []faults.Event) bool {
 	return slices.ContainsFunc(events, func(e faults.Event) bool {
 		return strings.HasPrefix(e.Fault, faults.Restart+"@")
 	})
+}
+
+// failedOver reports whether a failover fault happened: the observed
+// master may have become a replica, so the saturation figures are unknown.
+func failedOver(events []faults.Event) bool {
+	return slices.ContainsFunc(events, func(e faults.Event) bool {
+		return strings.HasPrefix(e.Fault, faults.Failover+"@")
+	})
+}
+
+// failover returns the failover fault's action for a private cluster with
+// replicas, nil otherwise: it promotes a replica of the master that serves
+// slot 0 at the time.
+func (t *runTarget) failover() func(context.Context) (string, error) {
+	if t.managed == nil || !managedWithReplicas(t.spec) {
+		return nil
+	}
+	return func(ctx context.Context) (string, error) {
+		masters := t.managed.MasterAddrs()
+		if len(masters) == 0 {
+			return "", errors.New("failover: the cluster has no master")
+		}
+		newMaster, err := t.managed.Failover(ctx, masters[0])
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s took over from %s", newMaster, masters[0]), nil
+	}
 }
 
 // clientName is the CLIENT SETNAME of a cell's connections, which the
@@ -557,7 +762,7 @@ func monitor(w io.Writer, label string, rec *results.Recorder, immortal func() *
 // function is called, and returns a function that gives the latest count of
 // immortal keys (nil before the first audit). every <= 0 means none: both
 // functions are then no-ops and the second is nil.
-func periodicAudit(ctx context.Context, observer *redis.Client, prefix string, window int64, every time.Duration) (latest func() *int64, stop func()) {
+func periodicAudit(ctx context.Context, t *runTarget, prefix string, window int64, every time.Duration) (latest func() *int64, stop func()) {
 	if every <= 0 {
 		return nil, func() {}
 	}
@@ -574,7 +779,7 @@ func periodicAudit(ctx context.Context, observer *redis.Client, prefix string, w
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				if res, err := audit.Run(ctx, observer, prefix, window); err == nil {
+				if res, _, err := t.audit(ctx, prefix, window); err == nil {
 					n.Store(res.Immortal)
 				}
 			}
@@ -608,7 +813,7 @@ func openTarget(ctx context.Context, cfg Config, spec TargetSpec) (*redisserver.
 // warmUp runs the cell's load for cfg.Warmup, unrecorded, on keys under a
 // prefix of its own beside the cell's, and deletes them: the measured load
 // starts with warm connections and a loaded script, and with no counters.
-func warmUp(ctx context.Context, cfg Config, runPrefix, sname, cname string, s strategies.Strategy, conn strategies.Client, observer *redis.Client) error {
+func warmUp(ctx context.Context, cfg Config, runPrefix, sname, cname string, s strategies.Strategy, conn strategies.Client, t *runTarget) error {
 	if cfg.Warmup <= 0 {
 		return nil
 	}
@@ -619,7 +824,7 @@ func warmUp(ctx context.Context, cfg Config, runPrefix, sname, cname string, s s
 	_, runErr := workload.Run(ctx, wl, s, conn, &rec, nil)
 	// Deleted even after an interrupt: a non-atomic strategy's warm-up
 	// keys can be immortal.
-	_, err := audit.Cleanup(context.WithoutCancel(ctx), observer, wl.Prefix)
+	err := t.cleanup(context.WithoutCancel(ctx), wl.Prefix)
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return runErr
 	}
@@ -674,7 +879,14 @@ func checkConnections(ctx context.Context, admin *redis.Client, cfg Config) erro
 	return nil
 }
 
-func describeTarget(s results.Server, binary string) string {
+func describeTarget(s results.Server, spec TargetSpec) string {
+	binary := spec.RedisServer
+	if spec.isCluster() {
+		if s.Managed {
+			return fmt.Sprintf("private Redis Cluster %s of %s %s (%s); stopped at the end", spec.ManagedCluster, s.Name, s.Version, s.Addr)
+		}
+		return fmt.Sprintf("Redis Cluster of %s %s via %s", s.Name, s.Version, s.Addr)
+	}
 	if s.Managed {
 		if binary == "" {
 			binary = redisserver.DefaultBinary

@@ -52,12 +52,68 @@ type Result struct {
 //
 // On error Run returns the counts so far with the error.
 func Run(ctx context.Context, rdb redis.Cmdable, prefix string, window int64) (Result, error) {
-	var res Result
 	if prefix == "" {
-		return res, fmt.Errorf("audit: run: %w", ErrEmptyPrefix)
+		return Result{}, fmt.Errorf("audit: run: %w", ErrEmptyPrefix)
 	}
-	windowTTL := time.Duration(window) * time.Second
+	res, err := run(ctx, rdb, prefix, window, newKeySet())
+	if err != nil {
+		return res, fmt.Errorf("audit: run: %w", err)
+	}
+	return res, nil
+}
+
+// NodeResult is the Result of one node of a cluster.
+type NodeResult struct {
+	// Addr is the node's host:port, or "" when the node's client does not
+	// say (only a *redis.Client does).
+	Addr string `json:"addr"`
+	Result
+}
+
+// RunNodes is Run over the masters of a Redis Cluster, one client per
+// master: SCAN walks one node's keyspace only, so each master is scanned in
+// turn (nodes must be the masters; a replica would count its master's keys
+// again). It returns the sum, and the Result of each node in the order of
+// nodes. On error it returns the counts so far with the error, which names
+// the node.
+func RunNodes(ctx context.Context, nodes []redis.Cmdable, prefix string, window int64) (Result, []NodeResult, error) {
+	var total Result
+	if prefix == "" {
+		return total, nil, fmt.Errorf("audit: run: %w", ErrEmptyPrefix)
+	}
 	seen := newKeySet()
+	per := make([]NodeResult, 0, len(nodes))
+	for _, node := range nodes {
+		res, err := run(ctx, node, prefix, window, seen)
+		per = append(per, NodeResult{Addr: nodeAddr(node), Result: res})
+		total.add(res)
+		if err != nil {
+			return total, per, fmt.Errorf("audit: run: node %s: %w", nodeAddr(node), err)
+		}
+	}
+	return total, per, nil
+}
+
+// add adds r's counts to res.
+func (res *Result) add(r Result) {
+	res.Keys += r.Keys
+	res.Immortal += r.Immortal
+	res.TTLOverWindow += r.TTLOverWindow
+	res.Vanished += r.Vanished
+}
+
+// nodeAddr returns the address of node's client when it has one.
+func nodeAddr(node redis.Cmdable) string {
+	if c, ok := node.(interface{ Options() *redis.Options }); ok {
+		return c.Options().Addr
+	}
+	return ""
+}
+
+// run is Run without the prefix check, skipping keys already in seen.
+func run(ctx context.Context, rdb redis.Cmdable, prefix string, window int64, seen *keySet) (Result, error) {
+	var res Result
+	windowTTL := time.Duration(window) * time.Second
 	err := scanPrefix(ctx, rdb, prefix, func(keys []string) error {
 		batch := keys[:0]
 		for _, key := range keys {
@@ -90,10 +146,7 @@ func Run(ctx context.Context, rdb redis.Cmdable, prefix string, window int64) (R
 		}
 		return nil
 	})
-	if err != nil {
-		return res, fmt.Errorf("audit: run: %w", err)
-	}
-	return res, nil
+	return res, err
 }
 
 // Cleanup deletes every key under prefix with UNLINK, one UNLINK per SCAN
@@ -115,6 +168,38 @@ func Cleanup(ctx context.Context, rdb redis.Cmdable, prefix string) (int64, erro
 	})
 	if err != nil {
 		return deleted, fmt.Errorf("audit: cleanup: %w", err)
+	}
+	return deleted, nil
+}
+
+// CleanupNodes is Cleanup over the masters of a Redis Cluster, one client
+// per master, as in RunNodes. The keys of one SCAN batch lie in many slots,
+// which one UNLINK may not span (CROSSSLOT), so each key gets its own UNLINK,
+// pipelined per batch. It returns the total deleted.
+func CleanupNodes(ctx context.Context, nodes []redis.Cmdable, prefix string) (int64, error) {
+	if prefix == "" {
+		return 0, fmt.Errorf("audit: cleanup: %w", ErrEmptyPrefix)
+	}
+	var deleted int64
+	for _, node := range nodes {
+		err := scanPrefix(ctx, node, prefix, func(keys []string) error {
+			pipe := node.Pipeline()
+			unlinks := make([]*redis.IntCmd, len(keys))
+			for i, key := range keys {
+				unlinks[i] = pipe.Unlink(ctx, key)
+			}
+			_, err := pipe.Exec(ctx)
+			for _, cmd := range unlinks {
+				deleted += cmd.Val()
+			}
+			if err != nil {
+				return fmt.Errorf("unlink: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			return deleted, fmt.Errorf("audit: cleanup: node %s: %w", nodeAddr(node), err)
+		}
 	}
 	return deleted, nil
 }

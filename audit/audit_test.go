@@ -21,7 +21,7 @@ const window = 60
 
 // seedInside writes keys under prefix of every kind Run tells apart and
 // returns the Result Run should report for them.
-func seedInside(t *testing.T, rdb *redis.Client, prefix string) audit.Result {
+func seedInside(t *testing.T, rdb redis.Cmdable, prefix string) audit.Result {
 	t.Helper()
 	ctx := t.Context()
 	pipe := rdb.Pipeline()
@@ -45,7 +45,7 @@ func seedInside(t *testing.T, rdb *redis.Client, prefix string) audit.Result {
 }
 
 // seedOutside writes each key in keys with no TTL and value "outside:"+key.
-func seedOutside(t *testing.T, rdb *redis.Client, keys []string) {
+func seedOutside(t *testing.T, rdb redis.Cmdable, keys []string) {
 	t.Helper()
 	for _, key := range keys {
 		if err := rdb.Set(t.Context(), key, "outside:"+key, 0).Err(); err != nil {

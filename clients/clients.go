@@ -18,17 +18,28 @@ var Names = []string{"go-redis", "rueidis"}
 // ErrUnknownClient is returned by New for a name not in Names.
 var ErrUnknownClient = errors.New("unknown client")
 
+// ErrClusterDB is returned by New for a cluster with a DB other than 0: a
+// Redis Cluster has only database 0.
+var ErrClusterDB = errors.New("a cluster has only db 0")
+
 // Options configures an adapter. Its zero value connects to 127.0.0.1:6379.
 type Options struct {
-	// Addr is the server's host:port; "" means "127.0.0.1:6379".
+	// Addr is the server's host:port; "" means "127.0.0.1:6379". It is
+	// ignored when Cluster is set.
 	Addr string
+	// Cluster, when not empty, is the host:port of one or more nodes of a
+	// Redis Cluster: the client discovers the others and routes each command
+	// to its key's slot through its own cluster support (go-redis
+	// ClusterClient, rueidis cluster mode). DB must then be 0.
+	Cluster []string
 	// Password authenticates with AUTH when not empty.
 	Password string
-	// DB is the database number SELECTed on connect.
+	// DB is the database number SELECTed on connect; a cluster has only 0.
 	DB int
 	// Workers is the number of goroutines that will share the client. The
-	// go-redis pool is sized to it so that callers do not queue inside the
-	// client; rueidis multiplexes them over a few pipelined connections.
+	// go-redis pool (per node, on a cluster) is sized to it so that callers
+	// do not queue inside the client; rueidis multiplexes them over a few
+	// pipelined connections.
 	Workers int
 	// ClientName is set on every connection (CLIENT SETNAME), so that the
 	// run's own connections can be found in CLIENT LIST; "" sets none.
@@ -86,11 +97,15 @@ func Version(name string) string {
 	return ""
 }
 
-// New connects the named client. go-redis dials on first use; rueidis dials
-// (and so can fail) here.
+// New connects the named client to one server, or to a cluster when
+// o.Cluster is set. go-redis dials on first use; rueidis dials (and so can
+// fail) here.
 func New(name string, o Options) (Conn, error) {
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:6379"
+	}
+	if len(o.Cluster) > 0 && o.DB != 0 {
+		return nil, fmt.Errorf("%s: db %d: %w", name, o.DB, ErrClusterDB)
 	}
 	if o.Workers < 1 {
 		o.Workers = 1

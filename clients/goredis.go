@@ -14,9 +14,11 @@ import (
 	"github.com/rlbench/rlbench/strategies"
 )
 
-// goRedis adapts a go-redis v9 *redis.Client.
+// goRedis adapts a go-redis v9 *redis.Client, or a *redis.ClusterClient
+// when the options name a cluster.
 type goRedis struct {
-	rdb       *redis.Client
+	rdb       redis.UniversalClient
+	cluster   *redis.ClusterClient // nil for a single server
 	opts      string
 	fallbacks atomic.Int64
 }
@@ -45,9 +47,37 @@ func newGoRedis(o Options) *goRedis {
 			Mode: maintnotifications.ModeDisabled,
 		},
 	}
+	if len(o.Cluster) > 0 {
+		return newGoRedisCluster(o)
+	}
 	return &goRedis{
 		rdb:  redis.NewClient(opt),
 		opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off", o.Workers),
+	}
+}
+
+// newGoRedisCluster is newGoRedis for a cluster, with the same settings;
+// the pool is per node.
+func newGoRedisCluster(o Options) *goRedis {
+	opt := &redis.ClusterOptions{
+		Addrs:                 o.Cluster,
+		Password:              o.Password,
+		ClientName:            o.ClientName,
+		Protocol:              3,
+		PoolSize:              o.Workers, // per node
+		PipelinePoolSize:      -1,
+		MaxRetries:            -1,
+		ContextTimeoutEnabled: true,
+		DisableIdentity:       true,
+		MaintNotificationsConfig: &maintnotifications.Config{
+			Mode: maintnotifications.ModeDisabled,
+		},
+	}
+	rdb := redis.NewClusterClient(opt)
+	return &goRedis{
+		rdb:     rdb,
+		cluster: rdb,
+		opts:    fmt.Sprintf("cluster pool_size=%d/node protocol=3 retries=off", o.Workers),
 	}
 }
 
@@ -108,8 +138,18 @@ func (c *goRedis) EvalInts(ctx context.Context, s *strategies.Script, keys []str
 	return v, goRedisErr(err)
 }
 
-// FunctionLoad sends FUNCTION LOAD REPLACE code.
+// FunctionLoad sends FUNCTION LOAD REPLACE code; on a cluster, to every
+// master (replicas get it by replication).
 func (c *goRedis) FunctionLoad(ctx context.Context, code string) error {
+	if c.cluster != nil {
+		err := c.cluster.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			if err := m.FunctionLoadReplace(ctx, code).Err(); err != nil {
+				return fmt.Errorf("%s: %w", m.Options().Addr, goRedisErr(err))
+			}
+			return nil
+		})
+		return err
+	}
 	return goRedisErr(c.rdb.FunctionLoadReplace(ctx, code).Err())
 }
 

@@ -22,6 +22,7 @@ const rueidisRingScale = 10
 // auto-pipelined connections: --clients N means N goroutines, not N sockets.
 type rueidisAdapter struct {
 	c         rueidis.Client
+	cluster   bool
 	opts      string
 	fallbacks atomic.Int64
 }
@@ -46,14 +47,22 @@ func newRueidis(o Options) (*rueidisAdapter, error) {
 		// A single server: no CLUSTER probing on connect.
 		ForceSingleClient: true,
 	}
+	mode, conns := "", "conns"
+	if len(o.Cluster) > 0 {
+		// A cluster: rueidis discovers the nodes and routes by slot, with
+		// PipelineMultiplex connections per node.
+		opt.InitAddress, opt.ForceSingleClient = o.Cluster, false
+		mode, conns = "cluster ", "conns/node"
+	}
 	c, err := rueidis.NewClient(opt)
 	if err != nil {
-		return nil, fmt.Errorf("rueidis: connect %s: %w", o.Addr, err)
+		return nil, fmt.Errorf("rueidis: connect %s: %w", strings.Join(opt.InitAddress, ","), err)
 	}
 	return &rueidisAdapter{
-		c: c,
-		opts: fmt.Sprintf("auto_pipelining=on always_pipelining=off pipeline_multiplex=%d (%d conns) ring_scale=%d max_flush_delay=%s retry=off",
-			multiplex, 1<<multiplex, rueidisRingScale, o.FlushDelay),
+		c:       c,
+		cluster: len(o.Cluster) > 0,
+		opts: fmt.Sprintf("%sauto_pipelining=on always_pipelining=off pipeline_multiplex=%d (%d %s) ring_scale=%d max_flush_delay=%s retry=off",
+			mode, multiplex, 1<<multiplex, conns, rueidisRingScale, o.FlushDelay),
 	}, nil
 }
 
@@ -89,7 +98,9 @@ func (a *rueidisAdapter) Expire(ctx context.Context, key string, seconds int64) 
 }
 
 // IncrExpireNX sends MULTI, INCR, EXPIRE NX and EXEC as one DoMulti slice,
-// which rueidis writes contiguously on the shared connection.
+// which rueidis writes contiguously on the shared connection (on a cluster,
+// the connection to the key's slot: rueidis keeps a MULTI..EXEC span
+// together).
 func (a *rueidisAdapter) IncrExpireNX(ctx context.Context, key string, seconds int64) (int64, error) {
 	b := a.c.B()
 	resps := a.c.DoMulti(ctx,
@@ -128,10 +139,24 @@ func (a *rueidisAdapter) EvalInts(ctx context.Context, s *strategies.Script, key
 	return v, rueidisErr(err)
 }
 
-// FunctionLoad sends FUNCTION LOAD REPLACE code.
+// FunctionLoad sends FUNCTION LOAD REPLACE code; on a cluster, to every
+// node. A replica answers READONLY, which is not an error here: it gets the
+// library from its master by replication.
 func (a *rueidisAdapter) FunctionLoad(ctx context.Context, code string) error {
-	cmd := a.c.B().FunctionLoad().Replace().FunctionCode(code).Build()
-	return rueidisErr(a.c.Do(ctx, cmd).Error())
+	if !a.cluster {
+		cmd := a.c.B().FunctionLoad().Replace().FunctionCode(code).Build()
+		return rueidisErr(a.c.Do(ctx, cmd).Error())
+	}
+	for addr, node := range a.c.Nodes() {
+		err := node.Do(ctx, node.B().FunctionLoad().Replace().FunctionCode(code).Build()).Error()
+		if re, ok := rueidis.IsRedisErr(err); ok && strings.HasPrefix(re.Error(), "READONLY") {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", addr, rueidisErr(err))
+		}
+	}
+	return nil
 }
 
 // FCallInts sends FCALL fn numkeys keys... args....

@@ -1,6 +1,6 @@
 // Package faults injects server-side faults into a load run at set times:
-// a script-cache flush, a server restart, a stall, or the run's connections
-// killed. Each is counted and reported by the run, never a crash of rlbench.
+// a script-cache flush, a server restart, a stall, the run's connections
+// killed, or a cluster failover. Each is counted and reported by the run, never a crash of rlbench.
 package faults
 
 import (
@@ -31,13 +31,16 @@ const (
 	// KillClients closes the run's own connections (CLIENT KILL ID of each
 	// connection named for the run), never anyone else's.
 	KillClients = "kill-clients"
+	// Failover promotes a replica of one master of a private cluster
+	// (CLUSTER FAILOVER): the new master has an empty script cache.
+	Failover = "failover"
 )
 
 // Kinds lists the accepted kinds.
-var Kinds = []string{ScriptFlush, Restart, Stall, KillClients}
+var Kinds = []string{ScriptFlush, Restart, Stall, KillClients, Failover}
 
 // ErrSyntax is returned by Parse for a malformed fault.
-var ErrSyntax = errors.New("fault must be KIND@T[:ARG], e.g. script-flush@10s, restart@10s, stall@10s:500ms, kill-clients@10s")
+var ErrSyntax = errors.New("fault must be KIND@T[:ARG], e.g. script-flush@10s, restart@10s, stall@10s:500ms, kill-clients@10s, failover@10s")
 
 // Fault is one fault at one time.
 type Fault struct {
@@ -79,7 +82,7 @@ func Parse(s string) (Fault, error) {
 		if f.Arg, err = time.ParseDuration(arg); err != nil || f.Arg < time.Millisecond {
 			return Fault{}, fmt.Errorf("%w; got %q (bad stall length %q)", ErrSyntax, s, arg)
 		}
-	case ScriptFlush, Restart, KillClients:
+	case ScriptFlush, Restart, KillClients, Failover:
 		if hasArg {
 			return Fault{}, fmt.Errorf("%w; got %q (%s takes no argument)", ErrSyntax, s, kind)
 		}
@@ -98,6 +101,10 @@ type Target struct {
 	// ClientName is the CLIENT SETNAME of the run's connections, which
 	// KillClients closes.
 	ClientName string
+	// Failover promotes a replica of one master and returns what it did,
+	// e.g. "127.0.0.1:7001 took over from 127.0.0.1:7000"; nil when the
+	// target is not a private cluster with replicas.
+	Failover func(ctx context.Context) (string, error)
 }
 
 // Event records one fault as it happened.
@@ -135,6 +142,16 @@ func Inject(ctx context.Context, f Fault, t Target) (string, error) {
 	case KillClients:
 		n, err := killNamed(ctx, t.Admin, t.ClientName)
 		return fmt.Sprintf("killed %d connections", n), err
+	case Failover:
+		if t.Failover == nil {
+			return "", errors.New("failover needs a private cluster with replicas (--managed-cluster NxR)")
+		}
+		start := time.Now()
+		what, err := t.Failover(ctx)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s in %s", what, time.Since(start).Round(time.Millisecond)), nil
 	}
 	return "", fmt.Errorf("unknown fault kind %q", f.Kind)
 }

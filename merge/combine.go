@@ -152,6 +152,37 @@ func mergeAudit(parts []part, groups []int) results.Audit {
 	}
 }
 
+// mergeAuditPerNode is mergeAudit for each master of a cluster target, by
+// address; nil when no part has per-node audits. A part that does not name
+// a master counts 0 there.
+func mergeAuditPerNode(parts []part, groups []int) map[string]results.Audit {
+	var out map[string]results.Audit
+	for _, p := range parts {
+		for addr := range p.run.AuditPerNode {
+			if out == nil {
+				out = map[string]results.Audit{}
+			}
+			if _, done := out[addr]; done {
+				continue
+			}
+			field := func(f func(results.Audit) int64) int64 {
+				values := map[int]int64{}
+				for i, q := range parts {
+					values[i] = f(q.run.AuditPerNode[addr])
+				}
+				return combine(values, groups)
+			}
+			out[addr] = results.Audit{
+				Keys:          field(func(a results.Audit) int64 { return a.Keys }),
+				Immortal:      field(func(a results.Audit) int64 { return a.Immortal }),
+				TTLOverWindow: field(func(a results.Audit) int64 { return a.TTLOverWindow }),
+				Vanished:      field(func(a results.Audit) int64 { return a.Vanished }),
+			}
+		}
+	}
+	return out
+}
+
 // alignSeries sums the parts' per-second series on wall-clock seconds from
 // origin: each part's second, which ends T seconds after the part's start,
 // goes to the merged second (k-1, k] from origin that holds its midpoint.

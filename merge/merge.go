@@ -387,6 +387,7 @@ func mergeCell(key compare.Key, parts []part, groups []int) (Run, []string, erro
 	out.HistogramEncoded = string(enc)
 	out.Environment = sameEnvironment(parts)
 	out.Audit = mergeAudit(parts, groups)
+	out.AuditPerNode = mergeAuditPerNode(parts, groups)
 
 	// The common interval, from the latest start to the earliest end.
 	start, end := parts[0].run.StartedAt, parts[0].end

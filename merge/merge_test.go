@@ -3,6 +3,7 @@ package merge_test
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -565,4 +566,35 @@ func TestMergeRealRuns(t *testing.T) {
 	}
 	t.Logf("parts started %v apart; common interval %.4f s of %.4f and %.4f s; throughput %.0f/s (parts %.0f + %.0f)",
 		b.StartedAt.Sub(a.StartedAt), interval, a.DurationS, b.DurationS, got.ThroughputPerS, a.ThroughputPerS, b.ThroughputPerS)
+}
+
+// TestMergeAuditPerNode checks that the per-master audits of cluster runs
+// add up by address (the parts' prefixes differ), a master one part does
+// not name counting 0 there, and that runs without them stay without.
+func TestMergeAuditPerNode(t *testing.T) {
+	t.Parallel()
+	files := twoReports(t)
+	files[0].Report.Runs[0].AuditPerNode = map[string]results.Audit{
+		"127.0.0.1:1": {Keys: 4, Immortal: 1},
+		"127.0.0.1:2": {Keys: 6},
+	}
+	files[1].Report.Runs[0].AuditPerNode = map[string]results.Audit{
+		"127.0.0.1:2": {Keys: 2, Immortal: 2},
+		"127.0.0.1:3": {Keys: 1},
+	}
+	m, err := merge.Merge(files)
+	if err != nil {
+		t.Fatalf("Merge(two reports) = %v; want nil", err)
+	}
+	want := map[string]results.Audit{
+		"127.0.0.1:1": {Keys: 4, Immortal: 1},
+		"127.0.0.1:2": {Keys: 8, Immortal: 2},
+		"127.0.0.1:3": {Keys: 1},
+	}
+	if got := m.Runs[0].AuditPerNode; !maps.Equal(got, want) {
+		t.Errorf("lua audit_per_node = %v; want %v", got, want)
+	}
+	if got := m.Runs[1].AuditPerNode; got != nil {
+		t.Errorf("naive audit_per_node = %v; want nil (a single server)", got)
+	}
 }

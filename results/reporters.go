@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,6 +111,18 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 		fmt.Fprintf(buf, "%s per second (decisions/errors):", runLabel(r))
 		for _, sec := range r.PerSecond {
 			fmt.Fprintf(buf, " %d/%d", sec.Decisions, sec.Errors)
+		}
+		buf.WriteByte('\n')
+	}
+
+	for _, r := range rep.Runs {
+		if len(r.AuditPerNode) == 0 {
+			continue
+		}
+		fmt.Fprintf(buf, "%s keys per master:", runLabel(r))
+		for _, addr := range slices.Sorted(maps.Keys(r.AuditPerNode)) {
+			a := r.AuditPerNode[addr]
+			fmt.Fprintf(buf, " %s %d (%d immortal)", addr, a.Keys, a.Immortal)
 		}
 		buf.WriteByte('\n')
 	}

@@ -178,6 +178,9 @@ type Run struct {
 	ScriptFallbacks int64 `json:"script_fallbacks"`
 	// Audit is what the post-run key scan found.
 	Audit Audit `json:"audit"`
+	// AuditPerNode is Audit for each master of a cluster target, by
+	// host:port; nil for a single server.
+	AuditPerNode map[string]Audit `json:"audit_per_node,omitempty"`
 	// Percentiles is the latency percentile curve, for plots and compare.
 	Percentiles []Percentile `json:"latency_percentiles"`
 	// Histogram holds the latencies, in microseconds, for reporters that need

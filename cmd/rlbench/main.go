@@ -58,6 +58,8 @@ type options struct {
 	faults         []string
 	addrs          []string
 	redisServers   []string
+	clusters       []string
+	managed        []string
 }
 
 func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
@@ -77,6 +79,8 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&c.Workload.Prefix, "prefix", "", `key prefix; every key the run touches starts with it (default "rlbench:<run-id>:")`)
 	fs.Uint64Var(&c.Workload.Seed, "seed", 1, "seed for the key choice")
 	fs.StringArrayVar(&o.addrs, "addr", nil, "[LABEL=]host:port of an existing server, repeatable (default: start a private redis-server on a free loopback port)")
+	fs.StringArrayVar(&o.clusters, "cluster", nil, "[LABEL=]host:port[,host:port...] of nodes of an existing Redis Cluster, repeatable; the clients discover the rest and route by slot")
+	fs.StringArrayVar(&o.managed, "managed-cluster", nil, "[LABEL=]N[xR]: start a private Redis Cluster of N masters with R replicas each (redis-server on PATH) on free loopback ports, repeatable; stopped at the end")
 	fs.StringVar(&c.Password, "password", "", "password for --addr (default: $REDISCLI_AUTH)")
 	fs.IntVar(&c.DB, "db", 0, "database number on every server")
 	fs.StringArrayVar(&o.redisServers, "redis-server", nil, "[LABEL=]PATH of a redis-server (or valkey-server) binary to start as a private server, repeatable (default: redis-server on PATH)")
@@ -86,7 +90,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.Float64Var(&c.Workload.CrashRate, "crash-rate", 0, "probability (0 to 1) that a worker dies mid-decision: between the commands of a non-atomic strategy; for an atomic one, at a random moment of the request, dropping its connection")
 	fs.Float64Var(&c.Workload.Rate, "rate", 0, "open loop: decisions per second in total, sent on schedule whether or not earlier ones returned; latency counts from each one's intended start (0: closed loop)")
 	fs.DurationVar(&c.Workload.RacePause, "race-pause", 0, "pause between the read and the write of a non-atomic strategy, to widen its race")
-	fs.StringArrayVar(&o.faults, "fault", nil, "inject a fault, repeatable: script-flush@T, restart@T (private server only), stall@T:D, kill-clients@T (T from the start of each cell)")
+	fs.StringArrayVar(&o.faults, "fault", nil, "inject a fault, repeatable: script-flush@T, restart@T (private server only), stall@T:D, kill-clients@T, failover@T (--managed-cluster NxR only) (T from the start of each cell)")
 	fs.StringVar(&c.OnError, "on-error", rlbench.DefaultOnError, "outage policy for a decision that failed: open (admit) or closed (reject)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the whole result as JSON to this file")
 	fs.StringVar(&o.hdrDir, "hdr-dir", "", "write each cell's latency histogram as an .hgrm percentile distribution into this directory (created if missing)")
@@ -151,6 +155,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, v := range o.addrs {
 		o.cfg.Targets = append(o.cfg.Targets, rlbench.ParseTarget(v, false))
+	}
+	// Then clusters: managed ones, then existing ones.
+	for _, v := range o.managed {
+		t := rlbench.ParseTarget(v, false)
+		o.cfg.Targets = append(o.cfg.Targets, rlbench.TargetSpec{Label: t.Label, ManagedCluster: t.Addr})
+	}
+	for _, v := range o.clusters {
+		t := rlbench.ParseTarget(v, false)
+		o.cfg.Targets = append(o.cfg.Targets, rlbench.TargetSpec{Label: t.Label, Cluster: strings.Split(t.Addr, ",")})
 	}
 	for _, f := range o.faults {
 		fault, err := faults.Parse(f)

@@ -1,0 +1,219 @@
+package rlbench_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/workload"
+)
+
+// masterClients returns a go-redis client to each master of c, closed in
+// t.Cleanup, for counts made independently of package audit.
+func masterClients(t *testing.T, c *redisserver.Cluster) map[string]*redis.Client {
+	t.Helper()
+	out := map[string]*redis.Client{}
+	for _, addr := range c.MasterAddrs() {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
+		t.Cleanup(func() { rdb.Close() })
+		out[addr] = rdb
+	}
+	if len(out) == 0 {
+		t.Fatal("cluster has no masters")
+	}
+	return out
+}
+
+// TestClusterImmortalKeys is TestImmortalKeys on a 3-master cluster reached
+// with --cluster: naive leaks immortal keys and lua does not, on both
+// clients; the audit covers every master, its per-node counts sum to the
+// total and agree with an independent count on each master, and a key
+// outside the prefix is untouched.
+func TestClusterImmortalKeys(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 0)
+	rdb := redistest.ClusterClient(t, cl)
+	masters := masterClients(t, cl)
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	outside := strings.TrimSuffix(prefix, ":") + "x"
+	if err := rdb.Set(ctx, outside, 42, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	rep, err := rlbench.Run(ctx, rlbench.Config{
+		Strategies: []string{"naive", "lua"},
+		Clients:    []string{"all"},
+		Limit:      1_000_000,
+		Window:     1,
+		Workload:   workload.Config{Clients: 64, Keys: 20, Duration: 2 * time.Second, Prefix: prefix},
+		Targets:    []rlbench.TargetSpec{{Cluster: cl.Addrs()[:1]}},
+		KeepKeys:   true,
+	}, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	if len(rep.Runs) != 4 {
+		t.Fatalf("Run gave %d runs; want 4 (2 strategies x 2 clients)", len(rep.Runs))
+	}
+	for _, r := range rep.Runs {
+		label := r.Strategy + "/" + r.Client
+		if r.Errors != 0 || r.Decisions == 0 {
+			t.Errorf("%s: decisions %d, errors %d (%v); want > 0 and 0", label, r.Decisions, r.Errors, r.ErrorKinds)
+		}
+		if r.Strategy == "naive" && r.Audit.Immortal == 0 {
+			t.Errorf("%s: audit found 0 immortal keys; want > 0 (the read-then-write race)", label)
+		}
+		if r.Strategy != "naive" && r.Audit.Immortal != 0 {
+			t.Errorf("%s: audit found %d immortal keys; want 0", label, r.Audit.Immortal)
+		}
+		if len(r.AuditPerNode) != len(masters) {
+			t.Errorf("%s: audit per node = %v; want one entry per master (%d)", label, r.AuditPerNode, len(masters))
+		}
+		cell := rlbench.CellPrefix(prefix, r.Strategy, r.Client)
+		var keys, immortal int64
+		for addr, a := range r.AuditPerNode {
+			keys += a.Keys
+			immortal += a.Immortal
+			m, ok := masters[addr]
+			if !ok {
+				t.Errorf("%s: audit per node names %s; not a master", label, addr)
+				continue
+			}
+			if got := countImmortal(t, m, cell); got != a.Immortal {
+				t.Errorf("%s: independent count of TTL -1 keys on %s = %d; audit said %d", label, addr, got, a.Immortal)
+			}
+		}
+		if keys != r.Audit.Keys || immortal != r.Audit.Immortal {
+			t.Errorf("%s: per-node audits sum to %d keys, %d immortal; total says %d, %d", label, keys, immortal, r.Audit.Keys, r.Audit.Immortal)
+		}
+	}
+	if v, err := rdb.Get(ctx, outside).Result(); err != nil || v != "42" {
+		t.Errorf("key outside the prefix = %q, %v; want \"42\" untouched", v, err)
+	}
+}
+
+// TestClusterCleansUp checks that a run on a cluster deletes its own keys
+// on every master, and only those.
+func TestClusterCleansUp(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 0)
+	rdb := redistest.ClusterClient(t, cl)
+	ctx := context.Background()
+	unrelated := []string{"unrelated:{1}", "unrelated:{2}", "unrelated:{3}"}
+	for _, k := range unrelated {
+		if err := rdb.Set(ctx, k, 1, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := rlbench.Run(ctx, rlbench.Config{
+		Strategies: []string{"incr-expire", "function"},
+		Clients:    []string{"all"},
+		Workload:   workload.Config{Clients: 4, Keys: 10, Requests: 300, Prefix: redistest.Prefix(t)},
+		Targets:    []rlbench.TargetSpec{{Cluster: cl.Addrs()}},
+	}, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	for _, r := range rep.Runs {
+		if r.Decisions != 300 || r.Errors != 0 || r.Audit.Keys != 10 {
+			t.Errorf("%s/%s: decisions %d, errors %d, audit keys %d; want 300, 0, 10", r.Strategy, r.Client, r.Decisions, r.Errors, r.Audit.Keys)
+		}
+	}
+	var total int64
+	for addr, m := range masterClients(t, cl) {
+		n := m.DBSize(ctx).Val()
+		total += n
+		if n > int64(len(unrelated)) {
+			t.Errorf("DBSIZE on %s after the run = %d; want only unrelated keys", addr, n)
+		}
+	}
+	if total != int64(len(unrelated)) {
+		t.Errorf("keys on all masters after the run = %d; want %d (the unrelated ones)", total, len(unrelated))
+	}
+}
+
+// TestManagedCluster checks that ManagedCluster starts a private cluster,
+// runs on it, reports it as managed with an audit per master, and stops it.
+func TestManagedCluster(t *testing.T) {
+	t.Parallel()
+	rep, err := rlbench.Run(context.Background(), rlbench.Config{
+		Strategies: []string{"lua"},
+		Clients:    []string{"all"},
+		Workload:   workload.Config{Clients: 4, Keys: 10, Requests: 200},
+		Targets:    []rlbench.TargetSpec{{ManagedCluster: "3"}},
+	}, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	for _, r := range rep.Runs {
+		if r.Decisions != 200 || r.Errors != 0 || !r.Server.Managed || len(r.AuditPerNode) != 3 || r.Audit.Keys != 10 {
+			t.Errorf("%s/%s: decisions %d, errors %d, managed %t, audit %+v per node %v; want 200, 0, true, 10 keys over 3 masters",
+				r.Strategy, r.Client, r.Decisions, r.Errors, r.Server.Managed, r.Audit, r.AuditPerNode)
+		}
+	}
+	addrs := strings.Split(rep.Server.Addr, ",")
+	if len(addrs) != 3 {
+		t.Fatalf("server addr = %q; want 3 nodes", rep.Server.Addr)
+	}
+	if _, err := redisserver.Probe(context.Background(), addrs[0], "", 0); err == nil {
+		t.Errorf("node %s still answers after the run; want the managed cluster stopped", addrs[0])
+	}
+}
+
+// TestClusterFailover runs lua and function on a private 3x1 cluster with
+// a failover in the middle of each cell: the fault happens and says who took
+// over; the new master's empty script cache makes the first lua cell fall
+// back to EVAL (the next cell fails back to a node that still has the
+// script cached from when it was master), while function, whose library is
+// replicated, never does; no counter loses its TTL; and the load goes on
+// after the failover.
+func TestClusterFailover(t *testing.T) {
+	t.Parallel()
+	f, err := faults.Parse("failover@1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rlbench.Run(context.Background(), rlbench.Config{
+		Strategies: []string{"lua", "function"},
+		Clients:    []string{"all"},
+		Workload:   workload.Config{Clients: 8, Keys: 50, Duration: 3 * time.Second},
+		Targets:    []rlbench.TargetSpec{{ManagedCluster: "3x1"}},
+		Faults:     []faults.Fault{f},
+	}, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	if len(rep.Runs) != 4 {
+		t.Fatalf("Run gave %d runs; want 4", len(rep.Runs))
+	}
+	if r := rep.Runs[0]; r.Strategy != "lua" || r.ScriptFallbacks == 0 {
+		t.Errorf("%s/%s: script fallbacks = %d; want lua with > 0 (the new master has no scripts)", r.Strategy, r.Client, r.ScriptFallbacks)
+	}
+	for _, r := range rep.Runs {
+		label := r.Strategy + "/" + r.Client
+		if len(r.Faults) != 1 || r.Faults[0].Error != "" || !strings.Contains(r.Faults[0].Detail, "took over from") {
+			t.Errorf("%s: faults = %+v; want one failover that succeeded", label, r.Faults)
+		}
+		if r.Strategy == "function" && r.ScriptFallbacks != 0 {
+			t.Errorf("%s: script fallbacks = %d; want 0", label, r.ScriptFallbacks)
+		}
+		if r.Audit.Immortal != 0 {
+			t.Errorf("%s: audit found %d immortal keys; want 0", label, r.Audit.Immortal)
+		}
+		if n := len(r.PerSecond); n == 0 || r.PerSecond[n-1].Decisions == 0 {
+			t.Errorf("%s: per-second series %+v; want decisions in the last second, after the failover", label, r.PerSecond)
+		}
+		if r.Saturation != nil {
+			t.Errorf("%s: saturation = %+v; want nil after a failover", label, r.Saturation)
+		}
+		t.Logf("%s: decisions %d, errors %v, fallbacks %d, fault %s", label, r.Decisions, r.ErrorKinds, r.ScriptFallbacks, r.Faults[0].Detail)
+	}
+}

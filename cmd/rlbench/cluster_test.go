@@ -1,0 +1,62 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlbench/rlbench/internal/redistest"
+)
+
+// TestRunCluster runs the command against an existing 3-master cluster with
+// --cluster (two seed nodes, comma-separated): one table row per cell, and a
+// JSON report whose runs each have an audit per master.
+func TestRunCluster(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 0)
+	jsonPath := filepath.Join(t.TempDir(), "run.json")
+	args := []string{"--cluster", strings.Join(cl.Addrs()[:2], ","), "--client", "all", "--strategy", "lua,multi-nx",
+		"--clients", "4", "--keys", "5", "--requests", "200", "--prefix", redistest.Prefix(t), "--json", jsonPath}
+	res := mustRun(t, exitOK, args...)
+	if rows := tableRows(t, res.stdout); len(rows) != 4 {
+		t.Errorf("run(%q) table rows = %q; want 4 (2 strategies x 2 clients)", args, rows)
+	}
+	if got := strings.Count(res.stdout, "keys per master: "); got != 4 {
+		t.Errorf("run(%q) stdout has %d \"keys per master\" lines; want 4\n%s", args, got, res.stdout)
+	}
+	for _, r := range reportRuns(t, readJSONReport(t, jsonPath)) {
+		perNode, _ := r["audit_per_node"].(map[string]any)
+		if len(perNode) != 3 || number(t, r, "decisions") != 200 || number(t, r, "audit.keys") != 5 {
+			t.Errorf("run %v/%v: audit_per_node %v, decisions %v, audit %v; want 3 masters, 200, 5 keys",
+				r["strategy"], r["client"], perNode, r["decisions"], r["audit"])
+		}
+	}
+}
+
+// TestRunClusterBadInput checks that bad cluster flags are usage errors
+// that name the flag, found before any server is contacted.
+func TestRunClusterBadInput(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"managed cluster of no masters", []string{"--managed-cluster", "0"}, "--managed-cluster"},
+		{"managed cluster size not a number", []string{"--managed-cluster", "3xa"}, "--managed-cluster"},
+		{"db other than 0 on a cluster", []string{"--cluster", closedAddr(t), "--db", "1"}, "--db"},
+		{"fault on a cluster", []string{"--cluster", closedAddr(t), "--fault", "kill-clients@1s"}, "--fault"},
+		{"failover on a single server", []string{"--addr", closedAddr(t), "--fault", "failover@1s"}, "--managed-cluster NxR"},
+		{"failover on a cluster without replicas", []string{"--managed-cluster", "3", "--fault", "failover@1s"}, "--managed-cluster NxR"},
+		{"failover on an existing cluster", []string{"--cluster", closedAddr(t), "--fault", "failover@1s"}, "--managed-cluster NxR"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := mustRun(t, exitUsage, tc.args...)
+			if !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("run(%q) stderr = %q; want it to name %s", tc.args, res.stderr, tc.want)
+			}
+		})
+	}
+}
