@@ -1,7 +1,6 @@
 package redistest
 
 import (
-	"errors"
 	"os"
 	"testing"
 
@@ -24,18 +23,7 @@ func StartCluster(tb testing.TB, masters, replicas int) *redisserver.Cluster {
 		Replicas: replicas,
 		Binary:   binary,
 	})
-	if errors.Is(err, redisserver.ErrNotFound) {
-		tb.Fatalf("redistest: integration tests need redis-server: %v\n"+
-			"run scripts/test.sh, or apt-get install redis-server, or set %s=/path/to/redis-server", err, BinaryEnv)
-	}
-	if err != nil {
-		tb.Fatalf("redistest: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			tb.Errorf("redistest: %v", err)
-		}
-	})
+	started(tb, err, c.Close)
 	return c
 }
 

@@ -30,6 +30,14 @@ func Start(tb testing.TB) *redisserver.Server {
 	tb.Helper()
 	binary := os.Getenv(BinaryEnv)
 	srv, err := redisserver.Start(tb.Context(), redisserver.Options{Binary: binary})
+	started(tb, err, srv.Close)
+	return srv
+}
+
+// started fails tb loudly when a server did not start (saying what to do
+// when redis-server is missing), and otherwise closes it in tb.Cleanup.
+func started(tb testing.TB, err error, close func() error) {
+	tb.Helper()
 	if errors.Is(err, redisserver.ErrNotFound) {
 		tb.Fatalf("redistest: integration tests need redis-server: %v\n"+
 			"run scripts/test.sh, or apt-get install redis-server, or set %s=/path/to/redis-server", err, BinaryEnv)
@@ -38,11 +46,10 @@ func Start(tb testing.TB) *redisserver.Server {
 		tb.Fatalf("redistest: %v", err)
 	}
 	tb.Cleanup(func() {
-		if err := srv.Close(); err != nil {
+		if err := close(); err != nil {
 			tb.Errorf("redistest: %v", err)
 		}
 	})
-	return srv
 }
 
 // Client returns a go-redis client to srv, closed in tb.Cleanup, for
