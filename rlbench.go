@@ -419,11 +419,10 @@ func openRunTarget(ctx context.Context, cfg Config, spec TargetSpec) (*runTarget
 		return nil, err
 	}
 	t := &runTarget{
-		spec:   spec,
-		target: tgt,
-		server: results.Server{Addr: tgt.Addr, Name: tgt.Info.Name, Version: tgt.Info.Version, Managed: tgt.Private != nil},
-		observer: redis.NewClient(&redis.Options{Addr: tgt.Addr, Password: cfg.Password, DB: cfg.DB, PoolSize: 4,
-			DisableIdentity: true, MaxRetries: -1}),
+		spec:     spec,
+		target:   tgt,
+		server:   results.Server{Addr: tgt.Addr, Name: tgt.Info.Name, Version: tgt.Info.Version, Managed: tgt.Private != nil},
+		observer: redisserver.NewObserver(tgt.Addr, cfg.Password, cfg.DB, 4),
 	}
 	if err := t.observer.Ping(ctx).Err(); err != nil {
 		t.close()
@@ -476,13 +475,12 @@ func openClusterTarget(ctx context.Context, cfg Config, spec TargetSpec) (*runTa
 		err = errors.New("no masters")
 	}
 	if err != nil {
-		t.observer = redis.NewClient(&redis.Options{Addr: t.clusterAddrs[0]})
+		t.observer = redisserver.NewObserver(t.clusterAddrs[0], cfg.Password, 0, 1)
 		t.close()
 		return nil, usage(flag, fmt.Errorf("%s: %w", spec.Label, err))
 	}
 	first := masters[0].(*redis.Client).Options().Addr
-	t.observer = redis.NewClient(&redis.Options{Addr: first, Password: cfg.Password, PoolSize: 4,
-		DisableIdentity: true, MaxRetries: -1})
+	t.observer = redisserver.NewObserver(first, cfg.Password, 0, 4)
 	if err := checkSupport(cfg.Strategies, info); err != nil {
 		t.close()
 		return nil, err

@@ -2,8 +2,12 @@ package redisserver
 
 import (
 	"context"
+
 	"fmt"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // Target is the server a run uses: one already listening at an address, or
@@ -33,6 +37,21 @@ type TargetOptions struct {
 	Server *Server
 	// Start configures the private server Open starts.
 	Start Options
+}
+
+// NewObserver returns the go-redis connection rlbench watches a server
+// with, beside the clients under test: audits, clean-ups, faults and
+// self-checks. It sends no CLIENT SETINFO and turns maintenance
+// notifications off, so that it works on any server version.
+func NewObserver(addr, password string, db, poolSize int) *redis.Client {
+	return redis.NewClient(&redis.Options{
+		Addr:                     addr,
+		Password:                 password,
+		DB:                       db,
+		PoolSize:                 poolSize,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
 }
 
 // ProbeTimeout bounds Open's first contact with a server at an address.

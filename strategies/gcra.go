@@ -38,20 +38,7 @@ func init() {
 // allowed exactly when count <= limit. A slack of 1 µs absorbs rounding in
 // the sums of non-integer intervals.
 var gcraScript = NewScript(`-- KEYS[1]: GCRA key; ARGV[1]: limit (burst and requests per window); ARGV[2]: window in seconds
-if not redis.REDIS_VERSION_NUM then
-  -- Before Redis 7.0 a script that called TIME may write only under
-  -- effects replication (the default from 5.0 on).
-  redis.replicate_commands()
-end
-local limit = tonumber(ARGV[1])
-local seconds = tonumber(ARGV[2])
-if not limit or limit < 1 or limit ~= math.floor(limit) then
-  return redis.error_reply('ERR limit must be a positive integer')
-end
-if not seconds or seconds < 1 or seconds ~= math.floor(seconds) then
-  return redis.error_reply('ERR window must be a positive integer')
-end
-local period = seconds * 1000000
+` + limitWindowPreamble + `local period = seconds * 1000000
 local interval = period / limit
 local t = redis.call('TIME')
 local now = (t[1] - 1483228800) * 1000000 + t[2]

@@ -13,6 +13,25 @@ func NewScript(src string) *Script {
 	return &Script{Src: src, SHA1: hex.EncodeToString(sum[:])}
 }
 
+// limitWindowPreamble starts the scripts that take ARGV[1] = limit and
+// ARGV[2] = window in seconds and read TIME: it lets them write after TIME
+// on servers before 7.0, and refuses a limit or window that is not a
+// positive integer before the first write. It defines limit and seconds.
+const limitWindowPreamble = `if not redis.REDIS_VERSION_NUM then
+  -- Before Redis 7.0 a script that called TIME may write only under
+  -- effects replication (the default from 5.0 on).
+  redis.replicate_commands()
+end
+local limit = tonumber(ARGV[1])
+local seconds = tonumber(ARGV[2])
+if not limit or limit < 1 or limit ~= math.floor(limit) then
+  return redis.error_reply('ERR limit must be a positive integer')
+end
+if not seconds or seconds < 1 or seconds ~= math.floor(seconds) then
+  return redis.error_reply('ERR window must be a positive integer')
+end
+`
+
 // Args is a script's or function's ARGV, built once when a strategy is
 // built, in the forms both adapters take, so that no decision converts it.
 type Args struct {

@@ -36,20 +36,7 @@ func init() {
 // in the last window with this one, so a request is allowed exactly when
 // count <= limit.
 var slidingLogScript = NewScript(`-- KEYS[1]: log (sorted set); KEYS[2]: member sequence; ARGV[1]: limit; ARGV[2]: window in seconds
-if not redis.REDIS_VERSION_NUM then
-  -- Before Redis 7.0 a script that called TIME may write only under
-  -- effects replication (the default from 5.0 on).
-  redis.replicate_commands()
-end
-local limit = tonumber(ARGV[1])
-local seconds = tonumber(ARGV[2])
-if not limit or limit < 1 or limit ~= math.floor(limit) then
-  return redis.error_reply('ERR limit must be a positive integer')
-end
-if not seconds or seconds < 1 or seconds ~= math.floor(seconds) then
-  return redis.error_reply('ERR window must be a positive integer')
-end
-local t = redis.call('TIME')
+` + limitWindowPreamble + `local t = redis.call('TIME')
 local now = t[1] * 1000000 + t[2]
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - seconds * 1000000)
 local n = redis.call('ZCARD', KEYS[1])

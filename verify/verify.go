@@ -28,9 +28,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
-
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
@@ -58,8 +55,6 @@ const longWindow = 30
 
 // Sentinel errors returned, wrapped in a *UsageError, by Run.
 var (
-	// ErrInvalidLimit is returned for a limit below 1.
-	ErrInvalidLimit = errors.New("limit must be >= 1")
 	// ErrInvalidWindow is returned for a window below 2 seconds.
 	ErrInvalidWindow = errors.New("window must be a whole number of seconds >= 2")
 	// ErrInvalidWorkers is returned for fewer than 2 concurrent workers.
@@ -154,7 +149,7 @@ func (c *Config) validate() error {
 	}
 	switch {
 	case c.Limit < 1:
-		return usage("--limit", fmt.Errorf("%w, got %d", ErrInvalidLimit, c.Limit))
+		return usage("--limit", fmt.Errorf("%w, got %d", strategies.ErrInvalidLimit, c.Limit))
 	case c.Window < 2:
 		return usage("--window", fmt.Errorf("%w, got %d", ErrInvalidWindow, c.Window))
 	case c.Workers < 2:
@@ -204,14 +199,7 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 		Workers: cfg.Workers,
 		Checks:  checkNames(),
 	}
-	observer := redis.NewClient(&redis.Options{
-		Addr:                     server.Addr,
-		Password:                 cfg.Password,
-		DB:                       cfg.DB,
-		PoolSize:                 32,
-		DisableIdentity:          true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	observer := redisserver.NewObserver(server.Addr, cfg.Password, cfg.DB, 32)
 	defer observer.Close()
 
 	var rows []*row

@@ -195,7 +195,7 @@ func TestRunBadInput(t *testing.T) {
 	}{
 		{"unknown strategy", verify.Config{Strategies: []string{"lua", "nope"}}, "--strategy", strategies.ErrUnknownStrategy},
 		{"unknown client", verify.Config{Clients: []string{"nope"}}, "--client", clients.ErrUnknownClient},
-		{"negative limit", verify.Config{Limit: -1}, "--limit", verify.ErrInvalidLimit},
+		{"negative limit", verify.Config{Limit: -1}, "--limit", strategies.ErrInvalidLimit},
 		{"one-second window", verify.Config{Window: 1}, "--window", verify.ErrInvalidWindow},
 		{"one worker", verify.Config{Workers: 1}, "--workers", verify.ErrInvalidWorkers},
 		{"negative db", verify.Config{Addr: closed, DB: -1}, "--db", verify.ErrInvalidDB},
