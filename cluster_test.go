@@ -2,6 +2,7 @@ package rlbench_test
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,9 @@ func TestClusterImmortalKeys(t *testing.T) {
 		}
 		if r.Strategy != "naive" && r.Audit.Immortal != 0 {
 			t.Errorf("%s: audit found %d immortal keys; want 0", label, r.Audit.Immortal)
+		}
+		if want := map[string]int64{"MOVED": 0, "ASK": 0, "TRYAGAIN": 0, "CLUSTERDOWN": 0}; !maps.Equal(r.ClusterErrors, want) {
+			t.Errorf("%s: cluster errors = %v; want %v (a stable cluster, whose slots the clients know)", label, r.ClusterErrors, want)
 		}
 		if len(r.AuditPerNode) != len(masters) {
 			t.Errorf("%s: audit per node = %v; want one entry per master (%d)", label, r.AuditPerNode, len(masters))
@@ -214,6 +218,54 @@ func TestClusterFailover(t *testing.T) {
 		if r.Saturation != nil {
 			t.Errorf("%s: saturation = %+v; want nil after a failover", label, r.Saturation)
 		}
-		t.Logf("%s: decisions %d, errors %v, fallbacks %d, fault %s", label, r.Decisions, r.ErrorKinds, r.ScriptFallbacks, r.Faults[0].Detail)
+		// Clients that still send the old master its slots' keys are told MOVED.
+		if r.ClusterErrors["MOVED"] == 0 {
+			t.Errorf("%s: cluster errors = %v; want MOVED > 0 after the failover", label, r.ClusterErrors)
+		}
+		t.Logf("%s: decisions %d, errors %v, fallbacks %d, cluster errors %v, fault %s", label, r.Decisions, r.ErrorKinds, r.ScriptFallbacks, r.ClusterErrors, r.Faults[0].Detail)
+	}
+}
+
+// TestClusterReshard moves the slot of each cell's first key to another
+// master in the middle of the load, keeping it migrating for half a second:
+// the nodes answer ASK while it migrates and MOVED after, and the report
+// counts both on both clients; the clients follow them, so no decision
+// fails; and the key keeps its TTL across MIGRATE, so the audit finds no
+// immortal key.
+func TestClusterReshard(t *testing.T) {
+	t.Parallel()
+	f, err := faults.Parse("reshard@1s:500ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := redistest.Prefix(t)
+	rep, err := rlbench.Run(context.Background(), rlbench.Config{
+		Strategies: []string{"lua"},
+		Clients:    []string{"all"},
+		Workload:   workload.Config{Clients: 8, Keys: 5, Duration: 3 * time.Second, Prefix: prefix},
+		Targets:    []rlbench.TargetSpec{{ManagedCluster: "3"}},
+		Faults:     []faults.Fault{f},
+	}, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	if len(rep.Runs) != 2 {
+		t.Fatalf("Run gave %d runs; want 2", len(rep.Runs))
+	}
+	for _, r := range rep.Runs {
+		label := r.Strategy + "/" + r.Client
+		if len(r.Faults) != 1 || r.Faults[0].Error != "" || !strings.Contains(r.Faults[0].Detail, "moved from") {
+			t.Fatalf("%s: faults = %+v; want one reshard that succeeded", label, r.Faults)
+		}
+		if r.ClusterErrors["ASK"] == 0 || r.ClusterErrors["MOVED"] == 0 {
+			t.Errorf("%s: cluster errors = %v; want ASK > 0 (while the slot migrated) and MOVED > 0 (after)", label, r.ClusterErrors)
+		}
+		if r.Errors != 0 || r.Decisions == 0 {
+			t.Errorf("%s: decisions %d, errors %d (%v); want > 0 and 0: the clients follow redirections", label, r.Decisions, r.Errors, r.ErrorKinds)
+		}
+		if r.Audit.Immortal != 0 || r.Audit.Keys == 0 {
+			t.Errorf("%s: audit %+v; want keys and no immortal one", label, r.Audit)
+		}
+		t.Logf("%s: decisions %d, cluster errors %v, fallbacks %d, fault %s", label, r.Decisions, r.ClusterErrors, r.ScriptFallbacks, r.Faults[0].Detail)
 	}
 }

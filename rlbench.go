@@ -25,6 +25,7 @@ import (
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/redirects"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/saturation"
@@ -226,11 +227,15 @@ func (c *Config) validate() error {
 			return usage("--db", fmt.Errorf("%s: %w", t.Label, clients.ErrClusterDB))
 		}
 		for _, f := range c.Faults {
-			if t.isCluster() && f.Kind != faults.Failover {
-				return usage("--fault", fmt.Errorf("%s: %s: only failover is supported on a cluster", t.Label, f))
+			clusterFault := f.Kind == faults.Failover || f.Kind == faults.Reshard
+			if t.isCluster() && !clusterFault {
+				return usage("--fault", fmt.Errorf("%s: %s: only failover and reshard are supported on a cluster", t.Label, f))
 			}
 			if f.Kind == faults.Failover && !managedWithReplicas(t) {
 				return usage("--fault", fmt.Errorf("%s: %s needs a private cluster with replicas (--managed-cluster NxR)", t.Label, f))
+			}
+			if f.Kind == faults.Reshard && t.ManagedCluster == "" {
+				return usage("--fault", fmt.Errorf("%s: %s needs a private cluster (--managed-cluster N): it moves a slot, keys outside the run's prefix included", t.Label, f))
 			}
 		}
 	}
@@ -528,6 +533,20 @@ func (t *runTarget) audit(ctx context.Context, prefix string, window int64) (aud
 	return audit.RunNodes(ctx, nodes, prefix, window)
 }
 
+// redirects reads the cluster's redirection and cluster-error counters on
+// every node (package redirects); nil for a single server, for a server
+// without INFO errorstats, and when a node could not be read.
+func (t *runTarget) redirects(ctx context.Context) redirects.Snapshot {
+	if t.clusterObserver == nil || !redisserver.VersionAtLeast(t.target.Info.RedisVersion, redirects.MinRedis) {
+		return nil
+	}
+	s, err := redirects.Take(ctx, t.clusterObserver)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
 // cleanup deletes the keys under prefix, on every master of a cluster.
 func (t *runTarget) cleanup(ctx context.Context, prefix string) error {
 	if t.clusterObserver == nil {
@@ -582,6 +601,7 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	}
 	// CPU counts from here: the measured load, not the set-up and warm-up.
 	before, beforeErr := saturation.Take(ctx, observer)
+	redirectsBefore := t.redirects(ctx)
 
 	var rec results.Recorder
 	latestImmortal, stopAudits := periodicAudit(ctx, t, wl.Prefix, cfg.Window, cfg.AuditEvery)
@@ -591,6 +611,7 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 		Restart:    restarter(t.target),
 		ClientName: clientName(wl.Prefix),
 		Failover:   t.failover(),
+		Reshard:    t.reshard(wl.Prefix),
 	})
 	info, _ := strategies.Lookup(sname)
 	adm := admission.New(info, wl.Keys, cfg.Limit, cfg.Window)
@@ -601,6 +622,7 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	stopAudits()
 	// Before the audit: its pipeline opens a connection of its own.
 	after, afterErr := saturation.Take(context.WithoutCancel(ctx), observer)
+	redirectsAfter := t.redirects(context.WithoutCancel(ctx))
 
 	run := results.NewRun(&rec, res.Elapsed)
 	run.StartedAt = startedAt.UTC()
@@ -610,6 +632,9 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	run.Strategy, run.Client, run.ClientOptions, run.Clients = sname, cname, conn.Options(), wl.Clients
 	run.Environment = results.EnvironmentOf(clients.Modules[cname], clients.Version(cname))
 	run.ScriptFallbacks = conn.Fallbacks()
+	if redirectsBefore != nil && redirectsAfter != nil {
+		run.ClusterErrors = redirects.Delta(redirectsBefore, redirectsAfter)
+	}
 	run.OnError, run.Admitted = cfg.OnError, run.Allowed
 	if cfg.OnError == "open" {
 		// A simulated crash served no one: it is not admitted.
@@ -686,6 +711,27 @@ func (t *runTarget) failover() func(context.Context) (string, error) {
 			return "", err
 		}
 		return fmt.Sprintf("%s took over from %s", newMaster, masters[0]), nil
+	}
+}
+
+// reshard returns the reshard fault's action for a private cluster, nil
+// otherwise: it moves the slot of the cell's first key (under prefix) to
+// the next master.
+func (t *runTarget) reshard(prefix string) func(context.Context, time.Duration) (string, error) {
+	if t.managed == nil {
+		return nil
+	}
+	return func(ctx context.Context, hold time.Duration) (string, error) {
+		key := workload.KeyNames(prefix, 1)[0]
+		slot, err := t.clusterObserver.ClusterKeySlot(ctx, key).Result()
+		if err != nil {
+			return "", fmt.Errorf("reshard: cluster keyslot %s: %w", key, err)
+		}
+		m, err := t.managed.MoveSlot(ctx, int(slot), hold)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("slot %d moved from %s to %s with its keys (%d), migrating for %s", m.Slot, m.From, m.To, m.Keys, hold), nil
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package faults injects server-side faults into a load run at set times:
 // a script-cache flush, a server restart, a stall, the run's connections
-// killed, or a cluster failover. Each is counted and reported by the run, never a crash of rlbench.
+// killed, a cluster failover or a slot moved between masters. Each is counted and reported by the run, never a crash of rlbench.
 package faults
 
 import (
@@ -34,13 +34,18 @@ const (
 	// Failover promotes a replica of one master of a private cluster
 	// (CLUSTER FAILOVER): the new master has an empty script cache.
 	Failover = "failover"
+	// Reshard moves the hash slot of the cell's first key to another master
+	// of a private cluster, as redis-cli --cluster reshard does, keeping it
+	// migrating for the fault's argument (default 0): ASK redirections
+	// while it migrates, MOVED after.
+	Reshard = "reshard"
 )
 
 // Kinds lists the accepted kinds.
-var Kinds = []string{ScriptFlush, Restart, Stall, KillClients, Failover}
+var Kinds = []string{ScriptFlush, Restart, Stall, KillClients, Failover, Reshard}
 
 // ErrSyntax is returned by Parse for a malformed fault.
-var ErrSyntax = errors.New("fault must be KIND@T[:ARG], e.g. script-flush@10s, restart@10s, stall@10s:500ms, kill-clients@10s, failover@10s")
+var ErrSyntax = errors.New("fault must be KIND@T[:ARG], e.g. script-flush@10s, restart@10s, stall@10s:500ms, kill-clients@10s, failover@10s, reshard@10s:1s")
 
 // Fault is one fault at one time.
 type Fault struct {
@@ -48,7 +53,8 @@ type Fault struct {
 	Kind string `json:"kind"`
 	// At is when the fault happens, from the start of the load.
 	At time.Duration `json:"at_ns"`
-	// Arg is the stall's length; 0 for the other kinds.
+	// Arg is the stall's length, or how long a reshard keeps its slot
+	// migrating; 0 for the other kinds.
 	Arg time.Duration `json:"arg_ns,omitempty"`
 }
 
@@ -62,7 +68,7 @@ func (f Fault) String() string {
 }
 
 // Parse reads KIND@T[:ARG]. stall needs ARG, a duration of at least 1ms;
-// the other kinds take none.
+// reshard takes one (a duration, 0 by default); the other kinds take none.
 func Parse(s string) (Fault, error) {
 	kind, rest, ok := strings.Cut(s, "@")
 	if !ok {
@@ -81,6 +87,12 @@ func Parse(s string) (Fault, error) {
 		}
 		if f.Arg, err = time.ParseDuration(arg); err != nil || f.Arg < time.Millisecond {
 			return Fault{}, fmt.Errorf("%w; got %q (bad stall length %q)", ErrSyntax, s, arg)
+		}
+	case Reshard:
+		if hasArg {
+			if f.Arg, err = time.ParseDuration(arg); err != nil || f.Arg < 0 {
+				return Fault{}, fmt.Errorf("%w; got %q (bad migration hold %q)", ErrSyntax, s, arg)
+			}
 		}
 	case ScriptFlush, Restart, KillClients, Failover:
 		if hasArg {
@@ -105,6 +117,10 @@ type Target struct {
 	// e.g. "127.0.0.1:7001 took over from 127.0.0.1:7000"; nil when the
 	// target is not a private cluster with replicas.
 	Failover func(ctx context.Context) (string, error)
+	// Reshard moves a slot that holds the run's keys to another master,
+	// keeping it migrating for hold, and returns what it did; nil when the
+	// target is not a private cluster.
+	Reshard func(ctx context.Context, hold time.Duration) (string, error)
 }
 
 // Event records one fault as it happened.
@@ -148,6 +164,16 @@ func Inject(ctx context.Context, f Fault, t Target) (string, error) {
 		}
 		start := time.Now()
 		what, err := t.Failover(ctx)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s in %s", what, time.Since(start).Round(time.Millisecond)), nil
+	case Reshard:
+		if t.Reshard == nil {
+			return "", errors.New("reshard needs a private cluster (--managed-cluster N)")
+		}
+		start := time.Now()
+		what, err := t.Reshard(ctx, f.Arg)
 		if err != nil {
 			return "", err
 		}

@@ -31,6 +31,10 @@
 //     largest over keys is the largest over parts: exact. With a shared prefix
 //     each part saw only its own admissions to a key, and admissions cannot be
 //     combined after the fact: the figure is a lower bound.
+//   - cluster_errors (redirections and cluster errors, by kind) are counts
+//     the cluster's nodes kept for all their clients, so each part saw the
+//     others' too: the merged figure is each kind's largest over the parts,
+//     not their sum.
 //   - Each part's own figures and environment (server, client options,
 //     environment, saturation, started_at, duration_s, throughput, file) are
 //     kept in the run's parts list; saturation, which each generator measured
@@ -360,6 +364,12 @@ func mergeCell(key compare.Key, parts []part, groups []int) (Run, []string, erro
 		}
 		out.Admitted += r.Admitted
 		out.ScriptFallbacks += r.ScriptFallbacks
+		for k, n := range r.ClusterErrors {
+			if out.ClusterErrors == nil {
+				out.ClusterErrors = make(map[string]int64, len(r.ClusterErrors))
+			}
+			out.ClusterErrors[k] = max(out.ClusterErrors[k], n)
+		}
 		out.Rate += r.Rate
 		out.AchievedRatePerS += r.AchievedRatePerS
 		out.ScheduleLagMS = max(out.ScheduleLagMS, r.ScheduleLagMS)

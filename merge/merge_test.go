@@ -117,6 +117,8 @@ func twoReports(t *testing.T) []merge.File {
 	bLua := handRun(t, "lua", t0.Add(250*time.Millisecond), 2.0, latencies(380, 200)...)
 	bLua.Environment.GoVersion = "go1.25.4"
 	bLua.Audit = results.Audit{Keys: 10, Immortal: 2, TTLOverWindow: 1}
+	aLua.ClusterErrors = map[string]int64{"MOVED": 5, "ASK": 1, "TRYAGAIN": 0, "CLUSTERDOWN": 0}
+	bLua.ClusterErrors = map[string]int64{"MOVED": 7, "ASK": 0, "TRYAGAIN": 0, "CLUSTERDOWN": 0}
 	bNaive := handRun(t, "naive", t0.Add(3250*time.Millisecond), 2.0, latencies(310, 100)...)
 	bNaive.OverAdmitted, bNaive.MaxAdmittedPerWindow = ptr(int64(5)), 101
 	bNaive.ScriptFallbacks = 2
@@ -186,6 +188,13 @@ func TestMergeHandBuilt(t *testing.T) {
 	}
 	if got, want := lua.Audit, (results.Audit{Keys: 20, Immortal: 3, TTLOverWindow: 1}); got != want {
 		t.Errorf("lua audit = %+v; want %+v (summed: different prefixes)", got, want)
+	}
+	// Each part counted what the nodes sent to every client: the largest, not the sum.
+	if got, want := lua.ClusterErrors, map[string]int64{"MOVED": 7, "ASK": 1, "TRYAGAIN": 0, "CLUSTERDOWN": 0}; !maps.Equal(got, want) {
+		t.Errorf("lua cluster_errors = %v; want %v (each kind's largest)", got, want)
+	}
+	if naive.ClusterErrors != nil {
+		t.Errorf("naive cluster_errors = %v; want nil (a single server's parts)", naive.ClusterErrors)
 	}
 	if lua.Environment != nil {
 		t.Errorf("lua environment = %+v; want nil (the parts' Go differ)", *lua.Environment)

@@ -48,6 +48,8 @@ const (
 	failoverTimeout = 15 * time.Second
 	// clusterQueryTimeout bounds MasterAddrs, which takes no context.
 	clusterQueryTimeout = 5 * time.Second
+	// migrateBatch is how many keys MoveSlot moves per MIGRATE.
+	migrateBatch = 100
 	// clusterPollInterval is the pause between checks of the cluster's state.
 	clusterPollInterval = 20 * time.Millisecond
 )
@@ -553,6 +555,118 @@ func (c *Cluster) Failover(ctx context.Context, masterAddr string) (newMaster st
 	return newMaster, nil
 }
 
+// SlotMove is what MoveSlot did.
+type SlotMove struct {
+	Slot     int
+	From, To string // the masters' addresses
+	Keys     int    // keys MIGRATE moved
+}
+
+// MoveSlot moves one hash slot to another master as redis-cli --cluster
+// reshard does: the next master after its owner, in the order of
+// MasterAddrs, marks it IMPORTING and the owner MIGRATING; the owner's keys
+// in it go over with MIGRATE (TTLs included); then every master learns the
+// new owner with CLUSTER SETSLOT NODE. While the slot migrates, the owner
+// answers a command for a key it no longer holds with an ASK redirection;
+// after the handover a client that still asks the old owner gets MOVED.
+// hold keeps the slot migrating for that long after the first keys have
+// moved (a large slot takes a while), before the last MIGRATE and the
+// handover. It waits until the cluster has settled again, for at most 15
+// seconds or until ctx ends.
+func (c *Cluster) MoveSlot(ctx context.Context, slot int, hold time.Duration) (SlotMove, error) {
+	m := SlotMove{Slot: slot}
+	if c.isClosed() {
+		return m, fmt.Errorf("redisserver: move slot %d: cluster is closed", slot)
+	}
+	if slot < 0 || slot >= clusterSlots {
+		return m, fmt.Errorf("redisserver: move slot %d: not a hash slot (0 to %d)", slot, clusterSlots-1)
+	}
+	ctx, cancel := context.WithTimeout(ctx, failoverTimeout+hold)
+	defer cancel()
+	view, err := c.view(ctx)
+	if err != nil {
+		return m, fmt.Errorf("redisserver: move slot %d: %w", slot, err)
+	}
+	masters := c.mastersIn(view)
+	for i, addr := range masters {
+		if n, _ := view.byAddr(c, addr); n.serves(slot) {
+			m.From, m.To = addr, masters[(i+1)%len(masters)]
+		}
+	}
+	if m.From == "" || m.From == m.To {
+		return m, fmt.Errorf("redisserver: move slot %d: no master serves it, or no other master to take it", slot)
+	}
+	src, dst := c.clients[m.From], c.clients[m.To]
+	srcID, dstID := c.idOf(m.From), c.idOf(m.To)
+	if err := dst.Do(ctx, "cluster", "setslot", slot, "importing", srcID).Err(); err != nil {
+		return m, fmt.Errorf("redisserver: move slot %d: setslot importing on %s: %w", slot, m.To, err)
+	}
+	if err := src.Do(ctx, "cluster", "setslot", slot, "migrating", dstID).Err(); err != nil {
+		return m, fmt.Errorf("redisserver: move slot %d: setslot migrating on %s: %w", slot, m.From, err)
+	}
+	if err := c.migrateKeys(ctx, slot, m.From, m.To, &m.Keys); err != nil {
+		return m, err
+	}
+	select {
+	case <-time.After(hold):
+	case <-ctx.Done():
+		return m, fmt.Errorf("redisserver: move slot %d: %w", slot, ctx.Err())
+	}
+	// Keys the owner still served during the hold, and any it took since.
+	if err := c.migrateKeys(ctx, slot, m.From, m.To, &m.Keys); err != nil {
+		return m, err
+	}
+	// The new owner first, then the old, then the rest, as redis-cli does.
+	order := append([]string{m.To, m.From}, slices.DeleteFunc(slices.Clone(masters), func(a string) bool { return a == m.To || a == m.From })...)
+	for _, addr := range order {
+		if err := c.clients[addr].Do(ctx, "cluster", "setslot", slot, "node", dstID).Err(); err != nil {
+			return m, fmt.Errorf("redisserver: move slot %d: setslot node on %s: %w", slot, addr, err)
+		}
+	}
+	err = c.await(ctx, fmt.Sprintf("slot %d to settle on %s", slot, m.To), func(ctx context.Context) error {
+		view, err := c.settled(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := view.byAddr(c, m.To); !n.serves(slot) {
+			return fmt.Errorf("%s does not serve slot %d yet", m.To, slot)
+		}
+		return nil
+	})
+	if err != nil {
+		return m, fmt.Errorf("redisserver: move slot %d: %w", slot, err)
+	}
+	return m, nil
+}
+
+// migrateKeys moves every key of slot from one master to another with
+// MIGRATE, a batch at a time, adding their number to moved.
+func (c *Cluster) migrateKeys(ctx context.Context, slot int, from, to string, moved *int) error {
+	src := c.clients[from]
+	host, port, _ := net.SplitHostPort(to)
+	for {
+		keys, err := src.ClusterGetKeysInSlot(ctx, slot, migrateBatch).Result()
+		if err != nil {
+			return fmt.Errorf("redisserver: move slot %d: getkeysinslot on %s: %w", slot, from, err)
+		}
+		if len(keys) == 0 {
+			return nil
+		}
+		args := []any{"migrate", host, port, "", 0, dialTimeout.Milliseconds()}
+		if c.password != "" {
+			args = append(args, "auth", c.password)
+		}
+		args = append(args, "keys")
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		if err := src.Do(ctx, args...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+			return fmt.Errorf("redisserver: move slot %d: migrate to %s: %w", slot, to, err)
+		}
+		*moved += len(keys)
+	}
+}
+
 // Close stops every node (in parallel, each as Server.Close: SIGTERM, then
 // SIGKILL after 5 seconds) and removes their temporary directories. Calling
 // Close again does nothing and returns nil.
@@ -633,6 +747,11 @@ type viewNode struct {
 }
 
 func (n viewNode) has(flag string) bool { return slices.Contains(n.flags, flag) }
+
+// serves reports whether slot is in one of n's ranges.
+func (n viewNode) serves(slot int) bool {
+	return slices.ContainsFunc(n.slots, func(r [2]int) bool { return r[0] <= slot && slot <= r[1] })
+}
 
 // firstSlot returns the lowest slot n serves, or clusterSlots if none.
 func (n viewNode) firstSlot() int {

@@ -416,3 +416,65 @@ func infoField(text, field string) string {
 	}
 	return ""
 }
+
+// TestClusterMoveSlot moves the slot of two keys, one with a TTL, to the
+// next master: the old owner answers ASK while the slot migrates, the keys
+// arrive with their values and TTL, and every node then names the new
+// owner.
+func TestClusterMoveSlot(t *testing.T) {
+	t.Parallel()
+	c := redistest.StartCluster(t, 3, 0)
+	ctx := t.Context()
+	rdb := redistest.ClusterClient(t, c)
+	prefix := redistest.Prefix(t)
+	withTTL, without := prefix+"{tag}a", prefix+"{tag}b"
+	if err := rdb.Set(ctx, withTTL, 1, time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, without, 2, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	slot, err := rdb.ClusterKeySlot(ctx, withTTL).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// During the hold the old owner has given its keys away and answers ASK.
+	asked := make(chan error, 1)
+	masters := c.MasterAddrs()
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		var err error
+		for _, addr := range masters {
+			if err = client(t, addr).Get(ctx, withTTL).Err(); err != nil && strings.HasPrefix(err.Error(), "ASK ") {
+				asked <- nil
+				return
+			}
+		}
+		asked <- fmt.Errorf("no master answered ASK; the last said %v", err)
+	}()
+	m, err := c.MoveSlot(ctx, int(slot), 500*time.Millisecond)
+	if err != nil {
+		t.Fatalf("MoveSlot(%d) = %v", slot, err)
+	}
+	if err := <-asked; err != nil {
+		t.Errorf("GET during the migration: %v", err)
+	}
+	if m.Keys != 2 || m.From == m.To || m.Slot != int(slot) {
+		t.Errorf("MoveSlot(%d) = %+v; want 2 keys moved between two masters", slot, m)
+	}
+	dst := client(t, m.To)
+	if ttl, err := dst.TTL(ctx, withTTL).Result(); err != nil || ttl <= 0 {
+		t.Errorf("TTL %s on the new owner = %v, %v; want the key's TTL kept", withTTL, ttl, err)
+	}
+	if v, err := dst.Get(ctx, without).Int(); err != nil || v != 2 {
+		t.Errorf("GET %s on the new owner = %d, %v; want 2", without, v, err)
+	}
+	for _, addr := range c.Addrs() {
+		if err := client(t, addr).Get(ctx, without).Err(); addr != m.To && (err == nil || !strings.HasPrefix(err.Error(), "MOVED ")) {
+			t.Errorf("GET on %s after the move = %v; want MOVED to %s", addr, err, m.To)
+		}
+	}
+	if _, err := c.MoveSlot(ctx, 16384, 0); err == nil {
+		t.Error("MoveSlot(16384) = nil error; want not a hash slot")
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/rlbench/rlbench/redirects"
 )
 
 // Reporter writes a report somewhere.
@@ -123,6 +125,17 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 		for _, addr := range slices.Sorted(maps.Keys(r.AuditPerNode)) {
 			a := r.AuditPerNode[addr]
 			fmt.Fprintf(buf, " %s %d (%d immortal)", addr, a.Keys, a.Immortal)
+		}
+		buf.WriteByte('\n')
+	}
+
+	for _, r := range rep.Runs {
+		if r.ClusterErrors == nil {
+			continue
+		}
+		fmt.Fprintf(buf, "%s cluster replies (nodes' errorstats):", runLabel(r))
+		for _, k := range redirects.Kinds {
+			fmt.Fprintf(buf, " %s %d", k, r.ClusterErrors[k])
 		}
 		buf.WriteByte('\n')
 	}

@@ -176,6 +176,14 @@ type Run struct {
 	// ScriptFallbacks counts scripts sent again with EVAL after the server
 	// answered NOSCRIPT to EVALSHA.
 	ScriptFallbacks int64 `json:"script_fallbacks"`
+	// ClusterErrors counts, by kind, the replies by which a cluster's nodes
+	// turned commands away during the load: MOVED and ASK redirections
+	// (which the clients follow without returning an error, so they are not
+	// in Errors), TRYAGAIN and CLUSTERDOWN. The counts are the nodes' own,
+	// from INFO errorstats on every master and replica (package redirects),
+	// so on a cluster that others use too they include theirs. Nil for a
+	// single server, and when the nodes could not be read.
+	ClusterErrors map[string]int64 `json:"cluster_errors,omitempty"`
 	// Audit is what the post-run key scan found.
 	Audit Audit `json:"audit"`
 	// AuditPerNode is Audit for each master of a cluster target, by

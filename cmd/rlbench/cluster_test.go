@@ -49,6 +49,8 @@ func TestRunClusterBadInput(t *testing.T) {
 		{"failover on a single server", []string{"--addr", closedAddr(t), "--fault", "failover@1s"}, "--managed-cluster NxR"},
 		{"failover on a cluster without replicas", []string{"--managed-cluster", "3", "--fault", "failover@1s"}, "--managed-cluster NxR"},
 		{"failover on an existing cluster", []string{"--cluster", closedAddr(t), "--fault", "failover@1s"}, "--managed-cluster NxR"},
+		{"reshard on a single server", []string{"--addr", closedAddr(t), "--fault", "reshard@1s"}, "--managed-cluster N"},
+		{"reshard on an existing cluster", []string{"--cluster", closedAddr(t), "--fault", "reshard@1s"}, "--managed-cluster N"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
