@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -300,6 +301,72 @@ func labelTargets(ts []TargetSpec) []TargetSpec {
 		}
 	}
 	return out
+}
+
+// DefaultFlushDelay is the rueidis MaxFlushDelay rlbench uses unless told
+// otherwise, for the workload wl: 20 µs in a closed loop of at least 100
+// workers, where it lets rueidis gather a batch per write (as
+// redis-benchmark -P does) and costs no latency; none otherwise. With few
+// workers each write waits for company that does not come, and in an open
+// loop (Rate > 0) requests may be sparse whatever the workers, so the wait
+// would show in every latency.
+//
+// Measured with rlbench --strategy lua --client rueidis --keys 100000
+// against a local server, GOMAXPROCS=1, two runs each of 0 and 20us: at 10
+// workers 92,747-95,876/s became 53,168-56,700/s (p50 100 -> 190 µs); at 20,
+// 153,780-156,060 became 89,133-89,669; at 50 it was even (200,255-207,353
+// against 206,957-210,447); at 100, 208,801-214,249 became 227,177-233,040;
+// at 200, 205,935-222,113 became 247,169-253,106; at 500, 213,780-220,308
+// became 225,403-250,169, with p99 lower from 100 workers up.
+func DefaultFlushDelay(wl workload.Config) time.Duration {
+	if wl.Rate == 0 && wl.WithDefaults().Clients >= flushDelayWorkers {
+		return 20 * time.Microsecond
+	}
+	return 0
+}
+
+// flushDelayWorkers is the fewest closed-loop workers for which
+// DefaultFlushDelay is not 0.
+const flushDelayWorkers = 100
+
+// DefaultProcs is how many CPUs rlbench's Go runtime uses (GOMAXPROCS)
+// unless told otherwise, for cfg on a machine of ncpu CPUs: all but one when
+// a target runs on this machine, so that redis-server's main thread keeps a
+// CPU of its own instead of being preempted by the load generator; else all
+// of them. A target runs here when rlbench starts it (a private server or
+// cluster) or when its address is a loopback one.
+//
+// On the project's 2-core machine, GOMAXPROCS=1 against a local server was
+// faster in every cell of 10, 50 and 500 workers on both clients: with 500
+// workers go-redis went from 94,798-97,478/s to 97,312-102,164/s and
+// rueidis from 180,520-188,814/s to 206,925-210,124/s (lua, 100,000 keys,
+// 5 s each, two rounds alternating GOMAXPROCS=2 and 1).
+func DefaultProcs(cfg Config, ncpu int) int {
+	if ncpu > 1 && slices.ContainsFunc(cfg.withDefaults().Targets, TargetSpec.local) {
+		return ncpu - 1
+	}
+	return max(ncpu, 1)
+}
+
+// local reports whether t runs on this machine: a private server or
+// cluster, or one whose (first) address is a loopback one.
+func (t TargetSpec) local() bool {
+	addr := t.Addr
+	if len(t.Cluster) > 0 {
+		addr = t.Cluster[0]
+	}
+	if addr == "" {
+		return true // private
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Options says where Run writes while it works. Its zero value is silent.

@@ -379,3 +379,52 @@ func TestMatrixOfTargets(t *testing.T) {
 		t.Errorf("targets a and b share %s; want two servers", rep.Runs[0].Server.Addr)
 	}
 }
+
+// TestDefaultProcs checks that rlbench leaves a CPU to a server on the same
+// machine, and only then.
+func TestDefaultProcs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		cfg  rlbench.Config
+		ncpu int
+		want int
+	}{
+		{"private server", rlbench.Config{}, 2, 1},
+		{"one CPU", rlbench.Config{}, 1, 1},
+		{"loopback address", rlbench.Config{Addr: "127.0.0.1:6379"}, 8, 7},
+		{"localhost", rlbench.Config{Addr: "localhost:6379"}, 8, 7},
+		{"IPv6 loopback", rlbench.Config{Addr: "[::1]:6379"}, 8, 7},
+		{"remote server", rlbench.Config{Addr: "10.0.0.5:6379"}, 8, 8},
+		{"remote cluster", rlbench.Config{Targets: []rlbench.TargetSpec{{Cluster: []string{"10.0.0.5:7000"}}}}, 4, 4},
+		{"managed cluster", rlbench.Config{Targets: []rlbench.TargetSpec{{ManagedCluster: "3"}}}, 4, 3},
+		{"remote and local", rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: "db.example:6379"}, {RedisServer: "redis-server"}}}, 4, 3},
+	}
+	for _, tc := range tests {
+		if got := rlbench.DefaultProcs(tc.cfg, tc.ncpu); got != tc.want {
+			t.Errorf("%s: DefaultProcs(%d CPUs) = %d; want %d", tc.name, tc.ncpu, got, tc.want)
+		}
+	}
+}
+
+// TestDefaultFlushDelay checks that rueidis waits to gather a batch only in
+// a closed loop of many workers.
+func TestDefaultFlushDelay(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		wl   workload.Config
+		want time.Duration
+	}{
+		{"default workers", workload.Config{}, 0},
+		{"99 workers", workload.Config{Clients: 99}, 0},
+		{"100 workers", workload.Config{Clients: 100}, 20 * time.Microsecond},
+		{"500 workers", workload.Config{Clients: 500}, 20 * time.Microsecond},
+		{"open loop", workload.Config{Clients: 500, Rate: 1000}, 0},
+	}
+	for _, tc := range tests {
+		if got := rlbench.DefaultFlushDelay(tc.wl); got != tc.want {
+			t.Errorf("%s: DefaultFlushDelay(%+v) = %s; want %s", tc.name, tc.wl, got, tc.want)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlbench/rlbench"
+	rlclients "github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/saturation"
 )
 
@@ -204,4 +206,17 @@ func TestCPUCell(t *testing.T) {
 
 func saturationReport(client, server float64, verdict string) saturation.Report {
 	return saturation.Report{ClientCPU: client, ServerCPU: server, Verdict: verdict}
+}
+
+// TestBenchmarkKeyLength checks that redis-benchmark's keys, once it has
+// written __rand_int__ as 12 digits, are as long as rlbench's 5-digit ones.
+func TestBenchmarkKeyLength(t *testing.T) {
+	t.Parallel()
+	for _, client := range rlclients.Names {
+		rb := strings.Replace(benchmarkKey(client), "__rand_int__", "000000012345", 1)
+		rl := rlbench.CellPrefix(prefix, "lua", client) + "{12345}"
+		if len(rb) != len(rl) {
+			t.Errorf("%s: redis-benchmark key %q is %d bytes, rlbench's %q %d; want equal", client, rb, len(rb), rl, len(rl))
+		}
+	}
 }

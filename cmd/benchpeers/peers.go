@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
@@ -38,7 +39,22 @@ const (
 	// pipeline is redis-benchmark's -P in the rueidis target, which
 	// auto-pipelines its workers over a few connections.
 	pipeline = 16
+	// prefix is rlbench's --prefix: short, like redis-benchmark's keys.
+	prefix = "rl:"
 )
+
+// benchmarkKey is redis-benchmark's key pattern for the target of client:
+// as long as rlbench's keys, rlbench.CellPrefix(prefix, "lua", client) then
+// "{N}" (N mostly 5 digits of 0-99,999), since key length costs the server
+// (measured with rueidis, a 20 µs flush delay and 500 workers,
+// three pairs of 8 s: 237-246k/s with rlbench's default prefix, a 50-byte
+// key, against 266-275k/s with --prefix rl:). redis-benchmark writes
+// __rand_int__ as 12 digits, so its prefix is the cell prefix less 7
+// bytes: "rl:lua:go{__rand_int__}" against "rl:lua:go-redis:{12345}".
+func benchmarkKey(client string) string {
+	cell := rlbench.CellPrefix(prefix, "lua", client)
+	return cell[:len(cell)-7] + "{__rand_int__}"
+}
 
 // Time bounds on every child process.
 const (
@@ -73,15 +89,15 @@ type target struct {
 	pipeline int      // redis-benchmark -P
 }
 
-// targets are issue 3's: go-redis (a pool of 500 connections) against plain
-// redis-benchmark -c 500, and rueidis (500 workers auto-pipelined over a few
-// connections) against redis-benchmark -c 500 -P 16. rueidis gathers its
-// batches with a 20µs MaxFlushDelay, as redis-benchmark -P gathers 16
-// commands per write; without it rueidis writes each command as it comes
-// and spends its CPU in system calls (see README, Performance).
+// targets are issue 3's, with rlbench's defaults: go-redis (a pool of 500
+// connections) against plain redis-benchmark -c 500, and rueidis (500
+// workers auto-pipelined over a few connections) against redis-benchmark
+// -c 500 -P 16. With 500 workers rueidis gathers its batches with a 20µs
+// MaxFlushDelay by default (rlbench.DefaultFlushDelay), as redis-benchmark
+// -P gathers 16 commands per write.
 var targets = []target{
 	{client: "go-redis", pipeline: 1},
-	{client: "rueidis", flags: []string{"--rueidis-flush-delay", "20us"}, pipeline: pipeline},
+	{client: "rueidis", pipeline: pipeline},
 }
 
 // report is everything written to --out.
@@ -297,12 +313,13 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 	}
 	fmt.Fprintf(b.stdout, "\ntarget %d: rlbench --strategy lua --client %s --clients %d  vs  redis-benchmark -c %d -P %d (%s)\n",
 		num, strings.Join(append([]string{t.client}, t.flags...), " "), clients, clients, t.pipeline, threads)
+	fmt.Fprintf(b.stdout, "keys of one length: rlbench %s{N}, redis-benchmark %s\n", rlbench.CellPrefix(prefix, "lua", t.client), benchmarkKey(t.client))
 
 	// redis-benchmark has no duration flag: it sends -n requests. A first
 	// run of about a second gives the rate; each run's -n is then the median
 	// rate so far times the seconds per side.
 	guess := int64(25_000 * t.pipeline)
-	cal, err := b.redisBenchmark(ctx, t.pipeline, guess, calibrationTimeout)
+	cal, err := b.redisBenchmark(ctx, t, guess, calibrationTimeout)
 	if err != nil {
 		return fmt.Errorf("target %d: calibrate redis-benchmark: %w", num, err)
 	}
@@ -318,7 +335,7 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 		}
 		n := requestsFor(median(rates), b.o.seconds, clients*t.pipeline)
 		// A run takes about o.seconds; the bound allows the rate to drop to a third.
-		rb, err := b.redisBenchmark(ctx, t.pipeline, n, 3*sideTimeout+30*time.Second)
+		rb, err := b.redisBenchmark(ctx, t, n, 3*sideTimeout+30*time.Second)
 		if err != nil {
 			return fmt.Errorf("target %d run %d: %w", num, run, err)
 		}
@@ -360,7 +377,7 @@ func (b *bench) rlbenchArgs(t target, seconds, workers, keyCount int, jsonPath s
 		"--clients", strconv.Itoa(workers), "--keys", strconv.Itoa(keyCount),
 		"--window", strconv.Itoa(window), "--limit", strconv.Itoa(limit),
 		"--addr", b.addr, "--duration", fmt.Sprintf("%ds", seconds),
-		"--json", jsonPath, "-q",
+		"--prefix", prefix, "--json", jsonPath, "-q",
 	}, t.flags...)
 }
 
@@ -399,13 +416,14 @@ func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error)
 }
 
 // redisBenchmark runs redis-benchmark for n requests and parses its CSV.
-func (b *bench) redisBenchmark(ctx context.Context, pipelineDepth int, n int64, timeout time.Duration) (side, error) {
+func (b *bench) redisBenchmark(ctx context.Context, t target, n int64, timeout time.Duration) (side, error) {
+	pipelineDepth := t.pipeline
 	args := []string{"-h", b.host, "-p", b.port, "-c", strconv.Itoa(clients), "-n", strconv.FormatInt(n, 10),
 		"-r", strconv.Itoa(keys), "-P", strconv.Itoa(pipelineDepth)}
 	if b.o.rbThreads > 0 {
 		args = append(args, "--threads", strconv.Itoa(b.o.rbThreads))
 	}
-	args = append(args, "--csv", "evalsha", b.sha, "1", "rl:__rand_int__", strconv.Itoa(window))
+	args = append(args, "--csv", "evalsha", b.sha, "1", benchmarkKey(t.client), strconv.Itoa(window))
 	m, err := b.measure(ctx, timeout, b.o.redisBenchmark, args...)
 	if err != nil {
 		return side{}, fmt.Errorf("redis-benchmark: %w", err)

@@ -16,6 +16,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,6 +54,8 @@ type options struct {
 	window         string
 	jsonPath       string
 	hdrDir         string
+	cpuProfile     string
+	procs          int
 	quiet          bool
 	failOnImmortal bool
 	listStrategies bool
@@ -86,14 +90,16 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.StringArrayVar(&o.redisServers, "redis-server", nil, "[LABEL=]PATH of a redis-server (or valkey-server) binary to start as a private server, repeatable (default: redis-server on PATH)")
 	fs.DurationVar(&c.AuditEvery, "audit-every", 0, "also audit each cell's keys this often during the load, for the immortal count in the per-second series (0: only at the end)")
 	fs.DurationVar(&c.Warmup, "warmup", rlbench.DefaultWarmup, "unrecorded load before each cell, on keys of its own (0: none)")
-	fs.DurationVar(&c.FlushDelay, "rueidis-flush-delay", 0, "rueidis MaxFlushDelay: how long its pipeline waits after a write to gather the next batch (0: rueidis' default, none)")
+	fs.DurationVar(&c.FlushDelay, "rueidis-flush-delay", 0, "rueidis MaxFlushDelay: how long its pipeline waits after a write to gather the next batch; 0: none, rueidis' own default (default: 20us in a closed loop of at least 100 workers, else 0)")
 	fs.Float64Var(&c.Workload.CrashRate, "crash-rate", 0, "probability (0 to 1) that a worker dies mid-decision: between the commands of a non-atomic strategy; for an atomic one, at a random moment of the request, dropping its connection")
 	fs.Float64Var(&c.Workload.Rate, "rate", 0, "open loop: decisions per second in total, sent on schedule whether or not earlier ones returned; latency counts from each one's intended start (0: closed loop)")
 	fs.DurationVar(&c.Workload.RacePause, "race-pause", 0, "pause between the read and the write of a non-atomic strategy, to widen its race")
-	fs.StringArrayVar(&o.faults, "fault", nil, "inject a fault, repeatable: script-flush@T, restart@T (private server only), stall@T:D, kill-clients@T, failover@T (--managed-cluster NxR only) (T from the start of each cell)")
+	fs.StringArrayVar(&o.faults, "fault", nil, "inject a fault, repeatable: script-flush@T, restart@T (private server only), stall@T:D, kill-clients@T, failover@T (--managed-cluster NxR only), reshard@T[:HOLD] (--managed-cluster only: moves the slot of the cell's first key to another master, migrating for HOLD) (T from the start of each cell)")
 	fs.StringVar(&c.OnError, "on-error", rlbench.DefaultOnError, "outage policy for a decision that failed: open (admit) or closed (reject)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the whole result as JSON to this file")
 	fs.StringVar(&o.hdrDir, "hdr-dir", "", "write each cell's latency histogram as an .hgrm percentile distribution into this directory (created if missing)")
+	fs.IntVar(&o.procs, "procs", 0, "CPUs rlbench's Go runtime uses at once, GOMAXPROCS (default: $GOMAXPROCS if set, else all CPUs but one when a target runs on this machine (a private server or cluster, or a loopback address), leaving redis-server a CPU, else all)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (read it with go tool pprof)")
 	fs.BoolVar(&c.KeepKeys, "keep-keys", false, "leave each run's keys in Redis after the audit (default: UNLINK them)")
 	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when any run leaves an immortal key")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
@@ -165,6 +171,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		t := rlbench.ParseTarget(v, false)
 		o.cfg.Targets = append(o.cfg.Targets, rlbench.TargetSpec{Label: t.Label, Cluster: strings.Split(t.Addr, ",")})
 	}
+	if !fs.Changed("rueidis-flush-delay") {
+		o.cfg.FlushDelay = rlbench.DefaultFlushDelay(o.cfg.Workload)
+	}
+	procs := o.procs
+	switch {
+	case fs.Changed("procs") && procs < 1:
+		fmt.Fprintf(stderr, "rlbench: --procs must be >= 1, got %d\n", procs)
+		return exitUsage
+	case !fs.Changed("procs") && os.Getenv("GOMAXPROCS") == "":
+		procs = rlbench.DefaultProcs(o.cfg, runtime.NumCPU())
+	}
+	if procs > 0 {
+		defer applyProcs(procs)()
+	}
 	for _, f := range o.faults {
 		fault, err := faults.Parse(f)
 		if err != nil {
@@ -200,6 +220,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "rlbench: --hdr-dir: %v\n", err)
 			return exitUsage
 		}
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "rlbench: --cpuprofile: %v\n", err)
+			return exitUsage
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "rlbench: --cpuprofile: %v\n", err)
+			return exitUsage
+		}
+		defer pprof.StopCPUProfile()
 	}
 	rep, err := rlbench.Run(ctx, o.cfg, opts)
 	var uerr *rlbench.UsageError
@@ -326,6 +359,13 @@ func explicitZeros(fs *pflag.FlagSet, c *rlbench.Config) error {
 		return fmt.Errorf("--duration: %w (--duration 0 needs --requests N)", workload.ErrNoEnd)
 	}
 	return nil
+}
+
+// applyProcs sets GOMAXPROCS to n and returns what restores it. Tests of
+// run, which share one process, replace it.
+var applyProcs = func(n int) (restore func()) {
+	prev := runtime.GOMAXPROCS(n)
+	return func() { runtime.GOMAXPROCS(prev) }
 }
 
 // isTerminal reports whether w is a character device, such as a terminal.

@@ -171,6 +171,12 @@ func TestRunBadInput(t *testing.T) {
 			want:   []string{"--clients", ">= 1"},
 		},
 		{
+			name:   "zero procs",
+			args:   []string{"--procs", "0"},
+			target: true,
+			want:   []string{"--procs", ">= 1"},
+		},
+		{
 			name:   "zero keys",
 			args:   []string{"--keys", "0"},
 			target: true,
@@ -796,9 +802,17 @@ func TestRunPrivateServer(t *testing.T) {
 	}
 }
 
+func init() {
+	// run would set GOMAXPROCS for the whole test binary, under the other
+	// tests running in parallel; TestBinaryRecordsEnvironment checks it on
+	// a built binary instead.
+	applyProcs = func(int) func() { return func() {} }
+}
+
 // TestBinaryRecordsEnvironment builds the command and runs it, since only
 // a built binary records its modules' versions: each cell's environment
-// names the client library's version.
+// names the client library's version, and the GOMAXPROCS that --procs
+// chose by default.
 func TestBinaryRecordsEnvironment(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -809,7 +823,9 @@ func TestBinaryRecordsEnvironment(t *testing.T) {
 	}
 	jsonPath := filepath.Join(dir, "out.json")
 	args := []string{"--addr", srv.Addr(), "--client", "all", "--clients", "2", "--duration", "200ms", "--warmup", "0", "--json", jsonPath, "-q"}
-	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") })
+	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("rlbench %q: %v\n%s", args, err, out)
 	}
 	raw, err := os.ReadFile(jsonPath)
@@ -823,6 +839,8 @@ func TestBinaryRecordsEnvironment(t *testing.T) {
 				ClientModule  string `json:"client_module"`
 				ClientVersion string `json:"client_version"`
 				GoVersion     string `json:"go_version"`
+				NumCPU        int    `json:"num_cpu"`
+				GOMAXPROCS    int    `json:"gomaxprocs"`
 			} `json:"environment"`
 		} `json:"runs"`
 	}
@@ -836,6 +854,10 @@ func TestBinaryRecordsEnvironment(t *testing.T) {
 		e := r.Environment
 		if !strings.HasPrefix(e.ClientVersion, "v") || e.ClientModule == "" || !strings.HasPrefix(e.GoVersion, "go") {
 			t.Errorf("%s environment = %+v; want the module, a version like v1.2.3 and the Go version", r.Client, e)
+		}
+		// The server is on loopback: rlbench leaves it a CPU.
+		if want := max(e.NumCPU-1, 1); e.GOMAXPROCS != want {
+			t.Errorf("%s gomaxprocs = %d with %d CPUs; want %d (all but one, for the local server)", r.Client, e.GOMAXPROCS, e.NumCPU, want)
 		}
 	}
 }
