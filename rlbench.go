@@ -247,6 +247,11 @@ func (c *Config) validate() error {
 		if d := c.Workload.Duration; d > 0 && f.At >= d {
 			return usage("--fault", fmt.Errorf("%s is at or after the end of the run (--duration %s)", f, d))
 		}
+		// A stall or a reshard's hold outlasting the load would hold up
+		// the end of the cell, and take the after-load readings late.
+		if d := c.Workload.Duration; d > 0 && f.Arg > 0 && f.At+f.Arg >= d {
+			return usage("--fault", fmt.Errorf("%s does not end before the run does (--duration %s)", f, d))
+		}
 	}
 	return nil
 }
@@ -303,8 +308,9 @@ func labelTargets(ts []TargetSpec) []TargetSpec {
 	return out
 }
 
-// DefaultFlushDelay is the rueidis MaxFlushDelay rlbench uses unless told
-// otherwise, for the workload wl: 20 µs in a closed loop of at least 100
+// DefaultFlushDelay is the rueidis MaxFlushDelay the rlbench command uses
+// unless --rueidis-flush-delay is given (in Config, FlushDelay 0 means none),
+// for the workload wl: 20 µs in a closed loop of at least 100
 // workers, where it lets rueidis gather a batch per write (as
 // redis-benchmark -P does) and costs no latency; none otherwise. With few
 // workers each write waits for company that does not come, and in an open
@@ -329,8 +335,9 @@ func DefaultFlushDelay(wl workload.Config) time.Duration {
 // DefaultFlushDelay is not 0.
 const flushDelayWorkers = 100
 
-// DefaultProcs is how many CPUs rlbench's Go runtime uses (GOMAXPROCS)
-// unless told otherwise, for cfg on a machine of ncpu CPUs: all but one when
+// DefaultProcs is how many CPUs the rlbench command's Go runtime uses
+// (GOMAXPROCS) unless --procs or $GOMAXPROCS says otherwise, for cfg when
+// the runtime's own default is ncpu (the CPUs, or a container's quota): all but one when
 // a target runs on this machine, so that redis-server's main thread keeps a
 // CPU of its own instead of being preempted by the load generator; else all
 // of them. A target runs here when rlbench starts it (a private server or

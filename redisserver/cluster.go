@@ -571,7 +571,8 @@ type SlotMove struct {
 // after the handover a client that still asks the old owner gets MOVED.
 // hold keeps the slot migrating for that long after the first keys have
 // moved (a large slot takes a while), before the last MIGRATE and the
-// handover. It waits until the cluster has settled again, for at most 15
+// handover. When it fails before the handover, it marks the slot STABLE on
+// both masters again, so that none is left half-moved. It waits until the cluster has settled again, for at most 15
 // seconds or until ctx ends.
 func (c *Cluster) MoveSlot(ctx context.Context, slot int, hold time.Duration) (SlotMove, error) {
 	m := SlotMove{Slot: slot}
@@ -598,6 +599,17 @@ func (c *Cluster) MoveSlot(ctx context.Context, slot int, hold time.Duration) (S
 	}
 	src, dst := c.clients[m.From], c.clients[m.To]
 	srcID, dstID := c.idOf(m.From), c.idOf(m.To)
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			// Best effort: no slot left half-moved for later cells and
+			// the audit. The keys already moved stay on the new owner.
+			bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), clusterQueryTimeout)
+			defer cancel()
+			src.Do(bg, "cluster", "setslot", slot, "stable")
+			dst.Do(bg, "cluster", "setslot", slot, "stable")
+		}
+	}()
 	if err := dst.Do(ctx, "cluster", "setslot", slot, "importing", srcID).Err(); err != nil {
 		return m, fmt.Errorf("redisserver: move slot %d: setslot importing on %s: %w", slot, m.To, err)
 	}
@@ -618,10 +630,13 @@ func (c *Cluster) MoveSlot(ctx context.Context, slot int, hold time.Duration) (S
 	}
 	// The new owner first, then the old, then the rest, as redis-cli does.
 	order := append([]string{m.To, m.From}, slices.DeleteFunc(slices.Clone(masters), func(a string) bool { return a == m.To || a == m.From })...)
-	for _, addr := range order {
+	for i, addr := range order {
 		if err := c.clients[addr].Do(ctx, "cluster", "setslot", slot, "node", dstID).Err(); err != nil {
 			return m, fmt.Errorf("redisserver: move slot %d: setslot node on %s: %w", slot, addr, err)
 		}
+		// Once both ends agree, the slot is the new owner's: the others
+		// learn it from them.
+		handedOver = i >= 1
 	}
 	err = c.await(ctx, fmt.Sprintf("slot %d to settle on %s", slot, m.To), func(ctx context.Context) error {
 		view, err := c.settled(ctx)

@@ -440,14 +440,19 @@ func TestClusterMoveSlot(t *testing.T) {
 	}
 	// During the hold the old owner has given its keys away and answers ASK.
 	asked := make(chan error, 1)
-	masters := c.MasterAddrs()
+	var masters []*redis.Client
+	for _, addr := range c.MasterAddrs() {
+		masters = append(masters, client(t, addr))
+	}
 	go func() {
-		time.Sleep(150 * time.Millisecond)
+		// Until the hold ends: the first MIGRATE may take a while.
 		var err error
-		for _, addr := range masters {
-			if err = client(t, addr).Get(ctx, withTTL).Err(); err != nil && strings.HasPrefix(err.Error(), "ASK ") {
-				asked <- nil
-				return
+		for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			for _, m := range masters {
+				if err = m.Get(ctx, withTTL).Err(); err != nil && strings.HasPrefix(err.Error(), "ASK ") {
+					asked <- nil
+					return
+				}
 			}
 		}
 		asked <- fmt.Errorf("no master answered ASK; the last said %v", err)

@@ -182,7 +182,8 @@ type Run struct {
 	// in Errors), TRYAGAIN and CLUSTERDOWN. The counts are the nodes' own,
 	// from INFO errorstats on every master and replica (package redirects),
 	// so on a cluster that others use too they include theirs. Nil for a
-	// single server, and when the nodes could not be read.
+	// single server, for Redis before 6.2 (no INFO errorstats), and when the
+	// nodes could not be read.
 	ClusterErrors map[string]int64 `json:"cluster_errors,omitempty"`
 	// Audit is what the post-run key scan found.
 	Audit Audit `json:"audit"`

@@ -8,7 +8,7 @@
 //	scripts/bench-peers.sh --runs 7 --seconds 20 --out peers.json
 //
 // For each target it alternates the two tools, A B A B ..., on the same
-// server and workload (500 clients, 100,000 random keys of one length,
+// server and workload (500 clients, 100,000 random keys of the same length,
 // EVALSHA of the same script), prints each pair's ratio rlbench/redis-benchmark and the median
 // ratio, and writes every figure as JSON. It measures; it does not judge
 // speed: the exit status is 0 whatever the ratios, 1 when something failed to

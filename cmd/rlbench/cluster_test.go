@@ -51,6 +51,9 @@ func TestRunClusterBadInput(t *testing.T) {
 		{"failover on an existing cluster", []string{"--cluster", closedAddr(t), "--fault", "failover@1s"}, "--managed-cluster NxR"},
 		{"reshard on a single server", []string{"--addr", closedAddr(t), "--fault", "reshard@1s"}, "--managed-cluster N"},
 		{"reshard on an existing cluster", []string{"--cluster", closedAddr(t), "--fault", "reshard@1s"}, "--managed-cluster N"},
+		{"fault after the end", []string{"--managed-cluster", "3", "--duration", "2s", "--fault", "reshard@2s"}, "after the end of the run"},
+		{"reshard hold past the end", []string{"--managed-cluster", "3", "--duration", "2s", "--fault", "reshard@1s:1s"}, "does not end before the run does"},
+		{"stall past the end", []string{"--addr", closedAddr(t), "--duration", "2s", "--fault", "stall@1500ms:1s"}, "does not end before the run does"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -98,7 +98,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&c.OnError, "on-error", rlbench.DefaultOnError, "outage policy for a decision that failed: open (admit) or closed (reject)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the whole result as JSON to this file")
 	fs.StringVar(&o.hdrDir, "hdr-dir", "", "write each cell's latency histogram as an .hgrm percentile distribution into this directory (created if missing)")
-	fs.IntVar(&o.procs, "procs", 0, "CPUs rlbench's Go runtime uses at once, GOMAXPROCS (default: $GOMAXPROCS if set, else all CPUs but one when a target runs on this machine (a private server or cluster, or a loopback address), leaving redis-server a CPU, else all)")
+	fs.IntVar(&o.procs, "procs", 0, "CPUs rlbench's Go runtime uses at once, GOMAXPROCS (default: $GOMAXPROCS if set; else the Go runtime's default (the CPUs, or a container's quota) less one when a target runs on this machine (a private server or cluster, or a loopback address), leaving redis-server a CPU; else the runtime's default)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (read it with go tool pprof)")
 	fs.BoolVar(&c.KeepKeys, "keep-keys", false, "leave each run's keys in Redis after the audit (default: UNLINK them)")
 	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when any run leaves an immortal key")
@@ -180,9 +180,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rlbench: --procs must be >= 1, got %d\n", procs)
 		return exitUsage
 	case !fs.Changed("procs") && os.Getenv("GOMAXPROCS") == "":
-		procs = rlbench.DefaultProcs(o.cfg, runtime.NumCPU())
+		// The runtime's own default, which heeds a container's CPU quota.
+		procs = rlbench.DefaultProcs(o.cfg, runtime.GOMAXPROCS(0))
 	}
-	if procs > 0 {
+	if procs > 0 && procs != runtime.GOMAXPROCS(0) {
 		defer applyProcs(procs)()
 	}
 	for _, f := range o.faults {
@@ -221,26 +222,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
+	var profile *os.File
 	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
+		// Into a temporary file beside it, as --json: an existing profile is
+		// replaced only once the run has started.
+		profile, err = os.CreateTemp(filepath.Dir(o.cpuProfile), "."+filepath.Base(o.cpuProfile)+".*.tmp")
+		if err == nil {
+			defer os.Remove(profile.Name()) // a no-op once renamed
+			err = pprof.StartCPUProfile(profile)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "rlbench: --cpuprofile: %v\n", err)
 			return exitUsage
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "rlbench: --cpuprofile: %v\n", err)
-			return exitUsage
-		}
-		defer pprof.StopCPUProfile()
 	}
 	rep, err := rlbench.Run(ctx, o.cfg, opts)
 	var uerr *rlbench.UsageError
-	if errors.As(err, &uerr) {
+	isUsage := errors.As(err, &uerr)
+	var profileErr error
+	if profile != nil {
+		pprof.StopCPUProfile()
+		profileErr = profile.Close()
+		if profileErr == nil && !isUsage {
+			profileErr = os.Rename(profile.Name(), o.cpuProfile)
+		}
+	}
+	if isUsage {
 		fmt.Fprintf(stderr, "rlbench: %v\n", err)
 		return exitUsage
 	}
 	code := exitOK
+	if profileErr != nil {
+		fmt.Fprintf(stderr, "rlbench: --cpuprofile: %v\n", profileErr)
+		code = exitFailure
+	}
 	if rep != nil && len(rep.Runs) > 0 {
 		if werr := results.Text(rep)(stdout); werr != nil {
 			fmt.Fprintf(stderr, "rlbench: %v\n", werr)

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"os"
@@ -860,4 +862,38 @@ func TestBinaryRecordsEnvironment(t *testing.T) {
 			t.Errorf("%s gomaxprocs = %d with %d CPUs; want %d (all but one, for the local server)", r.Client, e.GOMAXPROCS, e.NumCPU, want)
 		}
 	}
+}
+
+// TestCPUProfile checks that --cpuprofile writes a profile (gzipped
+// protocol buffers, as runtime/pprof writes them), and that bad input found by the run leaves an existing file
+// as it was.
+func TestCPUProfile(t *testing.T) {
+	// Not parallel: one CPU profile at a time per process.
+	srv := redistest.Start(t)
+	path := filepath.Join(t.TempDir(), "cpu.prof")
+	mustRun(t, exitOK, "--addr", srv.Addr(), "--requests", "2000", "--clients", "4", "--cpuprofile", path)
+	zr, err := gzip.NewReader(mustOpen(t, path))
+	if err != nil {
+		t.Fatalf("--cpuprofile wrote %s, which is not gzipped: %v", path, err)
+	}
+	if body, err := io.ReadAll(zr); err != nil || len(body) == 0 {
+		t.Errorf("--cpuprofile wrote %s: %d bytes inside, %v; want a profile", path, len(body), err)
+	}
+	if err := os.WriteFile(path, []byte("earlier"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, exitUsage, "--addr", srv.Addr(), "--strategy", "nope", "--cpuprofile", path)
+	if got, _ := os.ReadFile(path); string(got) != "earlier" {
+		t.Errorf("after bad input, %s holds %q; want the earlier file untouched", path, got)
+	}
+}
+
+func mustOpen(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
