@@ -126,6 +126,9 @@ func TestClusterCleansUp(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run error: %v", err)
 	}
+	if len(rep.Runs) != 4 {
+		t.Fatalf("Run gave %d runs; want 4 (2 strategies x 2 clients)", len(rep.Runs))
+	}
 	for _, r := range rep.Runs {
 		if r.Decisions != 300 || r.Errors != 0 || r.Audit.Keys != 10 {
 			t.Errorf("%s/%s: decisions %d, errors %d, audit keys %d; want 300, 0, 10", r.Strategy, r.Client, r.Decisions, r.Errors, r.Audit.Keys)
@@ -156,6 +159,9 @@ func TestManagedCluster(t *testing.T) {
 	}, rlbench.Options{})
 	if err != nil {
 		t.Fatalf("Run error: %v", err)
+	}
+	if len(rep.Runs) != 2 {
+		t.Fatalf("Run gave %d runs; want 2 (lua on both clients)", len(rep.Runs))
 	}
 	for _, r := range rep.Runs {
 		if r.Decisions != 200 || r.Errors != 0 || !r.Server.Managed || len(r.AuditPerNode) != 3 || r.Audit.Keys != 10 {

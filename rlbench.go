@@ -477,7 +477,9 @@ type runTarget struct {
 }
 
 func (t *runTarget) close() {
-	t.observer.Close()
+	if t.observer != nil {
+		t.observer.Close()
+	}
 	t.target.Close()
 	if t.clusterObserver != nil {
 		t.clusterObserver.Close()
@@ -507,11 +509,17 @@ func openRunTarget(ctx context.Context, cfg Config, spec TargetSpec) (*runTarget
 		t.close()
 		return nil, usage("--db", fmt.Errorf("%s: select %d: %w", spec.Label, cfg.DB, err))
 	}
-	if err := checkSupport(cfg.Strategies, tgt.Info); err != nil {
-		t.close()
-		return nil, err
+	return t.checked(ctx, cfg)
+}
+
+// checked returns t once every strategy and the go-redis pool are found to
+// fit it; otherwise it closes t.
+func (t *runTarget) checked(ctx context.Context, cfg Config) (*runTarget, error) {
+	err := checkSupport(cfg.Strategies, t.target.Info)
+	if err == nil {
+		err = checkConnections(ctx, t.observer, cfg)
 	}
-	if err := checkConnections(ctx, t.observer, cfg); err != nil {
+	if err != nil {
 		t.close()
 		return nil, err
 	}
@@ -554,21 +562,12 @@ func openClusterTarget(ctx context.Context, cfg Config, spec TargetSpec) (*runTa
 		err = errors.New("no masters")
 	}
 	if err != nil {
-		t.observer = redisserver.NewObserver(t.clusterAddrs[0], cfg.Password, 0, 1)
 		t.close()
 		return nil, usage(flag, fmt.Errorf("%s: %w", spec.Label, err))
 	}
 	first := masters[0].(*redis.Client).Options().Addr
 	t.observer = redisserver.NewObserver(first, cfg.Password, 0, 4)
-	if err := checkSupport(cfg.Strategies, info); err != nil {
-		t.close()
-		return nil, err
-	}
-	if err := checkConnections(ctx, t.observer, cfg); err != nil {
-		t.close()
-		return nil, err
-	}
-	return t, nil
+	return t.checked(ctx, cfg)
 }
 
 // masters returns a client to each master of the cluster as the cluster

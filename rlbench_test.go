@@ -204,6 +204,9 @@ func TestCrashRate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run error: %v", err)
 	}
+	if len(rep.Runs) != 2 {
+		t.Fatalf("Run gave %d runs; want 2 (incr-expire and multi-nx on go-redis)", len(rep.Runs))
+	}
 	for _, r := range rep.Runs {
 		if r.ErrorKinds["crashed"] == 0 {
 			t.Errorf("%s: error kinds %v; want crashed > 0", r.Strategy, r.ErrorKinds)
@@ -227,19 +230,27 @@ func TestCrashRate(t *testing.T) {
 // counted, the faults are reported, and decisions resume afterwards.
 func TestFaultsAreCountedNotFatal(t *testing.T) {
 	t.Parallel()
-	restart, _ := faults.Parse("restart@1s")
-	flush, _ := faults.Parse("script-flush@500ms")
-	kill, _ := faults.Parse("kill-clients@1800ms")
+	var fs []faults.Fault
+	for _, f := range []string{"script-flush@500ms", "restart@1s", "kill-clients@1800ms"} {
+		fault, err := faults.Parse(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs = append(fs, fault)
+	}
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
 		Strategies: []string{"lua"},
 		Clients:    []string{"all"},
 		Window:     1,
 		Workload:   workload.Config{Clients: 8, Keys: 10, Duration: 2500 * time.Millisecond},
-		Faults:     []faults.Fault{flush, restart, kill},
+		Faults:     fs,
 		OnError:    "closed",
 	}, rlbench.Options{})
 	if err != nil {
 		t.Fatalf("Run error: %v", err)
+	}
+	if len(rep.Runs) != 2 {
+		t.Fatalf("Run gave %d runs; want 2 (lua on both clients)", len(rep.Runs))
 	}
 	for _, r := range rep.Runs {
 		label := r.Strategy + "/" + r.Client
@@ -285,6 +296,9 @@ func TestOverAdmission(t *testing.T) {
 	}, rlbench.Options{})
 	if err != nil {
 		t.Fatalf("Run error: %v", err)
+	}
+	if len(rep.Runs) != 4 {
+		t.Fatalf("Run gave %d runs; want 4 (4 strategies on go-redis)", len(rep.Runs))
 	}
 	for _, r := range rep.Runs {
 		if r.OverAdmitted == nil {

@@ -23,13 +23,22 @@ type goRedis struct {
 	fallbacks atomic.Int64
 }
 
+// newGoRedis builds one set of options for a single server and a cluster
+// alike: redis.NewUniversalClient makes a *redis.ClusterClient of them when
+// o.Cluster is set (IsClusterMode, even with one seed node), with the pool
+// per node.
 func newGoRedis(o Options) *goRedis {
-	opt := &redis.Options{
-		Addr:       o.Addr,
-		Password:   o.Password,
-		DB:         o.DB,
-		ClientName: o.ClientName,
-		Protocol:   3,
+	addrs := []string{o.Addr}
+	if len(o.Cluster) > 0 {
+		addrs = o.Cluster
+	}
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
+		Addrs:         addrs,
+		IsClusterMode: len(o.Cluster) > 0,
+		Password:      o.Password,
+		DB:            o.DB,
+		ClientName:    o.ClientName,
+		Protocol:      3,
 		// One connection per worker: callers never queue inside the client.
 		PoolSize: o.Workers,
 		// MULTI/EXEC goes through TxPipelined; keep it on the main pool so
@@ -46,39 +55,13 @@ func newGoRedis(o Options) *goRedis {
 		MaintNotificationsConfig: &maintnotifications.Config{
 			Mode: maintnotifications.ModeDisabled,
 		},
+	})
+	c := &goRedis{rdb: rdb, opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off", o.Workers)}
+	if cluster, ok := rdb.(*redis.ClusterClient); ok {
+		c.cluster = cluster
+		c.opts = fmt.Sprintf("cluster pool_size=%d/node protocol=3 retries=off", o.Workers)
 	}
-	if len(o.Cluster) > 0 {
-		return newGoRedisCluster(o)
-	}
-	return &goRedis{
-		rdb:  redis.NewClient(opt),
-		opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off", o.Workers),
-	}
-}
-
-// newGoRedisCluster is newGoRedis for a cluster, with the same settings;
-// the pool is per node.
-func newGoRedisCluster(o Options) *goRedis {
-	opt := &redis.ClusterOptions{
-		Addrs:                 o.Cluster,
-		Password:              o.Password,
-		ClientName:            o.ClientName,
-		Protocol:              3,
-		PoolSize:              o.Workers, // per node
-		PipelinePoolSize:      -1,
-		MaxRetries:            -1,
-		ContextTimeoutEnabled: true,
-		DisableIdentity:       true,
-		MaintNotificationsConfig: &maintnotifications.Config{
-			Mode: maintnotifications.ModeDisabled,
-		},
-	}
-	rdb := redis.NewClusterClient(opt)
-	return &goRedis{
-		rdb:     rdb,
-		cluster: rdb,
-		opts:    fmt.Sprintf("cluster pool_size=%d/node protocol=3 retries=off", o.Workers),
-	}
+	return c
 }
 
 func (c *goRedis) Name() string     { return "go-redis" }

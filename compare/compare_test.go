@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,7 +156,11 @@ func TestSpreadOf(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			in := slices.Clone(tc.in)
 			got := SpreadOf(tc.in)
+			if !slices.Equal(in, tc.in) {
+				t.Errorf("SpreadOf(%v) reordered its argument to %v", in, tc.in)
+			}
 			same := got.N == tc.want.N && got.Min == tc.want.Min && got.Median == tc.want.Median &&
 				got.Max == tc.want.Max && got.Mean == tc.want.Mean &&
 				(math.IsNaN(got.CV) && math.IsNaN(tc.want.CV) || math.Abs(got.CV-tc.want.CV) < 1e-12)

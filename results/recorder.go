@@ -94,25 +94,7 @@ func newLatencyHistogram() *hdrhistogram.Histogram {
 // or rejected; otherwise it counts as an error of kind ErrorKind(err) and
 // allowed is ignored. Any worker number is accepted, negative ones included.
 func (r *Recorder) Record(worker int, latency time.Duration, allowed bool, err error) {
-	r.once.Do(r.init)
-	s := &r.shards[uint(worker)%uint(len(r.shards))].shard
-
-	us := clampUS(latency)
-	var kind string
-	if err != nil {
-		kind = ErrorKind(err) // outside the lock
-	}
-
-	s.mu.Lock()
-	if kind != KindCrashed {
-		if s.latency == nil {
-			s.latency = newLatencyHistogram()
-		}
-		// us is clamped into the histogram's range: RecordValue cannot fail.
-		_ = s.latency.RecordValue(us)
-	}
-	s.count(allowed, err, kind)
-	s.mu.Unlock()
+	r.record(worker, latency, -1, allowed, err)
 }
 
 // RecordOpen records one open-loop decision attempt by worker, as Record
@@ -123,10 +105,15 @@ func (r *Recorder) Record(worker int, latency time.Duration, allowed bool, err e
 // Corrected is the figure to trust: it counts the time a request waited
 // behind a slow server before it could be sent (coordinated omission).
 func (r *Recorder) RecordOpen(worker int, corrected, uncorrected time.Duration, allowed bool, err error) {
+	r.record(worker, corrected, max(uncorrected, 0), allowed, err)
+}
+
+// record is Record, and RecordOpen when uncorrected is not negative.
+func (r *Recorder) record(worker int, latency, uncorrected time.Duration, allowed bool, err error) {
 	r.once.Do(r.init)
 	s := &r.shards[uint(worker)%uint(len(r.shards))].shard
 
-	cus, uus := clampUS(corrected), clampUS(uncorrected)
+	us, uus := clampUS(latency), clampUS(uncorrected)
 	var kind string
 	if err != nil {
 		kind = ErrorKind(err) // outside the lock
@@ -137,12 +124,15 @@ func (r *Recorder) RecordOpen(worker int, corrected, uncorrected time.Duration, 
 		if s.latency == nil {
 			s.latency = newLatencyHistogram()
 		}
-		if s.uncorrected == nil {
-			s.uncorrected = newLatencyHistogram()
+		// Values are clamped into the histograms' range: RecordValue
+		// cannot fail.
+		_ = s.latency.RecordValue(us)
+		if uncorrected >= 0 {
+			if s.uncorrected == nil {
+				s.uncorrected = newLatencyHistogram()
+			}
+			_ = s.uncorrected.RecordValue(uus)
 		}
-		// Both are clamped into the histograms' range: RecordValue cannot fail.
-		_ = s.latency.RecordValue(cus)
-		_ = s.uncorrected.RecordValue(uus)
 	}
 	s.count(allowed, err, kind)
 	s.mu.Unlock()

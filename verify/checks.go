@@ -127,9 +127,12 @@ const (
 	// expiryGrace is how long past the window the checks wait for a key to
 	// expire, or for a window-less strategy to admit again.
 	expiryGrace = 2 * time.Second
-	// resumeTimeout bounds the wait for the first decision that succeeds
-	// after a restart.
+	// resumeTimeout bounds the wait for decisions to succeed again after a
+	// restart.
 	resumeTimeout = 10 * time.Second
+	// resumeStreak is how many decisions in a row must succeed before the
+	// restart check counts the client as back.
+	resumeStreak = 8
 )
 
 // row is one strategy x client while its checks run.
@@ -384,24 +387,32 @@ func (r *row) keysUnder(ctx context.Context, prefix string) ([]string, error) {
 	}
 }
 
+// allowedFresh sends one request for key, named what in failures, and
+// checks that it is allowed and, for a fixed window, that it started a
+// fresh counter (freshCounter, with when).
+func (r *row) allowedFresh(ctx context.Context, s strategies.Strategy, c *observedConn, key, what, when string) (Cell, bool) {
+	decided := time.Now()
+	d, err := r.decide(ctx, s, c, key)
+	if err != nil {
+		return failf("%s: %v", what, err), false
+	}
+	if !d.Allowed {
+		return failf("%s rejected (count %d); want allowed", what, d.Count), false
+	}
+	if r.info.FixedWindow {
+		return r.freshCounter(ctx, key, decided, when)
+	}
+	return Cell{}, true
+}
+
 func checkFirst(ctx context.Context, r *row, c *observedConn) Cell {
 	s, err := r.strategy(r.cfg.Window)
 	if err != nil {
 		return failf("%v", err)
 	}
 	key := r.key(CheckFirst, "k")
-	decided := time.Now()
-	d, err := r.decide(ctx, s, c, key)
-	if err != nil {
-		return failf("first request: %v", err)
-	}
-	if !d.Allowed {
-		return failf("first request rejected (count %d); want allowed", d.Count)
-	}
-	if r.info.FixedWindow {
-		if cell, ok := r.freshCounter(ctx, key, decided, "after the first request"); !ok {
-			return cell
-		}
+	if cell, ok := r.allowedFresh(ctx, s, c, key, "first request", "after the first request"); !ok {
+		return cell
 	}
 	return r.ttlsSet(ctx, r.checkPrefix(CheckFirst), r.cfg.Window)
 }
@@ -439,18 +450,8 @@ func checkExpiry(ctx context.Context, r *row, c *observedConn) Cell {
 	} else if err := sleep(ctx, window+300*time.Millisecond); err != nil {
 		return failf("%v", err)
 	}
-	decided := time.Now()
-	d, err := r.decide(ctx, s, c, key)
-	if err != nil {
-		return failf("request after the window: %v", err)
-	}
-	if !d.Allowed {
-		return failf("request after the window rejected (count %d); want allowed", d.Count)
-	}
-	if r.info.FixedWindow {
-		if cell, ok := r.freshCounter(ctx, key, decided, "in the new window"); !ok {
-			return cell
-		}
+	if cell, ok := r.allowedFresh(ctx, s, c, key, "request after the window", "in the new window"); !ok {
+		return cell
 	}
 	return r.ttlsSet(ctx, r.checkPrefix(CheckExpiry), r.cfg.Window)
 }
@@ -900,15 +901,19 @@ loop:
 		return failf("%v", restartErr)
 	}
 
-	// Decide until a decision succeeds again.
+	// Decide until decisions succeed again, resumeStreak in a row: a client
+	// with several connections (rueidis pipelines over up to four) finds
+	// each dead one on its first use.
 	resume := time.Now()
 	var after int64
 	var reprepared string
-	for {
+	for streak := 0; streak < resumeStreak; {
 		_, err := r.decide(ctx, s, c, during)
 		if err == nil {
-			break
+			streak++
+			continue
 		}
+		streak = 0
 		after++
 		kinds[results.ErrorKind(err)]++
 		if _, ok := errors.AsType[strategies.ReplyError](err); ok && reprepared == "" {
@@ -939,9 +944,9 @@ loop:
 
 	parts := []string{fmt.Sprintf("restarted in %s", took.Round(time.Millisecond)), fmt.Sprintf("%d of %d decisions during it errored", errs, decisions)}
 	if after > 0 {
-		parts = append(parts, fmt.Sprintf("%d more after it, the first success %s after it", after, resumed.Round(time.Millisecond)))
+		parts = append(parts, fmt.Sprintf("%d more after it, succeeding again %s after it", after, resumed.Round(time.Millisecond)))
 	} else {
-		parts = append(parts, "the first decision after it succeeded")
+		parts = append(parts, fmt.Sprintf("the first %d decisions after it succeeded", resumeStreak))
 	}
 	if len(kinds) > 0 {
 		parts = append(parts, "errors: "+kindList(kinds))

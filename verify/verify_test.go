@@ -153,8 +153,15 @@ func TestRunExistingServer(t *testing.T) {
 	if bad := m.Unexpected(); len(bad) > 0 {
 		t.Errorf("Unexpected() = %+v; want none", bad)
 	}
+	if len(m.Rows) != 2 {
+		t.Fatalf("Run gave %d rows; want 2 (lua and incr-expire on rueidis)", len(m.Rows))
+	}
+	checked := 0
 	for _, r := range m.Rows {
 		for _, c := range r.Cells {
+			if c.Check == verify.CheckRestart || c.Check == verify.CheckNoscript {
+				checked++
+			}
 			if c.Check == verify.CheckRestart && (c.Outcome != verify.NotApplicable || !strings.Contains(c.Note, "needs the private server")) {
 				t.Errorf("%s restart = %s (%s); want n/a, needs the private server", r.Label(), c.Outcome, c.Note)
 			}
@@ -162,6 +169,9 @@ func TestRunExistingServer(t *testing.T) {
 				t.Errorf("%s noscript = %s (%s); want n/a", r.Label(), c.Outcome, c.Note)
 			}
 		}
+	}
+	if checked != 4 {
+		t.Errorf("found %d restart and noscript cells; want 4 (2 per row)", checked)
 	}
 	stats, err := rdb.Info(ctx, "commandstats").Result()
 	if err != nil {

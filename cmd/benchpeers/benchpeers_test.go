@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"math"
 	"strings"
 	"testing"
 
@@ -100,34 +99,6 @@ func TestParseEvalshaStats(t *testing.T) {
 			got, err := parseEvalshaStats(tc.text)
 			if (err != nil) != tc.wantErr || got != tc.want {
 				t.Errorf("parseEvalshaStats(%q) = (%+v, %v); want (%+v, error %t)", tc.text, got, err, tc.want, tc.wantErr)
-			}
-		})
-	}
-}
-
-func TestMedian(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		xs   []float64
-		want float64
-	}{
-		{name: "none", xs: nil, want: 0},
-		{name: "one", xs: []float64{1.5}, want: 1.5},
-		{name: "odd count, unsorted", xs: []float64{3, 1, 2, 5, 4}, want: 3},
-		{name: "even count: mean of the middle two", xs: []float64{4, 1, 3, 2}, want: 2.5},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			in := append([]float64(nil), tc.xs...)
-			if got := median(tc.xs); got != tc.want || math.IsNaN(got) {
-				t.Errorf("median(%v) = %v; want %v", in, got, tc.want)
-			}
-			for i := range in {
-				if in[i] != tc.xs[i] {
-					t.Errorf("median(%v) reordered its argument to %v", in, tc.xs)
-				}
 			}
 		})
 	}

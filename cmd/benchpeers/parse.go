@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -145,19 +144,4 @@ func parseEvalshaStats(text string) (evalshaStats, error) {
 		}
 	}
 	return s, nil
-}
-
-// median returns the middle value of xs (the mean of the two middle values
-// for an even count), or 0 for none.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	mid := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[mid]
-	}
-	return (s[mid-1] + s[mid]) / 2
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/rlbench/rlbench"
+	rlcompare "github.com/rlbench/rlbench/compare"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
@@ -88,6 +89,10 @@ type target struct {
 	flags    []string // more rlbench flags for this client
 	pipeline int      // redis-benchmark -P
 }
+
+// median is the middle of xs (the mean of the middle two for an even
+// count), 0 for none.
+func median(xs []float64) float64 { return rlcompare.SpreadOf(xs).Median }
 
 // targets are issue 3's, with rlbench's defaults: go-redis (a pool of 500
 // connections) against plain redis-benchmark -c 500, and rueidis (500

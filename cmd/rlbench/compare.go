@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -28,12 +27,8 @@ files) also gets the spread of its runs: min, median, max and the
 coefficient of variation, so that noise can be told from a difference.
 %s`, fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "rlbench compare: %v (see rlbench compare --help)\n", err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	files, err := compare.ReadFiles(fs.Args())
 	if err != nil {

@@ -125,12 +125,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var o options
 	fs := newFlagSet(&o, stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "rlbench: %v (see rlbench --help)\n", err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "rlbench: unexpected argument %q (see rlbench --help)\n", fs.Arg(0))
@@ -374,6 +370,39 @@ func explicitZeros(fs *pflag.FlagSet, c *rlbench.Config) error {
 		return fmt.Errorf("--duration: %w (--duration 0 needs --requests N)", workload.ErrNoEnd)
 	}
 	return nil
+}
+
+// parseFlags parses args into fs, the flags of the command fs names
+// ("rlbench", "rlbench verify", ...). When it returns false the command ends
+// with code: 0 after --help, 2 after bad flags, reported on stderr.
+func parseFlags(fs *pflag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return exitOK, true
+	case errors.Is(err, pflag.ErrHelp):
+		return exitOK, false
+	}
+	fmt.Fprintf(stderr, "%s: %v (see %s --help)\n", fs.Name(), err, fs.Name())
+	return exitUsage, false
+}
+
+// writeOutput writes data to stdout when out is "-", else to the file out,
+// and reports a failure on stderr as the command cmd does; ok is false when
+// the command must end with code.
+func writeOutput(cmd, out string, data []byte, stdout, stderr io.Writer) (code int, ok bool) {
+	if out == "-" {
+		if _, err := stdout.Write(data); err != nil {
+			fmt.Fprintf(stderr, "%s: write: %v\n", cmd, err)
+			return exitFailure, false
+		}
+		return exitOK, true
+	}
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		fmt.Fprintf(stderr, "%s: -o: %v\n", cmd, err)
+		return exitUsage, false
+	}
+	return exitOK, true
 }
 
 // applyProcs sets GOMAXPROCS to n and returns what restores it. Tests of

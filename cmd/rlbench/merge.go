@@ -40,11 +40,8 @@ left out, with a note. rlbench compare and rlbench report read the result.
 Flags:
 %s`, fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return mergeUsage(stderr, err)
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	paths := fs.Args()
 	switch {
@@ -76,16 +73,8 @@ Flags:
 		fmt.Fprintf(stderr, "rlbench merge: %v\n", err)
 		return exitFailure
 	}
-	if out == "-" {
-		if _, err := stdout.Write(buf.Bytes()); err != nil {
-			fmt.Fprintf(stderr, "rlbench merge: write: %v\n", err)
-			return exitFailure
-		}
-		return exitOK
-	}
-	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-		fmt.Fprintf(stderr, "rlbench merge: -o: %v\n", err)
-		return exitUsage
+	if code, ok := writeOutput("rlbench merge", out, buf.Bytes(), stdout, stderr); !ok || out == "-" {
+		return code
 	}
 	fmt.Fprintf(stderr, "rlbench merge: wrote %s: %d cells from %d files\n", out, len(m.Runs), len(files))
 	if err := results.Text(m.Results())(stdout); err != nil {

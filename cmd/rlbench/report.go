@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -40,12 +38,8 @@ environment of each file.
 Flags:
 %s`, fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "rlbench report: %v (see rlbench report --help)\n", err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	files, err := compare.ReadFiles(fs.Args())
 	if err != nil {
@@ -58,16 +52,8 @@ Flags:
 		fmt.Fprintf(stderr, "rlbench report: %v\n", err)
 		return exitFailure
 	}
-	if out == "-" {
-		if _, err := stdout.Write(page.Bytes()); err != nil {
-			fmt.Fprintf(stderr, "rlbench report: write: %v\n", err)
-			return exitFailure
-		}
-		return exitOK
-	}
-	if err := os.WriteFile(out, page.Bytes(), 0o644); err != nil {
-		fmt.Fprintf(stderr, "rlbench report: -o: %v\n", err)
-		return exitUsage
+	if code, ok := writeOutput("rlbench report", out, page.Bytes(), stdout, stderr); !ok || out == "-" {
+		return code
 	}
 	fmt.Fprintf(stderr, "rlbench report: wrote %s: %d cells from %d files, %d charts\n", out, len(c.Cells), len(files), htmlreport.Charts(c))
 	return exitOK

@@ -58,12 +58,8 @@ func verifyCheckNames() []string {
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o verifyOptions
 	fs := newVerifyFlagSet(&o, stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "rlbench verify: %v (see rlbench verify --help)\n", err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "rlbench verify: unexpected argument %q (see rlbench verify --help)\n", fs.Arg(0))

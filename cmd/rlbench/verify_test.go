@@ -84,14 +84,21 @@ func TestVerifyGoodRun(t *testing.T) {
 	if !doc.AsDocumented || doc.Server.Addr != srv.Addr() || doc.Server.Managed || len(doc.Rows) != 2 {
 		t.Errorf("JSON as_documented %t, server %+v, %d rows; want true, %s not managed, 2 rows", doc.AsDocumented, doc.Server, len(doc.Rows), srv.Addr())
 	}
+	crashCells := 0
 	for _, r := range doc.Rows {
 		if r.Strategy == "incr-expire" {
 			for _, c := range r.Cells {
-				if c.Check == "crash" && c.Outcome != "leaks" {
-					t.Errorf("JSON incr-expire/%s crash = %s; want leaks", r.Client, c.Outcome)
+				if c.Check == "crash" {
+					crashCells++
+					if c.Outcome != "leaks" {
+						t.Errorf("JSON incr-expire/%s crash = %s; want leaks", r.Client, c.Outcome)
+					}
 				}
 			}
 		}
+	}
+	if crashCells != 1 {
+		t.Errorf("JSON has %d incr-expire crash cells; want 1", crashCells)
 	}
 	if n, err := rdb.DBSize(t.Context()).Result(); n != 0 || err != nil {
 		t.Errorf("DBSIZE after verify = %d, %v; want 0: the checks' keys are deleted", n, err)
