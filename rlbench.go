@@ -714,7 +714,7 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 		run.Admitted += run.Errors - run.ErrorKinds[results.KindCrashed]
 	}
 	run.Faults, run.PerSecond = events, series
-	if connectedErr == nil && beforeErr == nil && afterErr == nil && !restarted(events) && !failedOver(events) {
+	if connectedErr == nil && beforeErr == nil && afterErr == nil && !saturationUnknown(events) {
 		sat := saturation.Compare(before, after)
 		sat.ConnectionsOpened = after.ServerConnsReceived - connected.ServerConnsReceived
 		if wl.Rate > 0 && res.Reached() {
@@ -751,19 +751,13 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	return run, nil
 }
 
-// restarted reports whether a restart fault happened: the server's CPU
-// counters started again from zero, so its CPU over the run is unknown.
-func restarted(events []faults.Event) bool {
+// saturationUnknown reports whether a fault left the saturation figures
+// unknown: a restart starts the server's CPU counters again from zero, and
+// after a failover the observed master may have become a replica.
+func saturationUnknown(events []faults.Event) bool {
 	return slices.ContainsFunc(events, func(e faults.Event) bool {
-		return strings.HasPrefix(e.Fault, faults.Restart+"@")
-	})
-}
-
-// failedOver reports whether a failover fault happened: the observed
-// master may have become a replica, so the saturation figures are unknown.
-func failedOver(events []faults.Event) bool {
-	return slices.ContainsFunc(events, func(e faults.Event) bool {
-		return strings.HasPrefix(e.Fault, faults.Failover+"@")
+		kind, _, _ := strings.Cut(e.Fault, "@")
+		return kind == faults.Restart || kind == faults.Failover
 	})
 }
 

@@ -159,19 +159,22 @@ func (r *runner) openLoop(w int, wctx context.Context, pick picker, cr *crasher)
 			return // the schedule ends with the run
 		}
 		intended := r.start.Add(due)
-		if wait := time.Until(intended); wait > 0 {
+		// One clock read serves as the send time when the request is due
+		// already, as it is whenever the workers fall behind.
+		t0 := time.Now()
+		if wait := intended.Sub(t0); wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-timer.C:
 			case <-r.stopCtx.Done():
 				return
 			}
+			t0 = time.Now()
 		}
 		if r.stop.Load() {
 			return
 		}
 		k := pick()
-		t0 := time.Now()
 		st.sent++
 		st.last, st.lag = t0.Sub(r.start), t0.Sub(intended)
 		d, t1, err := r.decide(wctx, cr, k, t0)

@@ -85,9 +85,8 @@ type options struct {
 
 // target is one comparison: an rlbench client against a redis-benchmark pipeline depth.
 type target struct {
-	client   string   // rlbench --client
-	flags    []string // more rlbench flags for this client
-	pipeline int      // redis-benchmark -P
+	client   string // rlbench --client
+	pipeline int    // redis-benchmark -P
 }
 
 // median is the middle of xs (the mean of the middle two for an even
@@ -267,7 +266,7 @@ func compare(ctx context.Context, o options, stdout io.Writer) (err error) {
 
 	for i, t := range targets {
 		tr := targetResult{
-			Name:                   fmt.Sprintf("%d: rlbench --client %s vs redis-benchmark -c %d -P %d", i+1, strings.Join(append([]string{t.client}, t.flags...), " "), clients, t.pipeline),
+			Name:                   fmt.Sprintf("%d: rlbench --client %s vs redis-benchmark -c %d -P %d", i+1, t.client, clients, t.pipeline),
 			RlbenchClient:          t.client,
 			RedisBenchmarkPipeline: t.pipeline,
 		}
@@ -317,7 +316,7 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 		threads = fmt.Sprintf("--threads %d", b.o.rbThreads)
 	}
 	fmt.Fprintf(b.stdout, "\ntarget %d: rlbench --strategy lua --client %s --clients %d  vs  redis-benchmark -c %d -P %d (%s)\n",
-		num, strings.Join(append([]string{t.client}, t.flags...), " "), clients, clients, t.pipeline, threads)
+		num, t.client, clients, clients, t.pipeline, threads)
 	fmt.Fprintf(b.stdout, "keys of one length: rlbench %s{N}, redis-benchmark %s\n", rlbench.CellPrefix(prefix, "lua", t.client), benchmarkKey(t.client))
 
 	// redis-benchmark has no duration flag: it sends -n requests. A first
@@ -377,13 +376,13 @@ func cpuCell(r saturation.Report) string {
 // rlbenchArgs is the lua strategy on client against the shared server, with
 // workers and keyCount keys, for seconds, writing its JSON to jsonPath.
 func (b *bench) rlbenchArgs(t target, seconds, workers, keyCount int, jsonPath string) []string {
-	return append([]string{
+	return []string{
 		"--strategy", "lua", "--client", t.client,
 		"--clients", strconv.Itoa(workers), "--keys", strconv.Itoa(keyCount),
 		"--window", strconv.Itoa(window), "--limit", strconv.Itoa(limit),
 		"--addr", b.addr, "--duration", fmt.Sprintf("%ds", seconds),
 		"--prefix", prefix, "--json", jsonPath, "-q",
-	}, t.flags...)
+	}
 }
 
 // rlbenchRun runs one rlbench side and reads its JSON.
