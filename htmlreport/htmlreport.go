@@ -434,8 +434,7 @@ func newFileView(f *compare.File) (fileView, error) {
 			ErrorKinds:    errorKinds(r.ErrorKinds),
 		}
 		if s := r.Saturation; s != nil {
-			rv.Load = fmt.Sprintf("rlbench %.2f cores, redis-server %.2f cores, %d connections opened, peak RSS %d MiB",
-				s.ClientCPU, s.ServerCPU, s.ConnectionsOpened, s.PeakRSSBytes>>20)
+			rv.Load = s.Load()
 			rv.Verdict = s.Verdict
 		}
 		for _, x := range extras[i] {

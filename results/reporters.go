@@ -145,8 +145,7 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 		if s == nil {
 			continue
 		}
-		fmt.Fprintf(buf, "%s load: rlbench %.2f cores, redis-server %.2f cores, %d connections opened, peak RSS %d MiB",
-			runLabel(r), s.ClientCPU, s.ServerCPU, s.ConnectionsOpened, s.PeakRSSBytes>>20)
+		fmt.Fprintf(buf, "%s load: %s", runLabel(r), s.Load())
 		if s.Verdict != "" {
 			buf.WriteString("; " + s.Verdict)
 		}

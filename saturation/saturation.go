@@ -16,26 +16,30 @@
 //
 // CPU figures are in cores: CPU time over wall time, so 1.0 means one core
 // busy for the whole phase. Redis runs every command on one main thread, so
-// a server near one core cannot go faster. The rule, in order:
+// its share of its limit is its cores. The client's limit is the CPUs its
+// Go code may use at once (GOMAXPROCS, Sample.ProcessCPUs), so its share is
+// its cores over that, at most 1. The rule, in order:
 //
-//  1. server-bound when the server used at least ServerBusy (0.9) cores. This
-//     wins even when the client was busy too: the figures measure Redis.
-//  2. client-bound when the server did not, and the client used more CPU
-//     than the server and at least IdleCPU (0.1) cores. Redis had CPU to
-//     spare, so the rate was set by the client: either it ran out of CPU
-//     (on a machine it shares with the server, and with whatever else runs
-//     there), or the run is latency-bound and the client's share of each
-//     round trip was the larger one. Either way the figures measure the
-//     client more than Redis.
-//  3. otherwise the verdict is empty: Redis had CPU to spare and the client
+//  1. server-bound when the server used at least Busy (0.9) cores and a share
+//     of its limit at least the client's: the figures measure Redis.
+//  2. client-bound when the client used at least Busy (0.9) of its CPUs and a
+//     larger share of its limit than the server. It ran out of CPU first,
+//     and Redis waited for it: on this project's 2-core machine, rlbench
+//     with go-redis and 500 workers used 0.98 of its one CPU while the
+//     server used 0.93 and slept in epoll_wait for the rest.
+//  3. client-bound when neither side reached Busy, and the client used more
+//     cores than the server and at least IdleCPU (0.1). Redis had CPU to
+//     spare, so the rate was set by the client: either it could not get
+//     more CPU (on a machine it shares with the server, and with whatever
+//     else runs there), or the run is latency-bound and the client's share
+//     of each round trip was the larger one. On the 2-core machine, rlbench
+//     with rueidis and two CPUs used 0.91 cores against a server at 0.82
+//     that redis-benchmark -P 16 drove to 0.97.
+//  4. otherwise the verdict is empty: Redis had CPU to spare and the client
 //     was the lighter side, or too idle (under 0.1 core) to judge.
 //
-// The rule needs no knowledge of the machine. A client's capacity (its
-// GOMAXPROCS, the CPUs the server and other processes leave it) is hard to
-// know on a shared machine, and a rule that also required the client to be
-// near it would miss the very case the check is for: on this project's
-// shared 2-core machine, rlbench with rueidis used 0.91 cores against a
-// server at 0.82 that redis-benchmark -P 16 drove to 0.97.
+// A client whose CPUs are unknown (ProcessCPUs 0) is judged by rules 1, 3
+// and 4 only, with the server's rule needing no comparison.
 package saturation
 
 import (
@@ -44,15 +48,16 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// ServerBusy is the server CPU, in cores, at or above which a run is
-// server-bound: Redis's main thread is (nearly) always busy.
-const ServerBusy = 0.9
+// Busy is the share of its limit at or above which a side is saturated:
+// 0.9 cores for Redis's main thread, 0.9 of its CPUs for the client.
+const Busy = 0.9
 
 // IdleCPU is the client CPU, in cores, below which a run is too idle for a
 // client-bound verdict.
@@ -65,6 +70,9 @@ type Sample struct {
 	// ProcessCPU is this process's user+sys CPU time so far
 	// (getrusage RUSAGE_SELF); 0 where the OS does not report it.
 	ProcessCPU time.Duration
+	// ProcessCPUs is how many CPUs this process's Go code may use at once:
+	// GOMAXPROCS when the sample was taken; 0 if unknown.
+	ProcessCPUs int
 	// ServerCPU is the server's used_cpu_user + used_cpu_sys from INFO: its
 	// whole process, all threads, since it started.
 	ServerCPU time.Duration
@@ -102,6 +110,7 @@ func Take(ctx context.Context, rdb infoReader) (Sample, error) {
 	}
 	s.At = time.Now()
 	s.ProcessCPU, s.PeakRSSBytes = selfUsage()
+	s.ProcessCPUs = runtime.GOMAXPROCS(0)
 	return s, nil
 }
 
@@ -138,6 +147,9 @@ type Report struct {
 	// ClientCPU is this process's CPU over wall time, in cores (1.0 = one
 	// core busy), rounded to 0.001.
 	ClientCPU float64 `json:"client_cpu"`
+	// ClientCPUs is the CPUs the client's Go code could use at once
+	// (GOMAXPROCS, from the later sample); absent if unknown.
+	ClientCPUs int `json:"client_cpus,omitempty"`
 	// ServerCPU is the server's CPU over wall time, in cores, rounded to 0.001.
 	ServerCPU float64 `json:"server_cpu"`
 	// ConnectionsOpened is the number of connections the server accepted
@@ -153,6 +165,21 @@ type Report struct {
 	Verdict string `json:"verdict"`
 }
 
+// Load is the report's figures as one line: "rlbench 0.98 cores of 1 CPU
+// (GOMAXPROCS), redis-server 0.93 cores, 500 connections opened, peak RSS
+// 135 MiB". The CPUs are left out when unknown.
+func (r Report) Load() string {
+	cpus := ""
+	switch {
+	case r.ClientCPUs == 1:
+		cpus = " of 1 CPU (GOMAXPROCS)"
+	case r.ClientCPUs > 1:
+		cpus = fmt.Sprintf(" of %d CPUs (GOMAXPROCS)", r.ClientCPUs)
+	}
+	return fmt.Sprintf("rlbench %.2f cores%s, redis-server %.2f cores, %d connections opened, peak RSS %d MiB",
+		r.ClientCPU, cpus, r.ServerCPU, r.ConnectionsOpened, r.PeakRSSBytes>>20)
+}
+
 // Compare computes the Report between two samples, taken before and after
 // the load phase from one server process (a server restart in between resets
 // its counters and makes the differences meaningless). The verdict is judged
@@ -160,6 +187,7 @@ type Report struct {
 // figures and no verdict.
 func Compare(before, after Sample) Report {
 	rep := Report{
+		ClientCPUs:        after.ProcessCPUs,
 		ConnectionsOpened: after.ServerConnsReceived - before.ServerConnsReceived,
 		PeakRSSBytes:      after.PeakRSSBytes,
 	}
@@ -169,7 +197,7 @@ func Compare(before, after Sample) Report {
 	}
 	rep.ClientCPU = cores(after.ProcessCPU-before.ProcessCPU, wall)
 	rep.ServerCPU = cores(after.ServerCPU-before.ServerCPU, wall)
-	rep.Verdict = verdict(rep.ClientCPU, rep.ServerCPU)
+	rep.Verdict = verdict(rep.ClientCPU, rep.ClientCPUs, rep.ServerCPU)
 	return rep
 }
 
@@ -178,12 +206,21 @@ func cores(cpu, wall time.Duration) float64 {
 	return math.Round(float64(cpu)/float64(wall)*1000) / 1000
 }
 
-// verdict applies the package doc's rule.
-func verdict(clientCPU, serverCPU float64) string {
+// verdict applies the package doc's rule to a client that used clientCPU
+// cores of clientCPUs (0: unknown) and a server that used serverCPU.
+func verdict(clientCPU float64, clientCPUs int, serverCPU float64) string {
+	// The client's share of its limit; with its CPUs unknown, a share that
+	// never wins rule 1 or 2.
+	share := 0.0
+	if clientCPUs > 0 {
+		share = min(clientCPU/float64(clientCPUs), 1)
+	}
 	switch {
-	case serverCPU >= ServerBusy:
+	case serverCPU >= Busy && serverCPU >= share:
 		return "server-bound: redis-server's one main thread was busy: the figures measure Redis"
-	case clientCPU > serverCPU && clientCPU >= IdleCPU:
+	case share >= Busy && share > serverCPU:
+		return "client-bound: rlbench's CPUs were busier than redis-server's main thread: the figures measure rlbench, not Redis"
+	case serverCPU < Busy && clientCPU > serverCPU && clientCPU >= IdleCPU:
 		return "client-bound: Redis had CPU to spare: the figures measure rlbench, not Redis"
 	}
 	return ""

@@ -12,10 +12,16 @@ import (
 
 var t0 = time.Date(2026, 11, 29, 19, 40, 0, 0, time.UTC)
 
-// sample builds a Sample at t0+at with the given CPU times, in seconds.
+// sample builds a Sample at t0+at with the given CPU times, in seconds, for
+// a client with two CPUs.
 func sample(at, processCPU, serverCPU float64, conns int64) Sample {
+	return sampleCPUs(at, processCPU, serverCPU, conns, 2)
+}
+
+// sampleCPUs is sample for a client with cpus CPUs (0: unknown).
+func sampleCPUs(at, processCPU, serverCPU float64, conns int64, cpus int) Sample {
 	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-	return Sample{At: t0.Add(sec(at)), ProcessCPU: sec(processCPU), ServerCPU: sec(serverCPU), ServerConnsReceived: conns}
+	return Sample{At: t0.Add(sec(at)), ProcessCPU: sec(processCPU), ProcessCPUs: cpus, ServerCPU: sec(serverCPU), ServerConnsReceived: conns}
 }
 
 func TestCompare(t *testing.T) {
@@ -32,8 +38,24 @@ func TestCompare(t *testing.T) {
 		{name: "server saturated", before: sample(0, 1, 2, 10), after: sample(10, 6, 11.5, 510), wantClient: 0.5, wantServer: 0.95, wantConns: 500, wantBound: "server-bound"},
 		// 0.9 core is already server-bound.
 		{name: "server at the threshold", before: sample(0, 0, 0, 0), after: sample(10, 2, 9, 0), wantClient: 0.2, wantServer: 0.9, wantBound: "server-bound"},
-		// The server's limit wins over a busier client: the figures measure Redis.
+		// More cores than the server, but a smaller share of its two CPUs:
+		// the server's limit comes first.
 		{name: "client busier, server saturated", before: sample(0, 0, 0, 0), after: sample(10, 12, 9.5, 0), wantClient: 1.2, wantServer: 0.95, wantBound: "server-bound"},
+		// Measured on the 2-core machine: rlbench/go-redis, 500 workers, one
+		// CPU: the client ran out first while the server slept at times.
+		{name: "client at its limit first", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 9.77, 9.35, 0, 1), wantClient: 0.977, wantServer: 0.935, wantBound: "client-bound"},
+		// Both near their limits, the server nearer.
+		{name: "server at its limit first", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 9.5, 9.7, 0, 1), wantClient: 0.95, wantServer: 0.97, wantBound: "server-bound"},
+		// Equal shares: the server's limit wins.
+		{name: "equal shares at the limit", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 9.5, 9.5, 0, 1), wantClient: 0.95, wantServer: 0.95, wantBound: "server-bound"},
+		// Threads in system calls can take a Go process past GOMAXPROCS; its
+		// share stops at 1.
+		{name: "client past its CPUs", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 10.5, 9.99, 0, 1), wantClient: 1.05, wantServer: 0.999, wantBound: "client-bound"},
+		{name: "client past its CPUs, server at one core", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 10.5, 10, 0, 1), wantClient: 1.05, wantServer: 1, wantBound: "server-bound"},
+		// The client's CPUs unknown: a saturated server is server-bound,
+		// and a busier client next to a server with room is client-bound.
+		{name: "CPUs unknown, server saturated", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 12, 9.5, 0, 0), wantClient: 1.2, wantServer: 0.95, wantBound: "server-bound"},
+		{name: "CPUs unknown, server has room", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 9.8, 8.5, 0, 0), wantClient: 0.98, wantServer: 0.85, wantBound: "client-bound"},
 		// Rounding to 0.001 core happens before the rule: 0.89996 shows and counts as 0.9.
 		{name: "server rounded up to the threshold", before: sample(0, 0, 0, 0), after: sample(10, 1, 8.9996, 0), wantClient: 0.1, wantServer: 0.9, wantBound: "server-bound"},
 		// Just under the threshold, with a lighter client: fine.
@@ -68,6 +90,9 @@ func TestCompare(t *testing.T) {
 				t.Errorf("Compare(%+v, %+v) = %+v; want client_cpu %v, server_cpu %v, connections %d, verdict %q...",
 					tc.before, tc.after, got, tc.wantClient, tc.wantServer, tc.wantConns, tc.wantBound)
 			}
+			if got.ClientCPUs != tc.after.ProcessCPUs {
+				t.Errorf("Compare(...).ClientCPUs = %d; want the later sample's %d", got.ClientCPUs, tc.after.ProcessCPUs)
+			}
 			if got.PeakRSSBytes != 64<<20 {
 				t.Errorf("Compare(...).PeakRSSBytes = %d; want the later sample's %d", got.PeakRSSBytes, 64<<20)
 			}
@@ -80,18 +105,20 @@ func TestVerdictText(t *testing.T) {
 	tests := []struct {
 		name   string
 		client float64
+		cpus   int
 		server float64
 		want   string
 	}{
-		{name: "server-bound", client: 0.5, server: 0.95, want: "server-bound: redis-server's one main thread was busy: the figures measure Redis"},
-		{name: "client-bound", client: 0.91, server: 0.82, want: "client-bound: Redis had CPU to spare: the figures measure rlbench, not Redis"},
-		{name: "fine", client: 0.5, server: 0.7, want: ""},
+		{name: "server-bound", client: 0.5, cpus: 1, server: 0.95, want: "server-bound: redis-server's one main thread was busy: the figures measure Redis"},
+		{name: "client-bound at its limit", client: 0.98, cpus: 1, server: 0.93, want: "client-bound: rlbench's CPUs were busier than redis-server's main thread: the figures measure rlbench, not Redis"},
+		{name: "client-bound, server with room", client: 0.91, cpus: 2, server: 0.82, want: "client-bound: Redis had CPU to spare: the figures measure rlbench, not Redis"},
+		{name: "fine", client: 0.5, cpus: 1, server: 0.7, want: ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := verdict(tc.client, tc.server); got != tc.want {
-				t.Errorf("verdict(%v, %v) = %q; want %q", tc.client, tc.server, got, tc.want)
+			if got := verdict(tc.client, tc.cpus, tc.server); got != tc.want {
+				t.Errorf("verdict(%v, %d, %v) = %q; want %q", tc.client, tc.cpus, tc.server, got, tc.want)
 			}
 		})
 	}
@@ -167,5 +194,24 @@ func TestTakeWrapsInfoError(t *testing.T) {
 	_, err := Take(t.Context(), fakeInfo{err: down})
 	if !errors.Is(err, down) || !strings.HasPrefix(err.Error(), "saturation: info: ") {
 		t.Errorf("Take(failing INFO) error = %v; want %q wrapping %v", err, "saturation: info: ...", down)
+	}
+}
+
+func TestReportLoad(t *testing.T) {
+	t.Parallel()
+	rep := Report{ClientCPU: 0.977, ServerCPU: 0.935, ConnectionsOpened: 500, PeakRSSBytes: 135 << 20}
+	tests := []struct {
+		cpus int
+		want string
+	}{
+		{cpus: 0, want: "rlbench 0.98 cores, redis-server 0.94 cores, 500 connections opened, peak RSS 135 MiB"},
+		{cpus: 1, want: "rlbench 0.98 cores of 1 CPU (GOMAXPROCS), redis-server 0.94 cores, 500 connections opened, peak RSS 135 MiB"},
+		{cpus: 4, want: "rlbench 0.98 cores of 4 CPUs (GOMAXPROCS), redis-server 0.94 cores, 500 connections opened, peak RSS 135 MiB"},
+	}
+	for _, tc := range tests {
+		rep.ClientCPUs = tc.cpus
+		if got := rep.Load(); got != tc.want {
+			t.Errorf("Load() with %d CPUs = %q; want %q", tc.cpus, got, tc.want)
+		}
 	}
 }

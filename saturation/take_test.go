@@ -2,6 +2,7 @@ package saturation_test
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -65,6 +66,9 @@ func TestTakeAgainstServer(t *testing.T) {
 	}
 	if after.ServerCPU <= before.ServerCPU {
 		t.Errorf("ServerCPU after a burst = %v; want more than before, %v", after.ServerCPU, before.ServerCPU)
+	}
+	if want := runtime.GOMAXPROCS(0); after.ProcessCPUs != want {
+		t.Errorf("ProcessCPUs = %d; want GOMAXPROCS, %d", after.ProcessCPUs, want)
 	}
 	if after.ProcessCPU < before.ProcessCPU {
 		t.Errorf("ProcessCPU after = %v; want >= before, %v", after.ProcessCPU, before.ProcessCPU)

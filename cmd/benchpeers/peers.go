@@ -385,6 +385,15 @@ func (b *bench) rlbenchArgs(t target, seconds, workers, keyCount int, jsonPath s
 	}
 }
 
+// rlbenchCPUs is the GOMAXPROCS the rlbench run reports in its own
+// self-check; 0 (unknown) for a version that does not.
+func rlbenchCPUs(r rlbenchRun) int {
+	if r.Saturation == nil {
+		return 0
+	}
+	return r.Saturation.ClientCPUs
+}
+
 // rlbenchRun runs one rlbench side and reads its JSON.
 func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error) {
 	jsonPath := filepath.Join(b.tmp, fmt.Sprintf("rlbench-%s-%d.json", t.client, run))
@@ -411,7 +420,7 @@ func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error)
 		P50Ms:             r.LatencyUS.P50 / 1000,
 		P99Ms:             r.LatencyUS.P99 / 1000,
 		WallS:             m.wall.Seconds(),
-		Saturation:        m.saturation,
+		Saturation:        m.saturation(rlbenchCPUs(r)),
 		RlbenchSaturation: r.Saturation,
 		ScriptFallbacks:   &r.ScriptFallbacks,
 		ServerCalls:       m.calls.calls,
@@ -443,7 +452,7 @@ func (b *bench) redisBenchmark(ctx context.Context, t target, n int64, timeout t
 		P50Ms:       r.p50Ms,
 		P99Ms:       r.p99Ms,
 		WallS:       m.wall.Seconds(),
-		Saturation:  m.saturation,
+		Saturation:  m.saturation(max(b.o.rbThreads, 1)), // one thread unless --threads
 		ServerCalls: m.calls.calls,
 	}
 	return s, b.checkCalls(s, m)
@@ -471,8 +480,16 @@ func requestsFor(rate float64, seconds int, floor int) int64 {
 // measured is one child process seen from outside.
 type measured struct {
 	finished
-	saturation saturation.Report
-	calls      evalshaStats // during the run
+	before, after saturation.Sample // of the server, with the child's CPU
+	calls         evalshaStats      // during the run
+}
+
+// saturation is the self-check of the child run, for a child whose code
+// could use cpus CPUs at once (0: unknown).
+func (m measured) saturation(cpus int) saturation.Report {
+	after := m.after
+	after.ProcessCPUs = cpus
+	return saturation.Compare(m.before, after)
 }
 
 // measure runs a child between two samples of the server. The child's CPU
@@ -502,9 +519,10 @@ func (b *bench) measure(ctx context.Context, timeout time.Duration, name string,
 	before.ProcessCPU = 0
 	after.ProcessCPU, after.PeakRSSBytes = f.cpu, f.peakRSS
 	return measured{
-		finished:   f,
-		saturation: saturation.Compare(before, after),
-		calls:      evalshaStats{calls: callsAfter.calls - callsBefore.calls, failed: callsAfter.failed - callsBefore.failed},
+		finished: f,
+		before:   before,
+		after:    after,
+		calls:    evalshaStats{calls: callsAfter.calls - callsBefore.calls, failed: callsAfter.failed - callsBefore.failed},
 	}, nil
 }
 
