@@ -47,7 +47,7 @@ func fixedReport() *Report {
 				Admitted:             40014,
 				OverAdmitted:         ptr(int64(12)),
 				MaxAdmittedPerWindow: 188,
-				Saturation:           &saturation.Report{ClientCPU: 0.91, ServerCPU: 0.8, ConnectionsOpened: 6, PeakRSSBytes: 96 << 20, Verdict: "client-bound: Redis had CPU to spare: the figures measure rlbench, not Redis"},
+				Saturation:           &saturation.Report{ClientCPU: 0.91, ClientCPUs: 2, ServerCPU: 0.8, ConnectionsOpened: 6, PeakRSSBytes: 96 << 20, Verdict: "client-bound: Redis had CPU to spare: the figures measure rlbench, not Redis"},
 				Faults:               []faults.Event{{Fault: "restart@2s", AtS: 2.0004, Detail: "server restarted in 52ms"}, {Fault: "stall@3s:500ms", AtS: 3.0001, Error: "ERR boom"}},
 				PerSecond:            []Second{{T: 1, Decisions: 41000, Allowed: 4000, Rejected: 37000}, {T: 2, Decisions: 12000, Allowed: 1200, Rejected: 10793, Errors: 7}, {T: 3, Decisions: 40500, Allowed: 4000, Rejected: 36500}},
 			},

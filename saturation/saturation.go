@@ -38,8 +38,17 @@
 //  4. otherwise the verdict is empty: Redis had CPU to spare and the client
 //     was the lighter side, or too idle (under 0.1 core) to judge.
 //
+// Shares are rounded to 0.001, like the figures, before the rule: 2.85
+// cores of 3 CPUs ties with a server at 0.95.
+//
 // A client whose CPUs are unknown (ProcessCPUs 0) is judged by rules 1, 3
 // and 4 only, with the server's rule needing no comparison.
+//
+// GOMAXPROCS stands for the CPUs the client can get. rlbench's default
+// (--procs) leaves a local server a CPU, so it can get them. A client given
+// more than the machine leaves free, such as --procs 2 next to redis-server
+// on a 2-core machine, can run out of CPU below 0.9 of its GOMAXPROCS: next
+// to a server at 0.9 cores or more, that run is called server-bound.
 package saturation
 
 import (
@@ -70,8 +79,9 @@ type Sample struct {
 	// ProcessCPU is this process's user+sys CPU time so far
 	// (getrusage RUSAGE_SELF); 0 where the OS does not report it.
 	ProcessCPU time.Duration
-	// ProcessCPUs is how many CPUs this process's Go code may use at once:
-	// GOMAXPROCS when the sample was taken; 0 if unknown.
+	// ProcessCPUs is how many CPUs the client's code may use at once:
+	// GOMAXPROCS when Take ran, or what a caller that measures another
+	// process sets (bench-peers: a child's own count); 0 if unknown.
 	ProcessCPUs int
 	// ServerCPU is the server's used_cpu_user + used_cpu_sys from INFO: its
 	// whole process, all threads, since it started.
@@ -206,22 +216,34 @@ func cores(cpu, wall time.Duration) float64 {
 	return math.Round(float64(cpu)/float64(wall)*1000) / 1000
 }
 
+// The verdicts, one per rule of the package doc.
+const (
+	serverBound = "server-bound: redis-server's one main thread was busy: the figures measure Redis"
+	clientBusy  = "client-bound: rlbench's CPUs were busier than redis-server's main thread: the figures measure rlbench, not Redis"
+	clientSpare = "client-bound: Redis had CPU to spare: the figures measure rlbench, not Redis"
+)
+
 // verdict applies the package doc's rule to a client that used clientCPU
 // cores of clientCPUs (0: unknown) and a server that used serverCPU.
 func verdict(clientCPU float64, clientCPUs int, serverCPU float64) string {
-	// The client's share of its limit; with its CPUs unknown, a share that
-	// never wins rule 1 or 2.
+	// The client's share of its limit, rounded like the figures; with its
+	// CPUs unknown, a share that never wins rule 1 or 2.
 	share := 0.0
 	if clientCPUs > 0 {
-		share = min(clientCPU/float64(clientCPUs), 1)
+		share = math.Round(min(clientCPU/float64(clientCPUs), 1)*1000) / 1000
 	}
 	switch {
 	case serverCPU >= Busy && serverCPU >= share:
-		return "server-bound: redis-server's one main thread was busy: the figures measure Redis"
-	case share >= Busy && share > serverCPU:
-		return "client-bound: rlbench's CPUs were busier than redis-server's main thread: the figures measure rlbench, not Redis"
-	case serverCPU < Busy && clientCPU > serverCPU && clientCPU >= IdleCPU:
-		return "client-bound: Redis had CPU to spare: the figures measure rlbench, not Redis"
+		return serverBound
+	case share >= Busy:
+		// Rule 1 failed, so the server is under Busy or under share:
+		// either way under share.
+		return clientBusy
+	case clientCPU > serverCPU && clientCPU >= IdleCPU:
+		// Rules 1 and 2 failed, so the server is under Busy: had it
+		// reached Busy, it would have been under share, and share at
+		// least Busy.
+		return clientSpare
 	}
 	return ""
 }

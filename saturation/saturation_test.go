@@ -32,39 +32,43 @@ func TestCompare(t *testing.T) {
 		wantClient    float64
 		wantServer    float64
 		wantConns     int64
-		wantBound     string // the verdict up to its colon: "", "server-bound" or "client-bound"
+		want          string // the whole verdict
 	}{
 		// Redis's main thread near one core: it cannot go faster.
-		{name: "server saturated", before: sample(0, 1, 2, 10), after: sample(10, 6, 11.5, 510), wantClient: 0.5, wantServer: 0.95, wantConns: 500, wantBound: "server-bound"},
+		{name: "server saturated", before: sample(0, 1, 2, 10), after: sample(10, 6, 11.5, 510), wantClient: 0.5, wantServer: 0.95, wantConns: 500, want: serverBound},
 		// 0.9 core is already server-bound.
-		{name: "server at the threshold", before: sample(0, 0, 0, 0), after: sample(10, 2, 9, 0), wantClient: 0.2, wantServer: 0.9, wantBound: "server-bound"},
+		{name: "server at the threshold", before: sample(0, 0, 0, 0), after: sample(10, 2, 9, 0), wantClient: 0.2, wantServer: 0.9, want: serverBound},
 		// More cores than the server, but a smaller share of its two CPUs:
 		// the server's limit comes first.
-		{name: "client busier, server saturated", before: sample(0, 0, 0, 0), after: sample(10, 12, 9.5, 0), wantClient: 1.2, wantServer: 0.95, wantBound: "server-bound"},
+		{name: "client busier, server saturated", before: sample(0, 0, 0, 0), after: sample(10, 12, 9.5, 0), wantClient: 1.2, wantServer: 0.95, want: serverBound},
 		// Measured on the 2-core machine: rlbench/go-redis, 500 workers, one
 		// CPU: the client ran out first while the server slept at times.
-		{name: "client at its limit first", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 9.77, 9.35, 0, 1), wantClient: 0.977, wantServer: 0.935, wantBound: "client-bound"},
+		{name: "client at its limit first", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 9.77, 9.35, 0, 1), wantClient: 0.977, wantServer: 0.935, want: clientBusy},
 		// Both near their limits, the server nearer.
-		{name: "server at its limit first", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 9.5, 9.7, 0, 1), wantClient: 0.95, wantServer: 0.97, wantBound: "server-bound"},
+		{name: "server at its limit first", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 9.5, 9.7, 0, 1), wantClient: 0.95, wantServer: 0.97, want: serverBound},
 		// Equal shares: the server's limit wins.
-		{name: "equal shares at the limit", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 9.5, 9.5, 0, 1), wantClient: 0.95, wantServer: 0.95, wantBound: "server-bound"},
+		{name: "equal shares at the limit", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 9.5, 9.5, 0, 1), wantClient: 0.95, wantServer: 0.95, want: serverBound},
 		// Threads in system calls can take a Go process past GOMAXPROCS; its
 		// share stops at 1.
-		{name: "client past its CPUs", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 10.5, 9.99, 0, 1), wantClient: 1.05, wantServer: 0.999, wantBound: "client-bound"},
-		{name: "client past its CPUs, server at one core", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 10.5, 10, 0, 1), wantClient: 1.05, wantServer: 1, wantBound: "server-bound"},
+		{name: "client past its CPUs", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 10.5, 9.99, 0, 1), wantClient: 1.05, wantServer: 0.999, want: clientBusy},
+		{name: "client past its CPUs, server at one core", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 10.5, 10, 0, 1), wantClient: 1.05, wantServer: 1, want: serverBound},
+		// Shares are rounded before the rule: 2.85 cores of 3 CPUs is 0.95,
+		// a tie that the server wins; 8.1 of 9 is 0.9, which is busy.
+		{name: "rounded tie, 3 CPUs", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 28.5, 9.5, 0, 3), wantClient: 2.85, wantServer: 0.95, want: serverBound},
+		{name: "rounded threshold, 9 CPUs", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 81, 8.5, 0, 9), wantClient: 8.1, wantServer: 0.85, want: clientBusy},
 		// The client's CPUs unknown: a saturated server is server-bound,
 		// and a busier client next to a server with room is client-bound.
-		{name: "CPUs unknown, server saturated", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 12, 9.5, 0, 0), wantClient: 1.2, wantServer: 0.95, wantBound: "server-bound"},
-		{name: "CPUs unknown, server has room", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 9.8, 8.5, 0, 0), wantClient: 0.98, wantServer: 0.85, wantBound: "client-bound"},
+		{name: "CPUs unknown, server saturated", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 12, 9.5, 0, 0), wantClient: 1.2, wantServer: 0.95, want: serverBound},
+		{name: "CPUs unknown, server has room", before: sample(0, 0, 0, 0), after: sampleCPUs(10, 9.8, 8.5, 0, 0), wantClient: 0.98, wantServer: 0.85, want: clientSpare},
 		// Rounding to 0.001 core happens before the rule: 0.89996 shows and counts as 0.9.
-		{name: "server rounded up to the threshold", before: sample(0, 0, 0, 0), after: sample(10, 1, 8.9996, 0), wantClient: 0.1, wantServer: 0.9, wantBound: "server-bound"},
+		{name: "server rounded up to the threshold", before: sample(0, 0, 0, 0), after: sample(10, 1, 8.9996, 0), wantClient: 0.1, wantServer: 0.9, want: serverBound},
 		// Just under the threshold, with a lighter client: fine.
 		{name: "server just under, client lighter", before: sample(0, 0, 0, 0), after: sample(10, 2, 8.99, 0), wantClient: 0.2, wantServer: 0.899},
 		// Measured on the 2-core machine: rlbench/rueidis against a server
 		// that redis-benchmark -P 16 drove to 0.97.
-		{name: "client busier, server has room", before: sample(0, 0, 0, 0), after: sample(10, 9.1, 8.2, 0), wantClient: 0.91, wantServer: 0.82, wantBound: "client-bound"},
+		{name: "client busier, server has room", before: sample(0, 0, 0, 0), after: sample(10, 9.1, 8.2, 0), wantClient: 0.91, wantServer: 0.82, want: clientSpare},
 		// Latency-bound with few workers: the client's share of the round trip is larger.
-		{name: "light load, client busier", before: sample(0, 0, 0, 0), after: sample(10, 3, 1, 0), wantClient: 0.3, wantServer: 0.1, wantBound: "client-bound"},
+		{name: "light load, client busier", before: sample(0, 0, 0, 0), after: sample(10, 3, 1, 0), wantClient: 0.3, wantServer: 0.1, want: clientSpare},
 		// Equal CPU: the client is not the busier one.
 		{name: "equal CPU", before: sample(0, 0, 0, 0), after: sample(10, 8.6, 8.6, 0), wantClient: 0.86, wantServer: 0.86},
 		// The server busier than the client, neither saturated.
@@ -72,7 +76,7 @@ func TestCompare(t *testing.T) {
 		// Under 0.1 core the run is too idle to judge.
 		{name: "idle client", before: sample(0, 0, 0, 0), after: sample(10, 0.99, 0.1, 0), wantClient: 0.099, wantServer: 0.01},
 		// 0.1 core is enough.
-		{name: "client at the idle threshold", before: sample(0, 0, 0, 0), after: sample(10, 1, 0.1, 0), wantClient: 0.1, wantServer: 0.01, wantBound: "client-bound"},
+		{name: "client at the idle threshold", before: sample(0, 0, 0, 0), after: sample(10, 1, 0.1, 0), wantClient: 0.1, wantServer: 0.01, want: clientSpare},
 		// The samples' own zero points cancel out.
 		{name: "differences, not totals", before: sample(100, 50, 400, 1000), after: sample(104, 52, 402, 1003), wantClient: 0.5, wantServer: 0.5, wantConns: 3},
 		// No wall time: no CPU figures and no verdict, but connections still count.
@@ -85,10 +89,9 @@ func TestCompare(t *testing.T) {
 			t.Parallel()
 			tc.after.PeakRSSBytes = 64 << 20
 			got := Compare(tc.before, tc.after)
-			bound, _, _ := strings.Cut(got.Verdict, ":")
-			if got.ClientCPU != tc.wantClient || got.ServerCPU != tc.wantServer || got.ConnectionsOpened != tc.wantConns || bound != tc.wantBound {
-				t.Errorf("Compare(%+v, %+v) = %+v; want client_cpu %v, server_cpu %v, connections %d, verdict %q...",
-					tc.before, tc.after, got, tc.wantClient, tc.wantServer, tc.wantConns, tc.wantBound)
+			if got.ClientCPU != tc.wantClient || got.ServerCPU != tc.wantServer || got.ConnectionsOpened != tc.wantConns || got.Verdict != tc.want {
+				t.Errorf("Compare(%+v, %+v) = %+v; want client_cpu %v, server_cpu %v, connections %d, verdict %q",
+					tc.before, tc.after, got, tc.wantClient, tc.wantServer, tc.wantConns, tc.want)
 			}
 			if got.ClientCPUs != tc.after.ProcessCPUs {
 				t.Errorf("Compare(...).ClientCPUs = %d; want the later sample's %d", got.ClientCPUs, tc.after.ProcessCPUs)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rlbench/rlbench"
 	rlclients "github.com/rlbench/rlbench/clients"
@@ -55,9 +56,10 @@ func TestParseRlbench(t *testing.T) {
 		json     string
 		wantPerS float64
 		wantSat  bool   // whether runs[0].saturation is present
+		wantCPUs int    // runs[0].environment.gomaxprocs
 		wantErr  string // a substring of the error; "" for none
 	}{
-		{name: "current report", json: `{"tool":"rlbench","runs":[{"strategy":"lua","decisions":850000,"errors":0,"throughput_per_s":85000.5,"latency_us":{"p50":5000,"p99":9000},"script_fallbacks":0}]}`, wantPerS: 85000.5},
+		{name: "current report", json: `{"tool":"rlbench","runs":[{"strategy":"lua","decisions":850000,"errors":0,"throughput_per_s":85000.5,"latency_us":{"p50":5000,"p99":9000},"script_fallbacks":0,"environment":{"num_cpu":2,"gomaxprocs":1}}]}`, wantPerS: 85000.5, wantCPUs: 1},
 		{name: "with a self-check", json: `{"runs":[{"decisions":10,"throughput_per_s":5,"saturation":{"client_cpu":1.1,"server_cpu":0.8,"connections_opened":502,"peak_rss_bytes":1,"verdict":""}}]}`, wantPerS: 5, wantSat: true},
 		{name: "no runs", json: `{"runs":[]}`, wantErr: "no runs"},
 		{name: "zero throughput", json: `{"runs":[{"decisions":0,"throughput_per_s":0}]}`, wantErr: "want both > 0"},
@@ -73,8 +75,8 @@ func TestParseRlbench(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got.ThroughputPerS != tc.wantPerS || (got.Saturation != nil) != tc.wantSat {
-				t.Errorf("parseRlbench(%s) = (%+v, %v); want throughput_per_s %v, saturation present %t", tc.json, got, err, tc.wantPerS, tc.wantSat)
+			if err != nil || got.ThroughputPerS != tc.wantPerS || (got.Saturation != nil) != tc.wantSat || got.Environment.GOMAXPROCS != tc.wantCPUs {
+				t.Errorf("parseRlbench(%s) = (%+v, %v); want throughput_per_s %v, saturation present %t, gomaxprocs %d", tc.json, got, err, tc.wantPerS, tc.wantSat, tc.wantCPUs)
 			}
 		})
 	}
@@ -172,6 +174,27 @@ func TestCPUCell(t *testing.T) {
 				t.Errorf("cpuCell(%+v) = %q; want %q", r, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestMeasuredSaturation checks that a child is judged against its own CPUs:
+// 0.95 cores next to a server at 0.92 is client-bound for a child with one
+// CPU, server-bound for one with two, and server-bound when unknown.
+func TestMeasuredSaturation(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC)
+	m := measured{
+		before: saturation.Sample{At: start},
+		after:  saturation.Sample{At: start.Add(10 * time.Second), ProcessCPU: 9500 * time.Millisecond, ServerCPU: 9200 * time.Millisecond},
+	}
+	for _, tc := range []struct {
+		cpus int
+		want string
+	}{{cpus: 1, want: "client-bound"}, {cpus: 2, want: "server-bound"}, {cpus: 0, want: "server-bound"}} {
+		r := m.saturation(tc.cpus)
+		if bound, _, _ := strings.Cut(r.Verdict, ":"); bound != tc.want || r.ClientCPUs != tc.cpus {
+			t.Errorf("saturation(%d) = %+v; want %s with client_cpus %d", tc.cpus, r, tc.want, tc.cpus)
+		}
 	}
 }
 

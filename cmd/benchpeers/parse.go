@@ -26,6 +26,11 @@ type rlbenchRun struct {
 	} `json:"latency_us"`
 	// Saturation is rlbench's own self-check, when its version reports one.
 	Saturation *saturation.Report `json:"saturation"`
+	// Environment.GOMAXPROCS is the CPUs the run's Go code could use at
+	// once; 0 if the report does not say.
+	Environment struct {
+		GOMAXPROCS int `json:"gomaxprocs"`
+	} `json:"environment"`
 }
 
 // parseRlbench reads runs[0] from rlbench's --json output.

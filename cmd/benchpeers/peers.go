@@ -385,15 +385,6 @@ func (b *bench) rlbenchArgs(t target, seconds, workers, keyCount int, jsonPath s
 	}
 }
 
-// rlbenchCPUs is the GOMAXPROCS the rlbench run reports in its own
-// self-check; 0 (unknown) for a version that does not.
-func rlbenchCPUs(r rlbenchRun) int {
-	if r.Saturation == nil {
-		return 0
-	}
-	return r.Saturation.ClientCPUs
-}
-
 // rlbenchRun runs one rlbench side and reads its JSON.
 func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error) {
 	jsonPath := filepath.Join(b.tmp, fmt.Sprintf("rlbench-%s-%d.json", t.client, run))
@@ -420,7 +411,7 @@ func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error)
 		P50Ms:             r.LatencyUS.P50 / 1000,
 		P99Ms:             r.LatencyUS.P99 / 1000,
 		WallS:             m.wall.Seconds(),
-		Saturation:        m.saturation(rlbenchCPUs(r)),
+		Saturation:        m.saturation(r.Environment.GOMAXPROCS),
 		RlbenchSaturation: r.Saturation,
 		ScriptFallbacks:   &r.ScriptFallbacks,
 		ServerCalls:       m.calls.calls,
