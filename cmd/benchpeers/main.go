@@ -1,18 +1,13 @@
-// Command benchpeers measures rlbench against redis-benchmark, the C load
-// generator people already trust, on one private redis-server and the second
-// seed's Lua script, so that a slow load generator cannot pass unnoticed.
+// Command benchpeers is the command line of package peers: it measures
+// rlbench against redis-benchmark on one private redis-server.
 // scripts/bench-peers.sh builds it and bin/rlbench, then runs it:
 //
 //	scripts/bench-peers.sh                 # 5 pairs x 10 s per side
 //	scripts/bench-peers.sh --short         # CI: 1 pair x 2 s per side
 //	scripts/bench-peers.sh --runs 7 --seconds 20 --out peers.json
 //
-// For each target it alternates the two tools, A B A B ..., on the same
-// server and workload (500 clients, 100,000 random keys of the same length,
-// EVALSHA of the same script), prints each pair's ratio rlbench/redis-benchmark and the median
-// ratio, and writes every figure as JSON. It measures; it does not judge
-// speed: the exit status is 0 whatever the ratios, 1 when something failed to
-// run, 2 for bad flags.
+// It measures; it does not judge speed: the exit status is 0 whatever the
+// ratios, 1 when something failed to run, 2 for bad flags.
 package main
 
 import (
@@ -25,6 +20,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+
+	"github.com/rlbench/rlbench/peers"
 )
 
 // Exit statuses.
@@ -32,19 +29,6 @@ const (
 	exitOK      = 0
 	exitFailure = 1 // a run, the server or the script check failed
 	exitUsage   = 2 // bad flags
-)
-
-// Defaults, also the flags'.
-const (
-	// DefaultRuns is the number of A B pairs per target.
-	DefaultRuns = 5
-	// DefaultSeconds is how long each side of a pair runs, in seconds.
-	DefaultSeconds = 10
-	// ShortRuns and ShortSeconds are --short's pairs and seconds per side.
-	ShortRuns    = 1
-	ShortSeconds = 2
-	// DefaultOut is the JSON file written.
-	DefaultOut = "bench-peers.json"
 )
 
 func main() {
@@ -55,19 +39,19 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	o := options{command: append([]string{"benchpeers"}, args...)}
+	o := peers.Options{Command: append([]string{"benchpeers"}, args...)}
 	fs := pflag.NewFlagSet("benchpeers", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
-	fs.IntVar(&o.runs, "runs", DefaultRuns, "A B pairs per target")
-	fs.IntVar(&o.seconds, "seconds", DefaultSeconds, "seconds each side of a pair runs")
-	short := fs.Bool("short", false, fmt.Sprintf("CI mode: --runs %d --seconds %d unless given", ShortRuns, ShortSeconds))
-	fs.StringVar(&o.out, "out", DefaultOut, "write every figure as JSON to this file")
-	fs.IntVar(&o.rbThreads, "rb-threads", 0, "redis-benchmark --threads (0: leave the flag out, its classic single-threaded mode)")
-	fs.StringVar(&o.rlbench, "rlbench", "bin/rlbench", "rlbench binary")
-	fs.StringVar(&o.redisBenchmark, "redis-benchmark", "redis-benchmark", "redis-benchmark binary")
-	fs.StringVar(&o.redisCLI, "redis-cli", "redis-cli", "redis-cli binary")
-	fs.StringVar(&o.redisServer, "redis-server", "", "redis-server binary (default: redis-server on PATH)")
+	fs.IntVar(&o.Runs, "runs", peers.DefaultRuns, "A B pairs per target")
+	fs.IntVar(&o.Seconds, "seconds", peers.DefaultSeconds, "seconds each side of a pair runs")
+	short := fs.Bool("short", false, fmt.Sprintf("CI mode: --runs %d --seconds %d unless given", peers.ShortRuns, peers.ShortSeconds))
+	fs.StringVar(&o.Out, "out", peers.DefaultOut, "write every figure as JSON to this file")
+	fs.IntVar(&o.RBThreads, "rb-threads", 0, "redis-benchmark --threads (0: leave the flag out, its classic single-threaded mode)")
+	fs.StringVar(&o.Rlbench, "rlbench", "bin/rlbench", "rlbench binary")
+	fs.StringVar(&o.RedisBenchmark, "redis-benchmark", "redis-benchmark", "redis-benchmark binary")
+	fs.StringVar(&o.RedisCLI, "redis-cli", "redis-cli", "redis-cli binary")
+	fs.StringVar(&o.RedisServer, "redis-server", "", "redis-server binary (default: redis-server on PATH)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: benchpeers [flags]\n\nAlternate rlbench and redis-benchmark runs on one private redis-server and\nprint each pair's throughput ratio.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -84,25 +68,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *short {
 		if !fs.Changed("runs") {
-			o.runs = ShortRuns
+			o.Runs = peers.ShortRuns
 		}
 		if !fs.Changed("seconds") {
-			o.seconds = ShortSeconds
+			o.Seconds = peers.ShortSeconds
 		}
 	}
-	if o.runs < 1 {
-		fmt.Fprintf(stderr, "benchpeers: --runs must be >= 1, got %d\n", o.runs)
+	if o.Runs < 1 {
+		fmt.Fprintf(stderr, "benchpeers: --runs must be >= 1, got %d\n", o.Runs)
 		return exitUsage
 	}
-	if o.seconds < 1 {
-		fmt.Fprintf(stderr, "benchpeers: --seconds must be >= 1, got %d\n", o.seconds)
+	if o.Seconds < 1 {
+		fmt.Fprintf(stderr, "benchpeers: --seconds must be >= 1, got %d\n", o.Seconds)
 		return exitUsage
 	}
-	if o.rbThreads < 0 {
-		fmt.Fprintf(stderr, "benchpeers: --rb-threads must be >= 0, got %d\n", o.rbThreads)
+	if o.RBThreads < 0 {
+		fmt.Fprintf(stderr, "benchpeers: --rb-threads must be >= 0, got %d\n", o.RBThreads)
 		return exitUsage
 	}
-	if err := compare(ctx, o, stdout); err != nil {
+	if err := peers.Run(ctx, o, stdout); err != nil {
 		fmt.Fprintf(stderr, "benchpeers: %v\n", err)
 		return exitFailure
 	}

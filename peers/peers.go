@@ -1,4 +1,14 @@
-package main
+// Package peers measures rlbench against redis-benchmark, the C load
+// generator people already trust, on one private redis-server and the second
+// seed's Lua script, so that a slow load generator cannot pass unnoticed.
+//
+// For each target Run alternates the two tools, A B A B ..., on the same
+// server and workload (500 clients, 100,000 random keys of the same length,
+// EVALSHA of the same script), prints each pair's ratio
+// rlbench/redis-benchmark and the median ratio, and writes every figure as
+// JSON. It measures; it does not judge speed. cmd/benchpeers is its command
+// line, and scripts/bench-peers.sh builds and runs that.
+package peers
 
 import (
 	"bytes"
@@ -20,7 +30,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/rlbench/rlbench"
-	rlcompare "github.com/rlbench/rlbench/compare"
+	"github.com/rlbench/rlbench/compare"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
@@ -70,18 +80,41 @@ const (
 	waitDelay = 5 * time.Second
 )
 
-// options are benchpeers' settings.
-type options struct {
-	runs           int    // A B pairs per target
-	seconds        int    // per side
-	out            string // JSON file
-	rbThreads      int    // redis-benchmark --threads; 0 leaves the flag out
-	rlbench        string // binary paths
-	redisBenchmark string
-	redisCLI       string
-	redisServer    string   // "" means redis-server on PATH
-	command        []string // the invocation, for the report
+// Options configure Run. Every field must be set except RBThreads and
+// RedisServer; the Default... constants are cmd/benchpeers' flag defaults.
+type Options struct {
+	// Runs is the number of A B pairs per target, at least 1.
+	Runs int
+	// Seconds is how long each side of a pair runs, in seconds, at least 1.
+	Seconds int
+	// Out is the JSON file the report is written to.
+	Out string
+	// RBThreads is redis-benchmark's --threads; 0 leaves the flag out (its
+	// classic single-threaded mode).
+	RBThreads int
+	// Rlbench, RedisBenchmark and RedisCLI are the binaries run, by path or
+	// looked up on PATH.
+	Rlbench        string
+	RedisBenchmark string
+	RedisCLI       string
+	// RedisServer is the redis-server binary; "" means redis-server on PATH.
+	RedisServer string
+	// Command is the invocation, recorded in the report.
+	Command []string
 }
+
+// Defaults, also cmd/benchpeers' flags'.
+const (
+	// DefaultRuns is the number of A B pairs per target.
+	DefaultRuns = 5
+	// DefaultSeconds is how long each side of a pair runs, in seconds.
+	DefaultSeconds = 10
+	// ShortRuns and ShortSeconds are --short's pairs and seconds per side.
+	ShortRuns    = 1
+	ShortSeconds = 2
+	// DefaultOut is the JSON file written.
+	DefaultOut = "bench-peers.json"
+)
 
 // target is one comparison: an rlbench client against a redis-benchmark pipeline depth.
 type target struct {
@@ -91,7 +124,7 @@ type target struct {
 
 // median is the middle of xs (the mean of the middle two for an even
 // count), 0 for none.
-func median(xs []float64) float64 { return rlcompare.SpreadOf(xs).Median }
+func median(xs []float64) float64 { return compare.SpreadOf(xs).Median }
 
 // targets are issue 3's, with rlbench's defaults: go-redis (a pool of 500
 // connections) against plain redis-benchmark -c 500, and rueidis (500
@@ -189,7 +222,7 @@ type side struct {
 
 // bench holds what every run shares.
 type bench struct {
-	o      options
+	o      Options
 	addr   string
 	host   string
 	port   string
@@ -199,10 +232,11 @@ type bench struct {
 	stdout io.Writer
 }
 
-// compare starts the server, checks the script and runs every target, then
-// writes the report to o.out, also when a run failed part-way.
-func compare(ctx context.Context, o options, stdout io.Writer) (err error) {
-	for _, bin := range []*string{&o.rlbench, &o.redisBenchmark, &o.redisCLI} {
+// Run starts a private redis-server, checks that both tools run the same
+// script, runs every target, prints each pair and the median to stdout, and
+// writes the report to o.Out, also when a run failed part-way.
+func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
+	for _, bin := range []*string{&o.Rlbench, &o.RedisBenchmark, &o.RedisCLI} {
 		path, lerr := exec.LookPath(*bin)
 		if lerr != nil {
 			return fmt.Errorf("find %s: %w (scripts/bench-peers.sh builds bin/rlbench; redis-benchmark and redis-cli come with apt-get install redis-tools)", *bin, lerr)
@@ -215,7 +249,7 @@ func compare(ctx context.Context, o options, stdout io.Writer) (err error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	srv, err := redisserver.Start(ctx, redisserver.Options{Binary: o.redisServer, Args: []string{"--maxclients", "20000"}})
+	srv, err := redisserver.Start(ctx, redisserver.Options{Binary: o.RedisServer, Args: []string{"--maxclients", "20000"}})
 	if err != nil {
 		return err
 	}
@@ -237,27 +271,27 @@ func compare(ctx context.Context, o options, stdout io.Writer) (err error) {
 	rep := report{
 		Tool:       "bench-peers",
 		Started:    time.Now().UTC(),
-		Command:    o.command,
+		Command:    o.Command,
 		Server:     server{Addr: srv.Addr(), Name: srv.Info().Name, Version: srv.Info().Version},
 		ScriptSHA1: b.sha,
 		CPUs:       runtime.NumCPU(),
-		Config: config{Runs: o.runs, SecondsPerSide: o.seconds, Clients: clients, Keys: keys,
-			WindowS: window, Limit: limit, RedisBenchmarkThreads: o.rbThreads},
+		Config: config{Runs: o.Runs, SecondsPerSide: o.Seconds, Clients: clients, Keys: keys,
+			WindowS: window, Limit: limit, RedisBenchmarkThreads: o.RBThreads},
 	}
 	defer func() {
 		if err != nil {
 			rep.Error = err.Error()
 		}
-		if werr := writeJSON(o.out, rep); werr != nil && err == nil {
+		if werr := writeJSON(o.Out, rep); werr != nil && err == nil {
 			err = werr
 		}
 		if err == nil {
-			fmt.Fprintf(stdout, "\nwrote %s\n", o.out)
+			fmt.Fprintf(stdout, "\nwrote %s\n", o.Out)
 		}
 	}()
 
 	fmt.Fprintf(stdout, "bench-peers: private %s %s on %s, %d CPUs; %d pair(s) x %ds per side; %d clients, %d random keys, EVALSHA of the lua strategy's script\n",
-		rep.Server.Name, rep.Server.Version, rep.Server.Addr, rep.CPUs, o.runs, o.seconds, clients, keys)
+		rep.Server.Name, rep.Server.Version, rep.Server.Addr, rep.CPUs, o.Runs, o.Seconds, clients, keys)
 	if err := b.checkScript(ctx); err != nil {
 		return err
 	}
@@ -286,10 +320,10 @@ func compare(ctx context.Context, o options, stdout io.Writer) (err error) {
 // loads it for redis-benchmark.
 func (b *bench) checkScript(ctx context.Context) error {
 	args := b.rlbenchArgs(targets[0], 1, 50, 1000, filepath.Join(b.tmp, "warmup.json"))
-	if _, err := b.exec(ctx, time.Second+rlbenchSlack, "", b.o.rlbench, args...); err != nil {
+	if _, err := b.exec(ctx, time.Second+rlbenchSlack, "", b.o.Rlbench, args...); err != nil {
 		return fmt.Errorf("rlbench warm-up: %w", err)
 	}
-	out, err := b.exec(ctx, cliTimeout, "", b.o.redisCLI, "-h", b.host, "-p", b.port, "SCRIPT", "EXISTS", b.sha)
+	out, err := b.exec(ctx, cliTimeout, "", b.o.RedisCLI, "-h", b.host, "-p", b.port, "SCRIPT", "EXISTS", b.sha)
 	if err != nil {
 		return fmt.Errorf("script check: %w", err)
 	}
@@ -298,7 +332,7 @@ func (b *bench) checkScript(ctx context.Context) error {
 	}
 	// -x passes stdin as the last argument byte for byte; "$(cat file)" in a
 	// shell would drop the trailing newline and change the SHA.
-	out, err = b.exec(ctx, cliTimeout, strategies.SeedScript.Src, b.o.redisCLI, "-h", b.host, "-p", b.port, "-x", "SCRIPT", "LOAD")
+	out, err = b.exec(ctx, cliTimeout, strategies.SeedScript.Src, b.o.RedisCLI, "-h", b.host, "-p", b.port, "-x", "SCRIPT", "LOAD")
 	if err != nil {
 		return fmt.Errorf("script load: %w", err)
 	}
@@ -308,12 +342,12 @@ func (b *bench) checkScript(ctx context.Context) error {
 	return nil
 }
 
-// runTarget calibrates redis-benchmark's -n, then runs o.runs pairs, printing
+// runTarget calibrates redis-benchmark's -n, then runs o.Runs pairs, printing
 // each as it completes and the medians at the end.
 func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResult) error {
 	threads := "single-threaded"
-	if b.o.rbThreads > 0 {
-		threads = fmt.Sprintf("--threads %d", b.o.rbThreads)
+	if b.o.RBThreads > 0 {
+		threads = fmt.Sprintf("--threads %d", b.o.RBThreads)
 	}
 	fmt.Fprintf(b.stdout, "\ntarget %d: rlbench --strategy lua --client %s --clients %d  vs  redis-benchmark -c %d -P %d (%s)\n",
 		num, t.client, clients, clients, t.pipeline, threads)
@@ -331,14 +365,14 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 	fmt.Fprintf(b.stdout, "calibration: redis-benchmark %.0f/s with -n %d\n", cal.PerS, guess)
 	fmt.Fprintf(b.stdout, "%-4s %12s %-11s %18s %-11s %7s\n", "run", "rlbench/s", "cpu", "redis-benchmark/s", "cpu", "ratio")
 
-	sideTimeout := time.Duration(b.o.seconds) * time.Second
-	for run := 1; run <= b.o.runs; run++ {
+	sideTimeout := time.Duration(b.o.Seconds) * time.Second
+	for run := 1; run <= b.o.Runs; run++ {
 		a, err := b.rlbenchRun(ctx, t, run)
 		if err != nil {
 			return fmt.Errorf("target %d run %d: %w", num, run, err)
 		}
-		n := requestsFor(median(rates), b.o.seconds, clients*t.pipeline)
-		// A run takes about o.seconds; the bound allows the rate to drop to a third.
+		n := requestsFor(median(rates), b.o.Seconds, clients*t.pipeline)
+		// A run takes about o.Seconds; the bound allows the rate to drop to a third.
 		rb, err := b.redisBenchmark(ctx, t, n, 3*sideTimeout+30*time.Second)
 		if err != nil {
 			return fmt.Errorf("target %d run %d: %w", num, run, err)
@@ -388,8 +422,8 @@ func (b *bench) rlbenchArgs(t target, seconds, workers, keyCount int, jsonPath s
 // rlbenchRun runs one rlbench side and reads its JSON.
 func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error) {
 	jsonPath := filepath.Join(b.tmp, fmt.Sprintf("rlbench-%s-%d.json", t.client, run))
-	args := b.rlbenchArgs(t, b.o.seconds, clients, keys, jsonPath)
-	m, err := b.measure(ctx, time.Duration(b.o.seconds)*time.Second+rlbenchSlack, b.o.rlbench, args...)
+	args := b.rlbenchArgs(t, b.o.Seconds, clients, keys, jsonPath)
+	m, err := b.measure(ctx, time.Duration(b.o.Seconds)*time.Second+rlbenchSlack, b.o.Rlbench, args...)
 	if err != nil {
 		return side{}, fmt.Errorf("rlbench: %w", err)
 	}
@@ -424,11 +458,11 @@ func (b *bench) redisBenchmark(ctx context.Context, t target, n int64, timeout t
 	pipelineDepth := t.pipeline
 	args := []string{"-h", b.host, "-p", b.port, "-c", strconv.Itoa(clients), "-n", strconv.FormatInt(n, 10),
 		"-r", strconv.Itoa(keys), "-P", strconv.Itoa(pipelineDepth)}
-	if b.o.rbThreads > 0 {
-		args = append(args, "--threads", strconv.Itoa(b.o.rbThreads))
+	if b.o.RBThreads > 0 {
+		args = append(args, "--threads", strconv.Itoa(b.o.RBThreads))
 	}
 	args = append(args, "--csv", "evalsha", b.sha, "1", benchmarkKey(t.client), strconv.Itoa(window))
-	m, err := b.measure(ctx, timeout, b.o.redisBenchmark, args...)
+	m, err := b.measure(ctx, timeout, b.o.RedisBenchmark, args...)
 	if err != nil {
 		return side{}, fmt.Errorf("redis-benchmark: %w", err)
 	}
@@ -443,7 +477,7 @@ func (b *bench) redisBenchmark(ctx context.Context, t target, n int64, timeout t
 		P50Ms:       r.p50Ms,
 		P99Ms:       r.p99Ms,
 		WallS:       m.wall.Seconds(),
-		Saturation:  m.saturation(max(b.o.rbThreads, 1)), // one thread unless --threads
+		Saturation:  m.saturation(max(b.o.RBThreads, 1)), // one thread unless --threads
 		ServerCalls: m.calls.calls,
 	}
 	return s, b.checkCalls(s, m)
