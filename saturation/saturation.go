@@ -186,8 +186,12 @@ func (r Report) Load() string {
 	case r.ClientCPUs > 1:
 		cpus = fmt.Sprintf(" of %d CPUs (GOMAXPROCS)", r.ClientCPUs)
 	}
-	return fmt.Sprintf("rlbench %.2f cores%s, redis-server %.2f cores, %d connections opened, peak RSS %d MiB",
-		r.ClientCPU, cpus, r.ServerCPU, r.ConnectionsOpened, r.PeakRSSBytes>>20)
+	conns := "connections"
+	if r.ConnectionsOpened == 1 {
+		conns = "connection"
+	}
+	return fmt.Sprintf("rlbench %.2f cores%s, redis-server %.2f cores, %d %s opened, peak RSS %d MiB",
+		r.ClientCPU, cpus, r.ServerCPU, r.ConnectionsOpened, conns, r.PeakRSSBytes>>20)
 }
 
 // Compare computes the Report between two samples, taken before and after

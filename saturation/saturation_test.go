@@ -217,4 +217,9 @@ func TestReportLoad(t *testing.T) {
 			t.Errorf("Load() with %d CPUs = %q; want %q", tc.cpus, got, tc.want)
 		}
 	}
+	// rueidis multiplexes its workers over one connection.
+	one := Report{ClientCPU: 0.62, ClientCPUs: 1, ServerCPU: 0.98, ConnectionsOpened: 1, PeakRSSBytes: 72 << 20}
+	if got, want := one.Load(), "rlbench 0.62 cores of 1 CPU (GOMAXPROCS), redis-server 0.98 cores, 1 connection opened, peak RSS 72 MiB"; got != want {
+		t.Errorf("Load() with one connection = %q; want %q", got, want)
+	}
 }
