@@ -2,7 +2,9 @@ package rlbench_test
 
 import (
 	"context"
+	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +83,11 @@ func TestClusterImmortalKeys(t *testing.T) {
 		if len(r.AuditPerNode) != len(masters) {
 			t.Errorf("%s: audit per node = %v; want one entry per master (%d)", label, r.AuditPerNode, len(masters))
 		}
+		// The self-check reads every master: go-redis's pools, one per
+		// node, add up to at least one connection per worker.
+		if s := r.Saturation; s == nil || s.ServerNodes != len(masters) || (r.Client == "go-redis" && s.ConnectionsOpened < 64) {
+			t.Errorf("%s: saturation = %+v; want server_nodes %d and, for go-redis, >= 64 connections opened", label, s, len(masters))
+		}
 		cell := rlbench.CellPrefix(prefix, r.Strategy, r.Client)
 		var keys, immortal int64
 		for addr, a := range r.AuditPerNode {
@@ -144,6 +151,29 @@ func TestClusterCleansUp(t *testing.T) {
 	}
 	if total != int64(len(unrelated)) {
 		t.Errorf("keys on all masters after the run = %d; want %d (the unrelated ones)", total, len(unrelated))
+	}
+}
+
+// TestClusterRefusesMoreConnectionsThanMaxclients checks the maxclients
+// check on every master, not only the first: a go-redis run needing more
+// connections than the last master accepts is refused up front, naming it.
+func TestClusterRefusesMoreConnectionsThanMaxclients(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 0)
+	addrs := cl.MasterAddrs()
+	slices.Sort(addrs)
+	last := addrs[len(addrs)-1]
+	if err := masterClients(t, cl)[last].ConfigSet(context.Background(), "maxclients", "20").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := rlbench.Run(context.Background(), rlbench.Config{
+		Clients:  []string{"go-redis"},
+		Workload: workload.Config{Clients: 50, Requests: 100},
+		Targets:  []rlbench.TargetSpec{{Cluster: cl.Addrs()[:1]}},
+	}, rlbench.Options{})
+	var uerr *rlbench.UsageError
+	if !errors.As(err, &uerr) || uerr.Flag != "--clients" || !strings.Contains(err.Error(), "master "+last) || !strings.Contains(err.Error(), "maxclients 20") {
+		t.Errorf("Run(go-redis, 50 workers, maxclients 20 on %s) error = %v; want a --clients UsageError naming that master and maxclients 20", last, err)
 	}
 }
 

@@ -465,8 +465,8 @@ type runTarget struct {
 	target *redisserver.Target
 	server results.Server
 	// observer is the run's own connection, for audits, faults and
-	// self-checks; on a cluster, to its first master, for saturation and
-	// the connection check only.
+	// self-checks; on a cluster, to its first master, for faults only
+	// (serverNodes gives the self-checks every master).
 	observer *redis.Client
 	// On a cluster: the seed nodes the clients connect to, the observer of
 	// the whole cluster (audits go to each of its masters), and the
@@ -517,7 +517,10 @@ func openRunTarget(ctx context.Context, cfg Config, spec TargetSpec) (*runTarget
 func (t *runTarget) checked(ctx context.Context, cfg Config) (*runTarget, error) {
 	err := checkSupport(cfg.Strategies, t.target.Info)
 	if err == nil {
-		err = checkConnections(ctx, t.observer, cfg)
+		var nodes []*redis.Client
+		if nodes, err = t.serverNodes(ctx); err == nil {
+			err = checkConnections(ctx, nodes, cfg)
+		}
 	}
 	if err != nil {
 		t.close()
@@ -528,7 +531,7 @@ func (t *runTarget) checked(ctx context.Context, cfg Config) (*runTarget, error)
 
 // openClusterTarget is openRunTarget for a cluster: it starts the managed
 // cluster or probes the first seed node, and checks as openRunTarget does,
-// against the first master (the go-redis pool is per node).
+// against every master (the go-redis pool is per node).
 func openClusterTarget(ctx context.Context, cfg Config, spec TargetSpec) (*runTarget, error) {
 	t := &runTarget{spec: spec, clusterAddrs: spec.Cluster}
 	flag := "--cluster"
@@ -592,6 +595,48 @@ func (t *runTarget) masters(ctx context.Context) ([]redis.Cmdable, error) {
 	return out, nil
 }
 
+// serverNodes returns a client to each node whose CPU and connections the
+// self-checks read: the one server, or every master of a cluster (each runs
+// its commands on its own main thread, and the go-redis pool is per node).
+func (t *runTarget) serverNodes(ctx context.Context) ([]*redis.Client, error) {
+	if t.clusterObserver == nil {
+		return []*redis.Client{t.observer}, nil
+	}
+	masters, err := t.masters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nodes := make([]*redis.Client, len(masters))
+	for i, m := range masters {
+		nodes[i] = m.(*redis.Client)
+	}
+	return nodes, nil
+}
+
+// serverSamples is one saturation.Sample per server node, by address.
+type serverSamples struct {
+	addrs   []string
+	samples []saturation.Sample
+}
+
+// sample takes a saturation sample on every server node.
+func (t *runTarget) sample(ctx context.Context) (serverSamples, error) {
+	nodes, err := t.serverNodes(ctx)
+	if err != nil {
+		return serverSamples{}, err
+	}
+	var s serverSamples
+	for _, n := range nodes {
+		x, err := saturation.Take(ctx, n)
+		if err != nil {
+			return serverSamples{}, fmt.Errorf("%s: %w", n.Options().Addr, err)
+		}
+		s.addrs = append(s.addrs, n.Options().Addr)
+		s.samples = append(s.samples, x)
+	}
+	return s, nil
+}
+
 // audit audits the keys under prefix: on the one server, or on every
 // master of a cluster, with the result per master.
 func (t *runTarget) audit(ctx context.Context, prefix string, window int64) (audit.Result, []audit.NodeResult, error) {
@@ -641,13 +686,12 @@ func CellPrefix(runPrefix, strategy, client string) string {
 }
 
 func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cname string, log, progress io.Writer) (results.Run, error) {
-	observer := t.observer
 	strat, err := strategies.New(sname, strategies.Config{Limit: cfg.Limit, Window: cfg.Window})
 	if err != nil {
 		return results.Run{}, usage("--strategy", err)
 	}
 	// Before the client connects, so that its connections are counted.
-	connected, connectedErr := saturation.Take(ctx, observer)
+	connected, connectedErr := t.sample(ctx)
 	wl := cfg.Workload
 	wl.Prefix = CellPrefix(runPrefix, sname, cname)
 	conn, err := clients.New(cname, clients.Options{Addr: t.target.Addr, Cluster: t.clusterAddrs, Password: cfg.Password, DB: cfg.DB,
@@ -673,14 +717,14 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 		return results.Run{}, fmt.Errorf("%s: warm-up: %w", label, err)
 	}
 	// CPU counts from here: the measured load, not the set-up and warm-up.
-	before, beforeErr := saturation.Take(ctx, observer)
+	before, beforeErr := t.sample(ctx)
 	redirectsBefore := t.redirects(ctx)
 
 	var rec results.Recorder
 	latestImmortal, stopAudits := periodicAudit(ctx, t, wl.Prefix, cfg.Window, cfg.AuditEvery)
 	stopMonitor := monitor(progress, label, &rec, latestImmortal)
 	stopFaults := faults.Schedule(ctx, cfg.Faults, faults.Target{
-		Admin:      observer,
+		Admin:      t.observer,
 		Restart:    restarter(t.target),
 		ClientName: clientName(wl.Prefix),
 		Failover:   t.failover(),
@@ -694,7 +738,7 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	series := stopMonitor()
 	stopAudits()
 	// Before the audit: its pipeline opens a connection of its own.
-	after, afterErr := saturation.Take(context.WithoutCancel(ctx), observer)
+	after, afterErr := t.sample(context.WithoutCancel(ctx))
 	redirectsAfter := t.redirects(context.WithoutCancel(ctx))
 
 	run := results.NewRun(&rec, res.Elapsed)
@@ -714,9 +758,11 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 		run.Admitted += run.Errors - run.ErrorKinds[results.KindCrashed]
 	}
 	run.Faults, run.PerSecond = events, series
-	if connectedErr == nil && beforeErr == nil && afterErr == nil && !saturationUnknown(events) {
-		sat := saturation.Compare(before, after)
-		sat.ConnectionsOpened = after.ServerConnsReceived - connected.ServerConnsReceived
+	if connectedErr == nil && beforeErr == nil && afterErr == nil && !saturationUnknown(events) &&
+		slices.Equal(connected.addrs, before.addrs) && slices.Equal(before.addrs, after.addrs) {
+		sat := saturation.CompareNodes(before.samples, after.samples)
+		// Connections count from before the client connected.
+		sat.ConnectionsOpened = saturation.CompareNodes(connected.samples, after.samples).ConnectionsOpened
 		if wl.Rate > 0 && res.Reached() {
 			// The schedule, not either side, set the pace.
 			sat.Verdict = ""
@@ -965,27 +1011,35 @@ func checkSupport(names []string, info redisserver.Info) error {
 // connection per worker; rueidis shares a few among all of them) would need
 // more connections than the server accepts (maxclients, less
 // those in use), instead of letting it end in a storm of connection
-// errors. A server that does not answer CONFIG GET is not checked.
-func checkConnections(ctx context.Context, admin *redis.Client, cfg Config) error {
+// errors. On a cluster each master is checked, since the pool is per node.
+// A server that does not answer CONFIG GET is not checked.
+func checkConnections(ctx context.Context, nodes []*redis.Client, cfg Config) error {
 	if !slices.Contains(cfg.Clients, "go-redis") {
 		return nil
 	}
-	v, err := admin.ConfigGet(ctx, "maxclients").Result()
-	if err != nil {
-		return nil
-	}
-	maxClients, err := strconv.Atoi(v["maxclients"])
-	if err != nil {
-		return nil
-	}
-	inUse := 0
-	if info, err := admin.Info(ctx, "clients").Result(); err == nil {
-		inUse, _ = strconv.Atoi(redisserver.ParseInfo(info)["connected_clients"])
-	}
-	free := maxClients - inUse
-	if cfg.Workload.Clients > free {
-		return usage("--clients", fmt.Errorf("go-redis opens one connection per worker: %d workers need %d connections, but the server accepts %d more (maxclients %d, %d in use); lower --clients, raise the server's maxclients, or use --client rueidis",
-			cfg.Workload.Clients, cfg.Workload.Clients, free, maxClients, inUse))
+	for _, admin := range nodes {
+		v, err := admin.ConfigGet(ctx, "maxclients").Result()
+		if err != nil {
+			continue
+		}
+		maxClients, err := strconv.Atoi(v["maxclients"])
+		if err != nil {
+			continue
+		}
+		inUse := 0
+		if info, err := admin.Info(ctx, "clients").Result(); err == nil {
+			inUse, _ = strconv.Atoi(redisserver.ParseInfo(info)["connected_clients"])
+		}
+		free := maxClients - inUse
+		if cfg.Workload.Clients <= free {
+			continue
+		}
+		server := "the server"
+		if len(nodes) > 1 {
+			server = "master " + admin.Options().Addr
+		}
+		return usage("--clients", fmt.Errorf("go-redis opens one connection per worker: %d workers need %d connections, but %s accepts %d more (maxclients %d, %d in use); lower --clients, raise the server's maxclients, or use --client rueidis",
+			cfg.Workload.Clients, cfg.Workload.Clients, server, free, maxClients, inUse))
 	}
 	return nil
 }

@@ -160,8 +160,12 @@ type Report struct {
 	// ClientCPUs is the CPUs the client's Go code could use at once
 	// (GOMAXPROCS, from the later sample); absent if unknown.
 	ClientCPUs int `json:"client_cpus,omitempty"`
-	// ServerCPU is the server's CPU over wall time, in cores, rounded to 0.001.
+	// ServerCPU is the server's CPU over wall time, in cores, rounded to
+	// 0.001: on a server of several nodes, the busiest node's.
 	ServerCPU float64 `json:"server_cpu"`
+	// ServerNodes is the number of nodes (a cluster's masters) whose
+	// busiest is ServerCPU; absent for one server.
+	ServerNodes int `json:"server_nodes,omitempty"`
 	// ConnectionsOpened is the number of connections the server accepted
 	// between the two samples, from any client.
 	ConnectionsOpened int64 `json:"connections_opened"`
@@ -190,8 +194,12 @@ func (r Report) Load() string {
 	if r.ConnectionsOpened == 1 {
 		conns = "connection"
 	}
-	return fmt.Sprintf("rlbench %.2f cores%s, redis-server %.2f cores, %d %s opened, peak RSS %d MiB",
-		r.ClientCPU, cpus, r.ServerCPU, r.ConnectionsOpened, conns, r.PeakRSSBytes>>20)
+	busiest := ""
+	if r.ServerNodes > 1 {
+		busiest = fmt.Sprintf(" (the busiest of %d nodes)", r.ServerNodes)
+	}
+	return fmt.Sprintf("rlbench %.2f cores%s, redis-server %.2f cores%s, %d %s opened, peak RSS %d MiB",
+		r.ClientCPU, cpus, r.ServerCPU, busiest, r.ConnectionsOpened, conns, r.PeakRSSBytes>>20)
 }
 
 // Compare computes the Report between two samples, taken before and after
@@ -200,17 +208,40 @@ func (r Report) Load() string {
 // on the figures as rounded. A wall time that is not positive gives zero CPU
 // figures and no verdict.
 func Compare(before, after Sample) Report {
-	rep := Report{
-		ClientCPUs:        after.ProcessCPUs,
-		ConnectionsOpened: after.ServerConnsReceived - before.ServerConnsReceived,
-		PeakRSSBytes:      after.PeakRSSBytes,
+	return CompareNodes([]Sample{before}, []Sample{after})
+}
+
+// CompareNodes is Compare for a server made of several nodes, such as a
+// cluster's masters: before[i] and after[i] are one node's samples, taken
+// together with the other nodes'. Each node runs its commands on its own
+// main thread, so the server's CPU is the busiest node's, and the verdict
+// is judged on it. Connections are all nodes' together. The client's CPU
+// and the wall time come from the first node's pair. Fewer afters than
+// befores leaves the rest out; no samples give a zero Report.
+func CompareNodes(before, after []Sample) Report {
+	n := min(len(before), len(after))
+	if n == 0 {
+		return Report{}
 	}
-	wall := after.At.Sub(before.At)
+	first, last := before[0], after[0]
+	rep := Report{
+		ClientCPUs:   last.ProcessCPUs,
+		PeakRSSBytes: last.PeakRSSBytes,
+	}
+	if n > 1 {
+		rep.ServerNodes = n
+	}
+	for i := range n {
+		rep.ConnectionsOpened += after[i].ServerConnsReceived - before[i].ServerConnsReceived
+	}
+	wall := last.At.Sub(first.At)
 	if wall <= 0 {
 		return rep
 	}
-	rep.ClientCPU = cores(after.ProcessCPU-before.ProcessCPU, wall)
-	rep.ServerCPU = cores(after.ServerCPU-before.ServerCPU, wall)
+	rep.ClientCPU = cores(last.ProcessCPU-first.ProcessCPU, wall)
+	for i := range n {
+		rep.ServerCPU = max(rep.ServerCPU, cores(after[i].ServerCPU-before[i].ServerCPU, wall))
+	}
 	rep.Verdict = verdict(rep.ClientCPU, rep.ClientCPUs, rep.ServerCPU)
 	return rep
 }

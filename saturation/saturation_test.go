@@ -223,3 +223,43 @@ func TestReportLoad(t *testing.T) {
 		t.Errorf("Load() with one connection = %q; want %q", got, want)
 	}
 }
+
+// TestCompareNodes checks a server of three nodes: the busiest node's CPU
+// and verdict, every node's connections, the client from the first pair.
+func TestCompareNodes(t *testing.T) {
+	t.Parallel()
+	before := []Sample{sampleCPUs(0, 0, 1, 10, 1), sampleCPUs(0, 0, 2, 20, 1), sampleCPUs(0, 0, 3, 30, 1)}
+	tests := []struct {
+		name  string
+		after []Sample
+		want  Report
+	}{
+		// One node at 0.95: the cluster is server-bound although the
+		// others had room.
+		{name: "one node saturated", after: []Sample{sampleCPUs(10, 6, 4, 74, 1), sampleCPUs(10, 6, 11.5, 84, 1), sampleCPUs(10, 6, 7, 94, 1)},
+			want: Report{ClientCPU: 0.6, ClientCPUs: 1, ServerCPU: 0.95, ServerNodes: 3, ConnectionsOpened: 192, Verdict: serverBound}},
+		// No node near its limit, the client busier than the busiest.
+		{name: "all with room", after: []Sample{sampleCPUs(10, 9.5, 4, 11, 1), sampleCPUs(10, 9.5, 6, 21, 1), sampleCPUs(10, 9.5, 8, 31, 1)},
+			want: Report{ClientCPU: 0.95, ClientCPUs: 1, ServerCPU: 0.5, ServerNodes: 3, ConnectionsOpened: 3, Verdict: clientBusy}},
+		// A node missing after: only the pairs there are count.
+		{name: "fewer afters", after: []Sample{sampleCPUs(10, 1, 2, 12, 1)},
+			want: Report{ClientCPU: 0.1, ClientCPUs: 1, ServerCPU: 0.1, ConnectionsOpened: 2}},
+		{name: "no afters", after: nil, want: Report{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := CompareNodes(before, tc.after); got != tc.want {
+				t.Errorf("CompareNodes(%v, %v) = %+v; want %+v", before, tc.after, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReportLoadNodes(t *testing.T) {
+	t.Parallel()
+	rep := Report{ClientCPU: 0.6, ClientCPUs: 1, ServerCPU: 0.95, ServerNodes: 3, ConnectionsOpened: 192, PeakRSSBytes: 60 << 20}
+	if got, want := rep.Load(), "rlbench 0.60 cores of 1 CPU (GOMAXPROCS), redis-server 0.95 cores (the busiest of 3 nodes), 192 connections opened, peak RSS 60 MiB"; got != want {
+		t.Errorf("Load() = %q; want %q", got, want)
+	}
+}
