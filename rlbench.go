@@ -465,8 +465,8 @@ type runTarget struct {
 	target *redisserver.Target
 	server results.Server
 	// observer is the run's own connection, for audits, faults and
-	// self-checks; on a cluster, to its first master, for faults only
-	// (serverNodes gives the self-checks every master).
+	// self-checks; on a cluster, one to its first master that those do not
+	// use: they go to every master (serverNodes, masters).
 	observer *redis.Client
 	// On a cluster: the seed nodes the clients connect to, the observer of
 	// the whole cluster (audits go to each of its masters), and the

@@ -216,11 +216,11 @@ func Compare(before, after Sample) Report {
 // together with the other nodes'. Each node runs its commands on its own
 // main thread, so the server's CPU is the busiest node's, and the verdict
 // is judged on it. Connections are all nodes' together. The client's CPU
-// and the wall time come from the first node's pair. Fewer afters than
-// befores leaves the rest out; no samples give a zero Report.
+// and the wall time come from the first node's pair. Slices of different
+// lengths, which cannot be the same nodes, and empty ones give a zero Report.
 func CompareNodes(before, after []Sample) Report {
-	n := min(len(before), len(after))
-	if n == 0 {
+	n := len(before)
+	if n == 0 || len(after) != n {
 		return Report{}
 	}
 	first, last := before[0], after[0]
