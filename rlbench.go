@@ -464,9 +464,9 @@ type runTarget struct {
 	spec   TargetSpec
 	target *redisserver.Target
 	server results.Server
-	// observer is the run's own connection, for audits, faults and
-	// self-checks; on a cluster, one to its first master that those do not
-	// use: they go to every master (serverNodes, masters).
+	// observer is the run's own connection to a single server, for audits,
+	// faults and self-checks; nil on a cluster, where those go to every
+	// master (serverNodes, masters).
 	observer *redis.Client
 	// On a cluster: the seed nodes the clients connect to, the observer of
 	// the whole cluster (audits go to each of its masters), and the
@@ -558,24 +558,17 @@ func openClusterTarget(ctx context.Context, cfg Config, spec TargetSpec) (*runTa
 	}
 	t.target = &redisserver.Target{Addr: t.clusterAddrs[0], Info: info}
 	t.server = results.Server{Addr: strings.Join(t.clusterAddrs, ","), Name: info.Name, Version: info.Version, Managed: t.managed != nil}
-	t.clusterObserver = redis.NewClusterClient(&redis.ClusterOptions{Addrs: t.clusterAddrs, Password: cfg.Password,
-		PoolSize: 4, DisableIdentity: true, MaxRetries: -1})
-	masters, err := t.masters(ctx)
-	if err == nil && len(masters) == 0 {
-		err = errors.New("no masters")
-	}
-	if err != nil {
+	t.clusterObserver = redisserver.NewClusterObserver(t.clusterAddrs, cfg.Password, 4)
+	if _, err := t.masters(ctx); err != nil {
 		t.close()
 		return nil, usage(flag, fmt.Errorf("%s: %w", spec.Label, err))
 	}
-	first := masters[0].(*redis.Client).Options().Addr
-	t.observer = redisserver.NewObserver(first, cfg.Password, 0, 4)
 	return t.checked(ctx, cfg)
 }
 
 // masters returns a client to each master of the cluster as the cluster
-// observer sees it now, ordered by address.
-func (t *runTarget) masters(ctx context.Context) ([]redis.Cmdable, error) {
+// observer sees it now, ordered by address; an error if there is none.
+func (t *runTarget) masters(ctx context.Context) ([]*redis.Client, error) {
 	var mu sync.Mutex
 	var nodes []*redis.Client
 	err := t.clusterObserver.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
@@ -587,12 +580,11 @@ func (t *runTarget) masters(ctx context.Context) ([]redis.Cmdable, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster masters: %w", err)
 	}
-	slices.SortFunc(nodes, func(a, b *redis.Client) int { return strings.Compare(a.Options().Addr, b.Options().Addr) })
-	out := make([]redis.Cmdable, len(nodes))
-	for i, n := range nodes {
-		out[i] = n
+	if len(nodes) == 0 {
+		return nil, errors.New("cluster masters: none")
 	}
-	return out, nil
+	slices.SortFunc(nodes, func(a, b *redis.Client) int { return strings.Compare(a.Options().Addr, b.Options().Addr) })
+	return nodes, nil
 }
 
 // serverNodes returns a client to each node whose CPU and connections the
@@ -602,15 +594,7 @@ func (t *runTarget) serverNodes(ctx context.Context) ([]*redis.Client, error) {
 	if t.clusterObserver == nil {
 		return []*redis.Client{t.observer}, nil
 	}
-	masters, err := t.masters(ctx)
-	if err != nil {
-		return nil, err
-	}
-	nodes := make([]*redis.Client, len(masters))
-	for i, m := range masters {
-		nodes[i] = m.(*redis.Client)
-	}
-	return nodes, nil
+	return t.masters(ctx)
 }
 
 // serverSamples is one saturation.Sample per server node, by address.
@@ -723,8 +707,12 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	var rec results.Recorder
 	latestImmortal, stopAudits := periodicAudit(ctx, t, wl.Prefix, cfg.Window, cfg.AuditEvery)
 	stopMonitor := monitor(progress, label, &rec, latestImmortal)
+	var admin redis.Cmdable // the faults that use it are refused on a cluster
+	if t.observer != nil {
+		admin = t.observer
+	}
 	stopFaults := faults.Schedule(ctx, cfg.Faults, faults.Target{
-		Admin:      t.observer,
+		Admin:      admin,
 		Restart:    restarter(t.target),
 		ClientName: clientName(wl.Prefix),
 		Failover:   t.failover(),
@@ -975,7 +963,7 @@ func warmUp(ctx context.Context, cfg Config, runPrefix, sname, cname string, s s
 		return nil
 	}
 	wl := cfg.Workload
-	wl.Prefix = runPrefix + "warmup:" + sname + ":" + cname + ":"
+	wl.Prefix = CellPrefix(runPrefix+"warmup:", sname, cname)
 	wl.Duration, wl.Requests, wl.CrashRate, wl.RacePause = cfg.Warmup, 0, 0, 0
 	var rec results.Recorder
 	_, runErr := workload.Run(ctx, wl, s, conn, &rec, nil)

@@ -76,7 +76,7 @@ type NodeResult struct {
 // again). It returns the sum, and the Result of each node in the order of
 // nodes. On error it returns the counts so far with the error, which names
 // the node.
-func RunNodes(ctx context.Context, nodes []redis.Cmdable, prefix string, window int64) (Result, []NodeResult, error) {
+func RunNodes(ctx context.Context, nodes []*redis.Client, prefix string, window int64) (Result, []NodeResult, error) {
 	var total Result
 	if prefix == "" {
 		return total, nil, fmt.Errorf("audit: run: %w", ErrEmptyPrefix)
@@ -85,10 +85,11 @@ func RunNodes(ctx context.Context, nodes []redis.Cmdable, prefix string, window 
 	per := make([]NodeResult, 0, len(nodes))
 	for _, node := range nodes {
 		res, err := run(ctx, node, prefix, window, seen)
-		per = append(per, NodeResult{Addr: nodeAddr(node), Result: res})
+		addr := node.Options().Addr
+		per = append(per, NodeResult{Addr: addr, Result: res})
 		total.add(res)
 		if err != nil {
-			return total, per, fmt.Errorf("audit: run: node %s: %w", nodeAddr(node), err)
+			return total, per, fmt.Errorf("audit: run: node %s: %w", addr, err)
 		}
 	}
 	return total, per, nil
@@ -100,14 +101,6 @@ func (res *Result) add(r Result) {
 	res.Immortal += r.Immortal
 	res.TTLOverWindow += r.TTLOverWindow
 	res.Vanished += r.Vanished
-}
-
-// nodeAddr returns the address of node's client when it has one.
-func nodeAddr(node redis.Cmdable) string {
-	if c, ok := node.(interface{ Options() *redis.Options }); ok {
-		return c.Options().Addr
-	}
-	return ""
 }
 
 // run is Run without the prefix check, skipping keys already in seen.
@@ -176,7 +169,7 @@ func Cleanup(ctx context.Context, rdb redis.Cmdable, prefix string) (int64, erro
 // per master, as in RunNodes. The keys of one SCAN batch lie in many slots,
 // which one UNLINK may not span (CROSSSLOT), so each key gets its own UNLINK,
 // pipelined per batch. It returns the total deleted.
-func CleanupNodes(ctx context.Context, nodes []redis.Cmdable, prefix string) (int64, error) {
+func CleanupNodes(ctx context.Context, nodes []*redis.Client, prefix string) (int64, error) {
 	if prefix == "" {
 		return 0, fmt.Errorf("audit: cleanup: %w", ErrEmptyPrefix)
 	}
@@ -198,7 +191,7 @@ func CleanupNodes(ctx context.Context, nodes []redis.Cmdable, prefix string) (in
 			return nil
 		})
 		if err != nil {
-			return deleted, fmt.Errorf("audit: cleanup: node %s: %w", nodeAddr(node), err)
+			return deleted, fmt.Errorf("audit: cleanup: node %s: %w", node.Options().Addr, err)
 		}
 	}
 	return deleted, nil

@@ -33,7 +33,7 @@ func TestRunNodesAndCleanupNodes(t *testing.T) {
 	outside := []string{"other:{1}", "other:{2}", "other:{3}", prefix[:len(prefix)-1], "x" + prefix + "{4}"}
 	seedOutside(t, rdb, outside)
 
-	var nodes []redis.Cmdable
+	var nodes []*redis.Client
 	for _, addr := range cl.MasterAddrs() {
 		node := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
 		t.Cleanup(func() { node.Close() })

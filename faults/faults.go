@@ -144,11 +144,7 @@ func Inject(ctx context.Context, f Fault, t Target) (string, error) {
 		if t.Restart == nil {
 			return "", errors.New("restart needs the private server (no --addr)")
 		}
-		start := time.Now()
-		if err := t.Restart(ctx); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("server restarted in %s", time.Since(start).Round(time.Millisecond)), nil
+		return timed(func() (string, error) { return "server restarted", t.Restart(ctx) })
 	case Stall:
 		// CLIENT PAUSE without a mode pauses every command (ALL).
 		if err := t.Admin.ClientPause(ctx, f.Arg).Err(); err != nil {
@@ -162,24 +158,25 @@ func Inject(ctx context.Context, f Fault, t Target) (string, error) {
 		if t.Failover == nil {
 			return "", errors.New("failover needs a private cluster with replicas (--managed-cluster NxR)")
 		}
-		start := time.Now()
-		what, err := t.Failover(ctx)
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("%s in %s", what, time.Since(start).Round(time.Millisecond)), nil
+		return timed(func() (string, error) { return t.Failover(ctx) })
 	case Reshard:
 		if t.Reshard == nil {
 			return "", errors.New("reshard needs a private cluster (--managed-cluster N)")
 		}
-		start := time.Now()
-		what, err := t.Reshard(ctx, f.Arg)
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("%s in %s", what, time.Since(start).Round(time.Millisecond)), nil
+		return timed(func() (string, error) { return t.Reshard(ctx, f.Arg) })
 	}
 	return "", fmt.Errorf("unknown fault kind %q", f.Kind)
+}
+
+// timed runs do and adds how long it took to what it says it did:
+// "server restarted in 52ms".
+func timed(do func() (string, error)) (string, error) {
+	start := time.Now()
+	what, err := do()
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s in %s", what, time.Since(start).Round(time.Millisecond)), nil
 }
 
 // killNamed closes every connection whose name is name.

@@ -27,7 +27,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/rlbench/rlbench/compare"
 	"github.com/rlbench/rlbench/results"
@@ -431,7 +430,7 @@ func newFileView(f *compare.File) (fileView, error) {
 			Server:        compare.ServerLine(f.Server(i)),
 			Workload:      fmt.Sprintf("%d workers, %.2f s, on error %s, %d script fallbacks", r.Clients, r.DurationS, r.OnError, r.ScriptFallbacks),
 			ClientOptions: r.ClientOptions,
-			ErrorKinds:    errorKinds(r.ErrorKinds),
+			ErrorKinds:    results.FormatErrorKinds(r.ErrorKinds, " "),
 		}
 		if s := r.Saturation; s != nil {
 			rv.Load = s.Load()
@@ -459,28 +458,6 @@ func common(lists [][]field) []field {
 		}
 	}
 	return out
-}
-
-// errorKinds is "timeout=3 conn-reset=1", most frequent first.
-func errorKinds(kinds map[string]int64) string {
-	names := make([]string, 0, len(kinds))
-	for k := range kinds {
-		names = append(names, k)
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		if kinds[a] != kinds[b] {
-			if kinds[a] > kinds[b] {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
-	parts := make([]string, len(names))
-	for i, k := range names {
-		parts[i] = k + "=" + strconv.FormatInt(kinds[k], 10)
-	}
-	return strings.Join(parts, " ")
 }
 
 // extraFields flattens the fields of raw that are not in shown, by name:

@@ -566,6 +566,9 @@ func TestMergeRealRuns(t *testing.T) {
 	if !got.StartedAt.Equal(start) {
 		t.Errorf("merged started_at = %v; want %v", got.StartedAt, start)
 	}
+	if len(got.Parts) != len(files) {
+		t.Fatalf("merged parts = %d; want one per file (%d)", len(got.Parts), len(files))
+	}
 	for i, p := range got.Parts {
 		r := &files[i].Report.Runs[0]
 		if p.File != files[i].Name || p.ThroughputPerS != r.ThroughputPerS || !p.StartedAt.Equal(r.StartedAt) ||

@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/compare"
@@ -258,12 +257,7 @@ func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
 			err = cerr
 		}
 	}()
-	rdb := redis.NewClient(&redis.Options{
-		Addr:                     srv.Addr(),
-		PoolSize:                 1,
-		DisableIdentity:          true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	rdb := redisserver.NewObserver(srv.Addr(), "", 0, 1)
 	defer rdb.Close()
 	host, port, _ := strings.Cut(srv.Addr(), ":")
 	b := &bench{o: o, addr: srv.Addr(), host: host, port: port, sha: strategies.SeedScript.SHA1, rdb: rdb, tmp: tmp, stdout: stdout}
@@ -596,7 +590,7 @@ func (b *bench) exec(ctx context.Context, timeout time.Duration, stdin, name str
 		return finished{}, fmt.Errorf("%s %s: %w%s", filepath.Base(name), strings.Join(args, " "), err, tail(stderr.String()))
 	}
 	ps := cmd.ProcessState
-	return finished{stdout: stdout.Bytes(), wall: wall, cpu: ps.UserTime() + ps.SystemTime(), peakRSS: peakRSS(ps)}, nil
+	return finished{stdout: stdout.Bytes(), wall: wall, cpu: ps.UserTime() + ps.SystemTime(), peakRSS: saturation.ChildPeakRSS(ps)}, nil
 }
 
 // tail returns the last lines of a child's stderr, indented, or "".

@@ -54,6 +54,20 @@ func NewObserver(addr, password string, db, poolSize int) *redis.Client {
 	})
 }
 
+// NewClusterObserver is NewObserver for a Redis Cluster reached through
+// addrs: a cluster client with poolSize connections per node, no retries,
+// and maintenance notifications off.
+func NewClusterObserver(addrs []string, password string, poolSize int) *redis.ClusterClient {
+	return redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs:                    addrs,
+		Password:                 password,
+		PoolSize:                 poolSize,
+		MaxRetries:               -1,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
+}
+
 // ProbeTimeout bounds Open's first contact with a server at an address.
 const ProbeTimeout = 5 * time.Second
 

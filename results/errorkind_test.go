@@ -195,3 +195,26 @@ func selfClosedErr(t *testing.T) error {
 	}
 	return err
 }
+
+func TestFormatErrorKinds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		kinds map[string]int64
+		sep   string
+		want  string
+	}{
+		{name: "none", kinds: nil, sep: " ", want: ""},
+		// Most frequent first, ties by name.
+		{name: "order", kinds: map[string]int64{"timeout": 3, "conn-reset": 3, "WRONGTYPE": 1, "EOF": 7}, sep: " ", want: "EOF=7 conn-reset=3 timeout=3 WRONGTYPE=1"},
+		{name: "separator", kinds: map[string]int64{"a": 1, "b": 2}, sep: ", ", want: "b=2, a=1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := FormatErrorKinds(tc.kinds, tc.sep); got != tc.want {
+				t.Errorf("FormatErrorKinds(%v, %q) = %q; want %q", tc.kinds, tc.sep, got, tc.want)
+			}
+		})
+	}
+}

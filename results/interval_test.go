@@ -1,6 +1,7 @@
 package results
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
@@ -46,11 +47,20 @@ func TestSnapshotAgrees(t *testing.T) {
 			}
 		}
 	}()
+	// Snapshots taken while the writer records, not before it starts.
+	for rec.Totals().Decisions < 1000 {
+		runtime.Gosched()
+	}
+	var last int64
 	for range 50 {
 		tot, h := rec.Snapshot()
 		if tot.Decisions != h.TotalCount() {
 			t.Fatalf("Snapshot: totals count %d decisions, histogram %d; want equal", tot.Decisions, h.TotalCount())
 		}
+		last = tot.Decisions
+	}
+	if last < 1000 {
+		t.Errorf("last Snapshot counted %d decisions; want the 1000 and more recorded before it", last)
 	}
 	close(stop)
 	<-done

@@ -183,18 +183,29 @@ type Totals struct {
 // turn, briefly, and copies no histogram, so it is cheap enough to call every
 // progress tick.
 func (r *Recorder) Totals() Totals {
-	r.once.Do(r.init)
 	var t Totals
+	r.each(func(s *shard) { s.addTotals(&t) })
+	t.Decisions = t.Allowed + t.Rejected + t.Errors
+	return t
+}
+
+// each runs f on every shard in turn, under the shard's lock.
+func (r *Recorder) each(f func(s *shard)) {
+	r.once.Do(r.init)
 	for i := range r.shards {
 		s := &r.shards[i].shard
 		s.mu.Lock()
-		t.Allowed += s.allowed
-		t.Rejected += s.rejected
-		t.Errors += s.errors
+		f(s)
 		s.mu.Unlock()
 	}
-	t.Decisions = t.Allowed + t.Rejected + t.Errors
-	return t
+}
+
+// addTotals adds the shard's counters to t, whose Decisions it leaves alone.
+// The caller holds s.mu.
+func (s *shard) addTotals(t *Totals) {
+	t.Allowed += s.allowed
+	t.Rejected += s.rejected
+	t.Errors += s.errors
 }
 
 // Snapshot returns the totals and the merged latency histogram (as
@@ -207,9 +218,7 @@ func (r *Recorder) Snapshot() (Totals, *hdrhistogram.Histogram) {
 	for i := range r.shards {
 		s := &r.shards[i].shard
 		s.mu.Lock()
-		t.Allowed += s.allowed
-		t.Rejected += s.rejected
-		t.Errors += s.errors
+		s.addTotals(&t)
 		var shard *hdrhistogram.Histogram
 		if s.latency != nil {
 			// A copy under the lock, the slower merge outside it: the
@@ -229,17 +238,13 @@ func (r *Recorder) Snapshot() (Totals, *hdrhistogram.Histogram) {
 // microseconds: every Record's latency and every RecordOpen's corrected one.
 // The caller owns the result.
 func (r *Recorder) Histogram() *hdrhistogram.Histogram {
-	r.once.Do(r.init)
 	h := newLatencyHistogram()
-	for i := range r.shards {
-		s := &r.shards[i].shard
-		s.mu.Lock()
+	r.each(func(s *shard) {
 		if s.latency != nil {
 			// Same geometry on both sides, so nothing is dropped.
 			h.Merge(s.latency)
 		}
-		s.mu.Unlock()
-	}
+	})
 	return h
 }
 
@@ -248,35 +253,27 @@ func (r *Recorder) Histogram() *hdrhistogram.Histogram {
 // when nothing was recorded with RecordOpen since the Recorder was made (a
 // closed loop). The caller owns the result.
 func (r *Recorder) UncorrectedHistogram() *hdrhistogram.Histogram {
-	r.once.Do(r.init)
 	var h *hdrhistogram.Histogram
-	for i := range r.shards {
-		s := &r.shards[i].shard
-		s.mu.Lock()
+	r.each(func(s *shard) {
 		if s.uncorrected != nil {
 			if h == nil {
 				h = newLatencyHistogram()
 			}
 			h.Merge(s.uncorrected)
 		}
-		s.mu.Unlock()
-	}
+	})
 	return h
 }
 
 // ErrorKinds returns the errors counted so far by ErrorKind, in a new map that
 // the caller owns. The map is empty, not nil, when there were no errors.
 func (r *Recorder) ErrorKinds() map[string]int64 {
-	r.once.Do(r.init)
 	kinds := make(map[string]int64)
-	for i := range r.shards {
-		s := &r.shards[i].shard
-		s.mu.Lock()
+	r.each(func(s *shard) {
 		for k, n := range s.kinds {
 			kinds[k] += n
 		}
-		s.mu.Unlock()
-	}
+	})
 	return kinds
 }
 
@@ -284,10 +281,7 @@ func (r *Recorder) ErrorKinds() map[string]int64 {
 // their histograms' memory. A Record that runs concurrently with Reset may be
 // counted or cleared.
 func (r *Recorder) Reset() {
-	r.once.Do(r.init)
-	for i := range r.shards {
-		s := &r.shards[i].shard
-		s.mu.Lock()
+	r.each(func(s *shard) {
 		if s.latency != nil {
 			s.latency.Reset()
 		}
@@ -296,6 +290,5 @@ func (r *Recorder) Reset() {
 		}
 		s.allowed, s.rejected, s.errors = 0, 0, 0
 		clear(s.kinds)
-		s.mu.Unlock()
-	}
+	})
 }

@@ -92,11 +92,7 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 		if r.Errors == 0 && len(r.ErrorKinds) == 0 {
 			continue
 		}
-		fmt.Fprintf(buf, "%s errors:", runLabel(r))
-		for _, k := range sortedKinds(r.ErrorKinds) {
-			fmt.Fprintf(buf, " %s=%d", k, r.ErrorKinds[k])
-		}
-		buf.WriteByte('\n')
+		fmt.Fprintf(buf, "%s errors: %s\n", runLabel(r), FormatErrorKinds(r.ErrorKinds, " "))
 	}
 
 	for _, r := range rep.Runs {
@@ -257,19 +253,20 @@ func writeByStrategy(buf *bytes.Buffer, rep *Report, targets []reportTarget) {
 	tw.Flush()
 }
 
-// sortedKinds returns the keys of kinds, most frequent first, ties by name.
-func sortedKinds(kinds map[string]int64) []string {
-	keys := make([]string, 0, len(kinds))
-	for k := range kinds {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b string) int {
+// FormatErrorKinds lists error counts by kind as "kind=n", most frequent
+// first, ties by name, joined by sep: "timeout=3 conn-reset=1".
+func FormatErrorKinds(kinds map[string]int64, sep string) string {
+	names := slices.Collect(maps.Keys(kinds))
+	slices.SortFunc(names, func(a, b string) int {
 		if c := cmp.Compare(kinds[b], kinds[a]); c != 0 {
 			return c
 		}
 		return strings.Compare(a, b)
 	})
-	return keys
+	for i, k := range names {
+		names[i] = k + "=" + strconv.FormatInt(kinds[k], 10)
+	}
+	return strings.Join(names, sep)
 }
 
 // FormatUS formats a latency given in microseconds: "183µs", "1.2ms",

@@ -3,6 +3,7 @@
 package saturation
 
 import (
+	"os"
 	"runtime"
 	"syscall"
 	"time"
@@ -17,6 +18,16 @@ func selfUsage() (cpu time.Duration, peakRSS int64) {
 	}
 	cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	return cpu, maxrssBytes(int64(ru.Maxrss), runtime.GOOS)
+}
+
+// ChildPeakRSS returns a finished child process's peak resident set, in
+// bytes; 0 where the OS does not report it.
+func ChildPeakRSS(ps *os.ProcessState) int64 {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok || ru == nil {
+		return 0
+	}
+	return maxrssBytes(int64(ru.Maxrss), runtime.GOOS)
 }
 
 // maxrssBytes converts ru_maxrss to bytes: Darwin and iOS report bytes,

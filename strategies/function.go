@@ -89,8 +89,10 @@ func (s function) Decide(ctx context.Context, c Client, key string) (Decision, e
 }
 
 // isFunctionNotFound reports whether err is the server's reply to an FCALL
-// of a function that is not loaded.
+// of a function that is not loaded. It runs after every FCALL: errors.AsType
+// keeps it free of allocations, where errors.As would move its target to the
+// heap.
 func isFunctionNotFound(err error) bool {
-	var re ReplyError
-	return errors.As(err, &re) && strings.Contains(string(re), "Function not found")
+	re, ok := errors.AsType[ReplyError](err)
+	return ok && strings.Contains(string(re), "Function not found")
 }

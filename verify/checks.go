@@ -949,7 +949,7 @@ loop:
 		parts = append(parts, fmt.Sprintf("the first %d decisions after it succeeded", resumeStreak))
 	}
 	if len(kinds) > 0 {
-		parts = append(parts, "errors: "+kindList(kinds))
+		parts = append(parts, "errors: "+results.FormatErrorKinds(kinds, ", "))
 	}
 	if reprepared != "" {
 		parts = append(parts, fmt.Sprintf("prepared again after %q", firstLine(reprepared)))
@@ -959,25 +959,6 @@ loop:
 	}
 	parts = append(parts, fmt.Sprintf("then %d allowed, the next rejected", r.cfg.Limit))
 	return Cell{Outcome: Pass, Note: strings.Join(parts, "; ")}
-}
-
-// kindList formats error counts by kind, most frequent first, e.g.
-// "conn-refused=3, conn-closed=1".
-func kindList(kinds map[string]int64) string {
-	names := make([]string, 0, len(kinds))
-	for k := range kinds {
-		names = append(names, k)
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		if kinds[a] != kinds[b] {
-			return int(kinds[b] - kinds[a])
-		}
-		return strings.Compare(a, b)
-	})
-	for i, k := range names {
-		names[i] = k + "=" + strconv.FormatInt(kinds[k], 10)
-	}
-	return strings.Join(names, ", ")
 }
 
 // observedConn is the row's client, counting the calls that tell what a

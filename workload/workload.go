@@ -277,7 +277,6 @@ func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Cl
 		r.interval = 1e9 / cfg.Rate
 		r.stats = make([]workerStats, cfg.Clients)
 	}
-	r.budget.Store(cfg.Requests)
 
 	var cancel context.CancelFunc
 	r.stopCtx, cancel = context.WithCancel(ctx)
@@ -333,15 +332,13 @@ type runner struct {
 	stoppedAt atomic.Int64
 	// interval is the open loop's time between slots, in nanoseconds.
 	interval float64
-	// budget (the closed loop's count of decisions left when limited) and
-	// next (the open loop's next slot on the schedule) are written on every
-	// decision: each sits on a cache line of its own, away from the fields
-	// every worker only reads.
-	_      [64]byte
-	budget atomic.Int64
-	_      [56]byte
-	next   atomic.Int64
-	_      [56]byte
+	// next counts the decisions claimed so far: the open loop's next slot
+	// on the schedule, and the closed loop's place in a request budget. It
+	// is written on every decision, so it sits on a cache line of its own,
+	// away from the fields every worker only reads.
+	_    [64]byte
+	next atomic.Int64
+	_    [56]byte
 	// stats holds each open-loop worker's own figures, written only by that
 	// worker and read once they have all returned.
 	stats []workerStats
@@ -379,7 +376,7 @@ func (r *runner) decide(wctx context.Context, cr *crasher, k int, t0 time.Time) 
 // repeat.
 func (r *runner) closedLoop(w int, wctx context.Context, pick picker, cr *crasher) {
 	for !r.stop.Load() {
-		if r.limited && r.budget.Add(-1) < 0 {
+		if r.limited && r.next.Add(1) > r.cfg.Requests {
 			return
 		}
 		k := pick()

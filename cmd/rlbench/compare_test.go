@@ -203,7 +203,11 @@ func TestCompareBadInput(t *testing.T) {
 					args = append(args, "-o", filepath.Join(t.TempDir(), "r.html"))
 				}
 				res := mustRun(t, tc.want, args...)
-				if !strings.Contains(res.stderr, strings.ReplaceAll(tc.says, "compare", cmd)) {
+				if tc.says == "" {
+					if res.stderr != "" || !strings.Contains(res.stdout, "lua") {
+						t.Errorf("run(%q) = stdout %q, stderr %q; want the cells on stdout and nothing on stderr", args, res.stdout, res.stderr)
+					}
+				} else if !strings.Contains(res.stderr, strings.ReplaceAll(tc.says, "compare", cmd)) {
 					t.Errorf("run(%q) stderr = %q; want it to say %q", args, res.stderr, tc.says)
 				}
 			})

@@ -200,17 +200,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// A temporary file beside it, now: a path that cannot be written
 		// is bad input, found before any load, and an existing file is
 		// replaced only by a finished report.
-		jsonFile, err = os.CreateTemp(filepath.Dir(o.jsonPath), "."+filepath.Base(o.jsonPath)+".*.tmp")
+		jsonFile, err = createBeside(o.jsonPath)
 		if err != nil {
 			fmt.Fprintf(stderr, "rlbench: --json: cannot write %s: %v\n", o.jsonPath, err)
 			return exitUsage
 		}
 		defer os.Remove(jsonFile.Name()) // a no-op once renamed
 		defer jsonFile.Close()
-		if err := jsonFile.Chmod(0o644); err != nil { // CreateTemp made it 0600
-			fmt.Fprintf(stderr, "rlbench: --json: %v\n", err)
-			return exitUsage
-		}
 	}
 	if o.hdrDir != "" {
 		if err := os.MkdirAll(o.hdrDir, 0o755); err != nil {
@@ -222,7 +218,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.cpuProfile != "" {
 		// Into a temporary file beside it, as --json: an existing profile is
 		// replaced only once the run has started.
-		profile, err = os.CreateTemp(filepath.Dir(o.cpuProfile), "."+filepath.Base(o.cpuProfile)+".*.tmp")
+		profile, err = createBeside(o.cpuProfile)
 		if err == nil {
 			defer os.Remove(profile.Name()) // a no-op once renamed
 			err = pprof.StartCPUProfile(profile)
@@ -403,6 +399,22 @@ func writeOutput(cmd, out string, data []byte, stdout, stderr io.Writer) (code i
 		return exitUsage, false
 	}
 	return exitOK, true
+}
+
+// createBeside creates a temporary file beside path, mode 0644 (what
+// os.Create gives under the usual umask), for the caller to rename over path
+// once it is complete: an existing file is replaced only by a complete one.
+func createBeside(path string) (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(0o644); err != nil { // CreateTemp made it 0600
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
 }
 
 // applyProcs sets GOMAXPROCS to n and returns what restores it. Tests of

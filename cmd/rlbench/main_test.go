@@ -879,6 +879,12 @@ func TestCPUProfile(t *testing.T) {
 	if body, err := io.ReadAll(zr); err != nil || len(body) == 0 {
 		t.Errorf("--cpuprofile wrote %s: %d bytes inside, %v; want a profile", path, len(body), err)
 	}
+	// Readable by others, as --json's file and any file os.Create makes.
+	if fi, err := os.Stat(path); err != nil {
+		t.Error(err)
+	} else if got := fi.Mode().Perm(); got != 0o644 {
+		t.Errorf("--cpuprofile wrote %s with mode %v; want 0644", path, got)
+	}
 	if err := os.WriteFile(path, []byte("earlier"), 0o644); err != nil {
 		t.Fatal(err)
 	}
