@@ -56,9 +56,7 @@ const (
 // benchmarkKey is redis-benchmark's key pattern for the target of client:
 // as long as rlbench's keys, rlbench.CellPrefix(prefix, "lua", client) then
 // "{N}" (N mostly 5 digits of 0-99,999), since key length costs the server
-// (measured with rueidis, a 20 µs flush delay and 500 workers,
-// three pairs of 8 s: 237-246k/s with rlbench's default prefix, a 50-byte
-// key, against 266-275k/s with --prefix rl:). redis-benchmark writes
+// (see the README's Performance section for the measurement). redis-benchmark writes
 // __rand_int__ as 12 digits, so its prefix is the cell prefix less 7
 // bytes: "rl:lua:go{__rand_int__}" against "rl:lua:go-redis:{12345}".
 func benchmarkKey(client string) string {
