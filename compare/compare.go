@@ -66,7 +66,7 @@ func New(files []*File) *Comparison {
 	for fi, f := range files {
 		for ri := range f.Report.Runs {
 			r := &f.Report.Runs[ri]
-			k := Key{Target: f.Target(ri), Strategy: r.Strategy, Client: r.Client}
+			k := f.Key(ri)
 			cell := byKey[k]
 			if cell == nil {
 				cell = &Cell{Key: k}

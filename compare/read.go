@@ -84,25 +84,11 @@ func FileName(i int) string {
 	return name
 }
 
-// runField decodes run i's field name into v; it reports whether the field
-// was there and of v's shape.
-func (f *File) runField(i int, name string, v any) bool {
-	if i >= len(f.RunFields) {
-		return false
-	}
-	raw, ok := f.RunFields[i][name]
-	if !ok || string(raw) == "null" {
-		return false
-	}
-	return json.Unmarshal(raw, v) == nil
-}
-
 // Server is the server run i was made against: the run's own "server" when
 // the file has one per run (a run over several targets), else the report's.
 func (f *File) Server(i int) results.Server {
-	var s results.Server
-	if f.runField(i, "server", &s) && s != (results.Server{}) {
-		return s
+	if s := f.Report.Runs[i].Server; s != nil && *s != (results.Server{}) {
+		return *s
 	}
 	return f.Report.Server
 }
@@ -111,11 +97,16 @@ func (f *File) Server(i int) results.Server {
 // label when the file has one, else "name version" for a private server,
 // whose address is a random port, or the address of an existing one.
 func (f *File) Target(i int) string {
-	var label string
-	if f.runField(i, "target", &label) && label != "" {
+	if label := f.Report.Runs[i].Target; label != "" {
 		return label
 	}
 	return serverKey(f.Server(i))
+}
+
+// Key is run i's cell: its target, strategy and client.
+func (f *File) Key(i int) Key {
+	r := &f.Report.Runs[i]
+	return Key{Target: f.Target(i), Strategy: r.Strategy, Client: r.Client}
 }
 
 // serverKey names a server with no label.

@@ -137,19 +137,7 @@ func prefixNotes(srcs []*source, groups []int) []string {
 // mergeAudit adds the audits of parts with different prefixes and takes the
 // largest, figure by figure, of parts that shared one (see combine).
 func mergeAudit(parts []part, groups []int) results.Audit {
-	field := func(f func(results.Audit) int64) int64 {
-		values := map[int]int64{}
-		for i, p := range parts {
-			values[i] = f(p.run.Audit)
-		}
-		return combine(values, groups)
-	}
-	return results.Audit{
-		Keys:          field(func(a results.Audit) int64 { return a.Keys }),
-		Immortal:      field(func(a results.Audit) int64 { return a.Immortal }),
-		TTLOverWindow: field(func(a results.Audit) int64 { return a.TTLOverWindow }),
-		Vanished:      field(func(a results.Audit) int64 { return a.Vanished }),
-	}
+	return combineAudits(parts, groups, func(p part) results.Audit { return p.run.Audit })
 }
 
 // mergeAuditPerNode is mergeAudit for each master of a cluster target, by
@@ -159,28 +147,34 @@ func mergeAuditPerNode(parts []part, groups []int) map[string]results.Audit {
 	var out map[string]results.Audit
 	for _, p := range parts {
 		for addr := range p.run.AuditPerNode {
-			if out == nil {
-				out = map[string]results.Audit{}
-			}
 			if _, done := out[addr]; done {
 				continue
 			}
-			field := func(f func(results.Audit) int64) int64 {
-				values := map[int]int64{}
-				for i, q := range parts {
-					values[i] = f(q.run.AuditPerNode[addr])
-				}
-				return combine(values, groups)
+			if out == nil {
+				out = map[string]results.Audit{}
 			}
-			out[addr] = results.Audit{
-				Keys:          field(func(a results.Audit) int64 { return a.Keys }),
-				Immortal:      field(func(a results.Audit) int64 { return a.Immortal }),
-				TTLOverWindow: field(func(a results.Audit) int64 { return a.TTLOverWindow }),
-				Vanished:      field(func(a results.Audit) int64 { return a.Vanished }),
-			}
+			out[addr] = combineAudits(parts, groups, func(q part) results.Audit { return q.run.AuditPerNode[addr] })
 		}
 	}
 	return out
+}
+
+// combineAudits combines, figure by figure, the audit that audit picks from
+// each part (see combine).
+func combineAudits(parts []part, groups []int, audit func(part) results.Audit) results.Audit {
+	field := func(f func(results.Audit) int64) int64 {
+		values := map[int]int64{}
+		for i, p := range parts {
+			values[i] = f(audit(p))
+		}
+		return combine(values, groups)
+	}
+	return results.Audit{
+		Keys:          field(func(a results.Audit) int64 { return a.Keys }),
+		Immortal:      field(func(a results.Audit) int64 { return a.Immortal }),
+		TTLOverWindow: field(func(a results.Audit) int64 { return a.TTLOverWindow }),
+		Vanished:      field(func(a results.Audit) int64 { return a.Vanished }),
+	}
 }
 
 // alignSeries sums the parts' per-second series on wall-clock seconds from

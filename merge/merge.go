@@ -259,21 +259,9 @@ func newSource(f File) (*source, error) {
 		return nil, fmt.Errorf("%s: no report", f.Name)
 	}
 	cf := &compare.File{Path: f.Name, Report: f.Report}
-	// compare keys a run on its fields as written: write them.
-	for i := range f.Report.Runs {
-		data, err := json.Marshal(&f.Report.Runs[i])
-		if err != nil {
-			return nil, fmt.Errorf("%s: run %d: %w", f.Name, i+1, err)
-		}
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(data, &fields); err != nil {
-			return nil, fmt.Errorf("%s: run %d: %w", f.Name, i+1, err)
-		}
-		cf.RunFields = append(cf.RunFields, fields)
-	}
 	s := &source{name: f.Name, file: cf, cells: map[compare.Key]int{}}
-	for i, r := range f.Report.Runs {
-		k := compare.Key{Target: cf.Target(i), Strategy: r.Strategy, Client: r.Client}
+	for i := range f.Report.Runs {
+		k := cf.Key(i)
 		if _, dup := s.cells[k]; dup {
 			return nil, fmt.Errorf("%s: %s: %w", f.Name, k, ErrDuplicateCell)
 		}
@@ -295,8 +283,8 @@ func commonCells(srcs []*source) ([]compare.Key, []string) {
 	var order []compare.Key
 	seen := map[compare.Key]bool{}
 	for _, s := range srcs {
-		for i, r := range s.file.Report.Runs {
-			k := compare.Key{Target: s.file.Target(i), Strategy: r.Strategy, Client: r.Client}
+		for i := range s.file.Report.Runs {
+			k := s.file.Key(i)
 			if !seen[k] {
 				seen[k] = true
 				order = append(order, k)

@@ -3,52 +3,40 @@ package peers
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
-	"github.com/rlbench/rlbench/saturation"
+	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/results"
 )
 
-// rlbenchRun is the part of runs[0] in rlbench's --json that benchpeers reads.
-type rlbenchRun struct {
-	Decisions       int64            `json:"decisions"`
-	Errors          int64            `json:"errors"`
-	ErrorKinds      map[string]int64 `json:"error_kinds"`
-	ThroughputPerS  float64          `json:"throughput_per_s"`
-	ScriptFallbacks int64            `json:"script_fallbacks"`
-	LatencyUS       struct {
-		P50 float64 `json:"p50"`
-		P99 float64 `json:"p99"`
-	} `json:"latency_us"`
-	// Saturation is rlbench's own self-check, when its version reports one.
-	Saturation *saturation.Report `json:"saturation"`
-	// Environment.GOMAXPROCS is the CPUs the run's Go code could use at
-	// once; 0 if the report does not say.
-	Environment struct {
-		GOMAXPROCS int `json:"gomaxprocs"`
-	} `json:"environment"`
-}
-
-// parseRlbench reads runs[0] from rlbench's --json output.
-func parseRlbench(data []byte) (rlbenchRun, error) {
-	var rep struct {
-		Runs []rlbenchRun `json:"runs"`
-	}
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return rlbenchRun{}, fmt.Errorf("parse rlbench json: %w", err)
+// parseRlbench reads runs[0] from rlbench's --json output, with
+// results.ReadReport: the binary compared is built from this tree.
+func parseRlbench(data []byte) (*results.Run, error) {
+	rep, err := results.ReadReport(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("parse rlbench json: %w", err)
 	}
 	if len(rep.Runs) == 0 {
-		return rlbenchRun{}, errors.New("parse rlbench json: no runs")
+		return nil, errors.New("parse rlbench json: no runs")
 	}
-	r := rep.Runs[0]
+	r := &rep.Runs[0]
 	if r.ThroughputPerS <= 0 || r.Decisions <= 0 {
-		return rlbenchRun{}, fmt.Errorf("parse rlbench json: runs[0] has throughput_per_s %v and decisions %d; want both > 0", r.ThroughputPerS, r.Decisions)
+		return nil, fmt.Errorf("parse rlbench json: runs[0] has throughput_per_s %v and decisions %d; want both > 0", r.ThroughputPerS, r.Decisions)
 	}
 	return r, nil
+}
+
+// gomaxprocs is the CPUs run r's Go code could use at once; 0 if the report
+// does not say.
+func gomaxprocs(r *results.Run) int {
+	if r.Environment == nil {
+		return 0
+	}
+	return r.Environment.GOMAXPROCS
 }
 
 // redisBenchmarkResult is one test's row of redis-benchmark --csv.
@@ -127,25 +115,23 @@ type evalshaStats struct {
 // A server that has run no EVALSHA has no such line: zero counters.
 func parseEvalshaStats(text string) (evalshaStats, error) {
 	var s evalshaStats
-	for _, line := range strings.Split(text, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
-		if !ok {
+	line, ok := redisserver.ParseInfo(text)["cmdstat_evalsha"]
+	if !ok {
+		return s, nil
+	}
+	for _, kv := range strings.Split(line, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		if k != "calls" && k != "failed_calls" && k != "rejected_calls" {
 			continue
 		}
-		for _, kv := range strings.Split(rest, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			if k != "calls" && k != "failed_calls" && k != "rejected_calls" {
-				continue
-			}
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return evalshaStats{}, fmt.Errorf("parse info commandstats: %s: %w", kv, err)
-			}
-			if k == "calls" {
-				s.calls = n
-			} else {
-				s.failed += n
-			}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return evalshaStats{}, fmt.Errorf("parse info commandstats: %s: %w", kv, err)
+		}
+		if k == "calls" {
+			s.calls = n
+		} else {
+			s.failed += n
 		}
 	}
 	return s, nil

@@ -437,7 +437,7 @@ func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error)
 		P50Ms:             r.LatencyUS.P50 / 1000,
 		P99Ms:             r.LatencyUS.P99 / 1000,
 		WallS:             m.wall.Seconds(),
-		Saturation:        m.saturation(r.Environment.GOMAXPROCS),
+		Saturation:        m.saturation(gomaxprocs(r)),
 		RlbenchSaturation: r.Saturation,
 		ScriptFallbacks:   &r.ScriptFallbacks,
 		ServerCalls:       m.calls.calls,

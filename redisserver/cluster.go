@@ -175,7 +175,7 @@ func StartCluster(ctx context.Context, o ClusterOptions) (*Cluster, error) {
 		return nil, err
 	}
 	for _, srv := range c.nodes {
-		c.clients[srv.Addr()] = adminClient(srv.Addr(), c.password)
+		c.clients[srv.Addr()] = adminClient(srv.Addr(), c.password, 0, 2)
 	}
 	fctx, cancel := context.WithTimeout(ctx, clusterFormTimeout)
 	defer cancel()
@@ -249,20 +249,22 @@ func startNode(ctx context.Context, binary, password string, extra []string) (*S
 	}
 }
 
-// adminClient returns the connection StartCluster, Failover and MasterAddrs
-// use to talk to one node: no retries, so that a node that is down fails
-// fast and the caller asks another.
-func adminClient(addr, password string) *redis.Client {
+// adminClient returns the connection StartCluster, Failover, MasterAddrs
+// and Probe use to talk to one node, database db, with poolSize
+// connections: no retries and short timeouts, so that a node that is down
+// fails fast and the caller asks another.
+func adminClient(addr, password string, db, poolSize int) *redis.Client {
 	return redis.NewClient(&redis.Options{
 		Addr:                     addr,
 		Password:                 password,
+		DB:                       db,
 		Protocol:                 2,
 		DialTimeout:              dialTimeout,
 		DialerRetries:            1,
 		ReadTimeout:              dialTimeout,
 		WriteTimeout:             dialTimeout,
 		MaxRetries:               -1,
-		PoolSize:                 2,
+		PoolSize:                 poolSize,
 		DisableIdentity:          true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	})

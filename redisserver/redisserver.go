@@ -22,9 +22,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // ErrNotFound is returned, wrapped, by Start when the redis-server binary
@@ -397,20 +394,7 @@ func infoServer(ctx context.Context, addr, password string, db int) (map[string]
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
 	conn.Close()
-	rdb := redis.NewClient(&redis.Options{
-		Addr:                     addr,
-		Password:                 password,
-		DB:                       db,
-		Protocol:                 2,
-		DialTimeout:              dialTimeout,
-		DialerRetries:            1,
-		ReadTimeout:              dialTimeout,
-		WriteTimeout:             dialTimeout,
-		MaxRetries:               -1,
-		PoolSize:                 1,
-		DisableIdentity:          true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	rdb := adminClient(addr, password, db, 1)
 	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
