@@ -786,12 +786,11 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 }
 
 // saturationUnknown reports whether a fault left the saturation figures
-// unknown: a restart starts the server's CPU counters again from zero, and
-// after a failover the observed master may have become a replica.
+// unknown: a restart starts the server's CPU counters again from zero, and a
+// failover changes which nodes are masters.
 func saturationUnknown(events []faults.Event) bool {
 	return slices.ContainsFunc(events, func(e faults.Event) bool {
-		kind, _, _ := strings.Cut(e.Fault, "@")
-		return kind == faults.Restart || kind == faults.Failover
+		return e.Kind() == faults.Restart || e.Kind() == faults.Failover
 	})
 }
 

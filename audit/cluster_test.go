@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -69,7 +70,7 @@ func TestRunNodesAndCleanupNodes(t *testing.T) {
 			t.Errorf("GET %q after CleanupNodes = %q; want it untouched", key, v)
 		}
 	}
-	if _, _, err := audit.RunNodes(ctx, nodes, "", window); err == nil {
-		t.Error("RunNodes(\"\") error = nil; want ErrEmptyPrefix")
+	if _, _, err := audit.RunNodes(ctx, nodes, "", window); !errors.Is(err, audit.ErrEmptyPrefix) {
+		t.Errorf("RunNodes(\"\") error = %v; want ErrEmptyPrefix", err)
 	}
 }

@@ -135,6 +135,12 @@ type Event struct {
 	Error string `json:"error,omitempty"`
 }
 
+// Kind is the kind of the fault e records: Fault up to its "@".
+func (e Event) Kind() string {
+	kind, _, _ := strings.Cut(e.Fault, "@")
+	return kind
+}
+
 // Inject performs f now and says what it did.
 func Inject(ctx context.Context, f Fault, t Target) (string, error) {
 	switch f.Kind {

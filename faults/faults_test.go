@@ -151,3 +151,16 @@ func TestSchedule(t *testing.T) {
 		t.Errorf("PING after restart = %v; want the server back", err)
 	}
 }
+
+func TestEventKind(t *testing.T) {
+	t.Parallel()
+	for _, f := range []string{"restart@2s", "stall@1s:500ms", "failover@1s", "reshard@2s:1s", "kill-clients@3s"} {
+		p, err := faults.Parse(f)
+		if err != nil {
+			t.Fatalf("Parse(%q) error = %v", f, err)
+		}
+		if got, want := (faults.Event{Fault: p.String()}).Kind(), p.Kind; got != want {
+			t.Errorf("Event{Fault: %q}.Kind() = %q; want %q", p.String(), got, want)
+		}
+	}
+}

@@ -375,8 +375,8 @@ func TestClusterClose(t *testing.T) {
 	if got := c.MasterAddrs(); got != nil {
 		t.Errorf("MasterAddrs() after Close = %v; want nil", got)
 	}
-	if _, err := c.Failover(ctx, nodes[0].addr); err == nil {
-		t.Errorf("Failover() after Close = nil error; want an error")
+	if _, err := c.Failover(ctx, nodes[0].addr); err == nil || !strings.Contains(err.Error(), "cluster is closed") {
+		t.Errorf("Failover() after Close error = %v; want \"cluster is closed\"", err)
 	}
 }
 
@@ -479,7 +479,7 @@ func TestClusterMoveSlot(t *testing.T) {
 			t.Errorf("GET on %s after the move = %v; want MOVED to %s", addr, err, m.To)
 		}
 	}
-	if _, err := c.MoveSlot(ctx, 16384, 0); err == nil {
-		t.Error("MoveSlot(16384) = nil error; want not a hash slot")
+	if _, err := c.MoveSlot(ctx, 16384, 0); err == nil || !strings.Contains(err.Error(), "not a hash slot") {
+		t.Errorf("MoveSlot(16384) error = %v; want not a hash slot", err)
 	}
 }
