@@ -173,7 +173,7 @@ func TestClusterRefusesMoreConnectionsThanMaxclients(t *testing.T) {
 		Targets:  []rlbench.TargetSpec{{Cluster: cl.Addrs()[:1]}},
 	}, rlbench.Options{})
 	var uerr *rlbench.UsageError
-	if !errors.As(err, &uerr) || uerr.Flag != "--clients" || !strings.Contains(err.Error(), "master "+last) || !strings.Contains(err.Error(), "maxclients 20") {
+	if !errors.As(err, &uerr) || uerr.Field != "Workload.Clients" || !strings.Contains(err.Error(), "master "+last) || !strings.Contains(err.Error(), "maxclients 20") {
 		t.Errorf("Run(go-redis, 50 workers, maxclients 20 on %s) error = %v; want a --clients UsageError naming that master and maxclients 20", last, err)
 	}
 }

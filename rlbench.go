@@ -143,19 +143,21 @@ const DefaultOnError = "open"
 // OnErrorPolicies lists the accepted outage policies.
 var OnErrorPolicies = []string{"open", "closed"}
 
-// UsageError is bad input: a flag with a value rlbench does not accept, or a
-// target it cannot use. Nothing has been written to Redis when Run returns one.
+// UsageError is bad input: a Config field with a value rlbench does not
+// accept, or a target it cannot use. Nothing has been written to Redis when
+// Run returns one.
 type UsageError struct {
-	// Flag is the command-line flag at fault, e.g. "--window".
-	Flag string
+	// Field is the Config field at fault, as a Go selector path from the
+	// Config: "Window", "Workload.Clients", "Targets.Addr".
+	Field string
 	// Err says what was wrong and what is accepted.
 	Err error
 }
 
-func (e *UsageError) Error() string { return e.Flag + ": " + e.Err.Error() }
+func (e *UsageError) Error() string { return e.Field + ": " + e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
-func usage(flag string, err error) error { return &UsageError{Flag: flag, Err: err} }
+func usage(field string, err error) error { return &UsageError{Field: field, Err: err} }
 
 // withDefaults returns c with defaults applied and a run prefix chosen.
 func (c Config) withDefaults() Config {
@@ -186,97 +188,97 @@ func (c Config) withDefaults() Config {
 func (c *Config) validate() error {
 	var err error
 	if c.Strategies, err = strategies.Select(c.Strategies); err != nil {
-		return usage("--strategy", err)
+		return usage("Strategies", err)
 	}
 	if c.Clients, err = clients.Select(c.Clients); err != nil {
-		return usage("--client", err)
+		return usage("Clients", err)
 	}
 	if c.Limit < 1 {
-		return usage("--limit", fmt.Errorf("%w, got %d", strategies.ErrInvalidLimit, c.Limit))
+		return usage("Limit", fmt.Errorf("%w, got %d", strategies.ErrInvalidLimit, c.Limit))
 	}
 	if c.Window < 1 {
-		return usage("--window", fmt.Errorf("%w, got %d", strategies.ErrInvalidWindow, c.Window))
+		return usage("Window", fmt.Errorf("%w, got %d", strategies.ErrInvalidWindow, c.Window))
 	}
 	if err := c.Workload.Validate(); err != nil {
-		return usage(workloadFlag(err), err)
+		return usage(workloadField(err), err)
 	}
 	if c.DB < 0 {
-		return usage("--db", fmt.Errorf("db must be >= 0, got %d", c.DB))
+		return usage("DB", fmt.Errorf("db must be >= 0, got %d", c.DB))
 	}
 	if !slices.Contains(OnErrorPolicies, c.OnError) {
-		return usage("--on-error", fmt.Errorf("unknown policy %q (accepted: %s)", c.OnError, strings.Join(OnErrorPolicies, ", ")))
+		return usage("OnError", fmt.Errorf("unknown policy %q (accepted: %s)", c.OnError, strings.Join(OnErrorPolicies, ", ")))
 	}
 	if c.FlushDelay < 0 {
-		return usage("--rueidis-flush-delay", fmt.Errorf("flush delay must be >= 0, got %s", c.FlushDelay))
+		return usage("FlushDelay", fmt.Errorf("flush delay must be >= 0, got %s", c.FlushDelay))
 	}
 	if c.AuditEvery < 0 {
-		return usage("--audit-every", fmt.Errorf("audit period must be >= 0, got %s", c.AuditEvery))
+		return usage("AuditEvery", fmt.Errorf("audit period must be >= 0, got %s", c.AuditEvery))
 	}
 	if c.Warmup < 0 {
-		return usage("--warmup", fmt.Errorf("warm-up must be >= 0, got %s", c.Warmup))
+		return usage("Warmup", fmt.Errorf("warm-up must be >= 0, got %s", c.Warmup))
 	}
 	for _, t := range c.Targets {
 		if t.Addr != "" && t.isCluster() || len(t.Cluster) > 0 && t.ManagedCluster != "" {
-			return usage("--cluster", fmt.Errorf("%s: give one of --addr, --cluster and --managed-cluster", t.Label))
+			return usage("Targets.Cluster", fmt.Errorf("%s: give one of --addr, --cluster and --managed-cluster", t.Label))
 		}
 		if t.ManagedCluster != "" {
 			if _, _, err := redisserver.ParseClusterSize(t.ManagedCluster); err != nil {
-				return usage("--managed-cluster", err)
+				return usage("Targets.ManagedCluster", err)
 			}
 		}
 		if t.isCluster() && c.DB != 0 {
-			return usage("--db", fmt.Errorf("%s: %w", t.Label, clients.ErrClusterDB))
+			return usage("DB", fmt.Errorf("%s: %w", t.Label, clients.ErrClusterDB))
 		}
 		for _, f := range c.Faults {
 			clusterFault := f.Kind == faults.Failover || f.Kind == faults.Reshard
 			if t.isCluster() && !clusterFault {
-				return usage("--fault", fmt.Errorf("%s: %s: only failover and reshard are supported on a cluster", t.Label, f))
+				return usage("Faults", fmt.Errorf("%s: %s: only failover and reshard are supported on a cluster", t.Label, f))
 			}
 			if f.Kind == faults.Failover && !managedWithReplicas(t) {
-				return usage("--fault", fmt.Errorf("%s: %s needs a private cluster with replicas (--managed-cluster NxR)", t.Label, f))
+				return usage("Faults", fmt.Errorf("%s: %s needs a private cluster with replicas (--managed-cluster NxR)", t.Label, f))
 			}
 			if f.Kind == faults.Reshard && t.ManagedCluster == "" {
-				return usage("--fault", fmt.Errorf("%s: %s needs a private cluster (--managed-cluster N): it moves a slot, keys outside the run's prefix included", t.Label, f))
+				return usage("Faults", fmt.Errorf("%s: %s needs a private cluster (--managed-cluster N): it moves a slot, keys outside the run's prefix included", t.Label, f))
 			}
 		}
 	}
 	for _, f := range c.Faults {
 		if f.Kind == faults.Restart && slices.ContainsFunc(c.Targets, func(t TargetSpec) bool { return t.Addr != "" }) {
-			return usage("--fault", fmt.Errorf("%s needs private servers that rlbench starts; leave out --addr", f))
+			return usage("Faults", fmt.Errorf("%s needs private servers that rlbench starts; leave out --addr", f))
 		}
 		if d := c.Workload.Duration; d > 0 && f.At >= d {
-			return usage("--fault", fmt.Errorf("%s is at or after the end of the run (--duration %s)", f, d))
+			return usage("Faults", fmt.Errorf("%s is at or after the end of the run (--duration %s)", f, d))
 		}
 		// A stall or a reshard's hold outlasting the load would hold up
 		// the end of the cell, and take the after-load readings late.
 		if d := c.Workload.Duration; d > 0 && f.Arg > 0 && f.At+f.Arg >= d {
-			return usage("--fault", fmt.Errorf("%s does not end before the run does (--duration %s)", f, d))
+			return usage("Faults", fmt.Errorf("%s does not end before the run does (--duration %s)", f, d))
 		}
 	}
 	return nil
 }
 
-// workloadFlag names the flag behind a workload validation error.
-func workloadFlag(err error) string {
+// workloadField names the Workload field behind a workload validation error.
+func workloadField(err error) string {
 	switch {
 	case errors.Is(err, workload.ErrInvalidClients):
-		return "--clients"
+		return "Workload.Clients"
 	case errors.Is(err, workload.ErrInvalidKeys):
-		return "--keys"
+		return "Workload.Keys"
 	case errors.Is(err, workload.ErrInvalidKeyDist):
-		return "--key-dist"
+		return "Workload.KeyDist"
 	case errors.Is(err, workload.ErrInvalidRequests):
-		return "--requests"
+		return "Workload.Requests"
 	case errors.Is(err, workload.ErrEmptyPrefix):
-		return "--prefix"
+		return "Workload.Prefix"
 	case errors.Is(err, workload.ErrInvalidCrash):
-		return "--crash-rate"
+		return "Workload.CrashRate"
 	case errors.Is(err, workload.ErrInvalidPause):
-		return "--race-pause"
+		return "Workload.RacePause"
 	case errors.Is(err, workload.ErrInvalidRate):
-		return "--rate"
+		return "Workload.Rate"
 	}
-	return "--duration"
+	return "Workload.Duration"
 }
 
 // labelTargets gives every target a label, unique in the run: its own, or
@@ -394,7 +396,7 @@ type Options struct {
 // *UsageError, returned before anything is written to Redis.
 func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error) {
 	if len(cfg.Targets) > 0 && (cfg.Addr != "" || cfg.RedisServer != "") {
-		return nil, usage("--addr", errors.New("give Targets, or Addr and RedisServer, not both"))
+		return nil, usage("Targets.Addr", errors.New("give Targets, or Addr and RedisServer, not both"))
 	}
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -507,7 +509,7 @@ func openRunTarget(ctx context.Context, cfg Config, spec TargetSpec) (*runTarget
 	}
 	if err := t.observer.Ping(ctx).Err(); err != nil {
 		t.close()
-		return nil, usage("--db", fmt.Errorf("%s: select %d: %w", spec.Label, cfg.DB, err))
+		return nil, usage("DB", fmt.Errorf("%s: select %d: %w", spec.Label, cfg.DB, err))
 	}
 	return t.checked(ctx, cfg)
 }
@@ -534,16 +536,16 @@ func (t *runTarget) checked(ctx context.Context, cfg Config) (*runTarget, error)
 // against every master (the go-redis pool is per node).
 func openClusterTarget(ctx context.Context, cfg Config, spec TargetSpec) (*runTarget, error) {
 	t := &runTarget{spec: spec, clusterAddrs: spec.Cluster}
-	flag := "--cluster"
+	field := "Targets.Cluster"
 	if spec.ManagedCluster != "" {
-		flag = "--managed-cluster"
+		field = "Targets.ManagedCluster"
 		masters, replicas, _ := redisserver.ParseClusterSize(spec.ManagedCluster)
 		c, err := redisserver.StartCluster(ctx, redisserver.ClusterOptions{
 			Masters: masters, Replicas: replicas, Binary: spec.RedisServer,
 			Args: []string{"--maxclients", "20000"},
 		})
 		if err != nil {
-			return nil, usage(flag, fmt.Errorf("%s: %w", spec.Label, err))
+			return nil, usage(field, fmt.Errorf("%s: %w", spec.Label, err))
 		}
 		t.managed, t.clusterAddrs = c, c.Addrs()
 	}
@@ -554,14 +556,14 @@ func openClusterTarget(ctx context.Context, cfg Config, spec TargetSpec) (*runTa
 		if t.managed != nil {
 			t.managed.Close()
 		}
-		return nil, usage(flag, fmt.Errorf("%s: %w (is a Redis Cluster node listening there?)", spec.Label, err))
+		return nil, usage(field, fmt.Errorf("%s: %w (is a Redis Cluster node listening there?)", spec.Label, err))
 	}
 	t.target = &redisserver.Target{Addr: t.clusterAddrs[0], Info: info}
 	t.server = results.Server{Addr: strings.Join(t.clusterAddrs, ","), Name: info.Name, Version: info.Version, Managed: t.managed != nil}
 	t.clusterObserver = redisserver.NewClusterObserver(t.clusterAddrs, cfg.Password, 4)
 	if _, err := t.masters(ctx); err != nil {
 		t.close()
-		return nil, usage(flag, fmt.Errorf("%s: %w", spec.Label, err))
+		return nil, usage(field, fmt.Errorf("%s: %w", spec.Label, err))
 	}
 	return t.checked(ctx, cfg)
 }
@@ -672,7 +674,7 @@ func CellPrefix(runPrefix, strategy, client string) string {
 func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cname string, log, progress io.Writer) (results.Run, error) {
 	strat, err := strategies.New(sname, strategies.Config{Limit: cfg.Limit, Window: cfg.Window})
 	if err != nil {
-		return results.Run{}, usage("--strategy", err)
+		return results.Run{}, usage("Strategies", err)
 	}
 	// Before the client connects, so that its connections are counted.
 	connected, connectedErr := t.sample(ctx)
@@ -947,9 +949,9 @@ func openTarget(ctx context.Context, cfg Config, spec TargetSpec) (*redisserver.
 	})
 	switch {
 	case err != nil && spec.Addr != "":
-		return nil, usage("--addr", fmt.Errorf("%s: %w", spec.Label, err))
+		return nil, usage("Targets.Addr", fmt.Errorf("%s: %w", spec.Label, err))
 	case err != nil:
-		return nil, usage("--redis-server", fmt.Errorf("%s: %w", spec.Label, err))
+		return nil, usage("Targets.RedisServer", fmt.Errorf("%s: %w", spec.Label, err))
 	}
 	return t, nil
 }
@@ -988,7 +990,7 @@ func checkSupport(names []string, info redisserver.Info) error {
 	for _, name := range names {
 		s, _ := strategies.Lookup(name)
 		if !redisserver.VersionAtLeast(info.RedisVersion, s.MinRedis) {
-			return usage("--strategy", fmt.Errorf("%s needs Redis >= %s; the server is %s %s", name, s.MinRedis, info.Name, info.Version))
+			return usage("Strategies", fmt.Errorf("%s needs Redis >= %s; the server is %s %s", name, s.MinRedis, info.Name, info.Version))
 		}
 	}
 	return nil
@@ -1025,7 +1027,7 @@ func checkConnections(ctx context.Context, nodes []*redis.Client, cfg Config) er
 		if len(nodes) > 1 {
 			server = "master " + admin.Options().Addr
 		}
-		return usage("--clients", fmt.Errorf("go-redis opens one connection per worker: %d workers need %d connections, but %s accepts %d more (maxclients %d, %d in use); lower --clients, raise the server's maxclients, or use --client rueidis",
+		return usage("Workload.Clients", fmt.Errorf("go-redis opens one connection per worker: %d workers need %d connections, but %s accepts %d more (maxclients %d, %d in use); lower --clients, raise the server's maxclients, or use --client rueidis",
 			cfg.Workload.Clients, cfg.Workload.Clients, server, free, maxClients, inUse))
 	}
 	return nil

@@ -154,30 +154,30 @@ func TestRunCleansUp(t *testing.T) {
 }
 
 // TestRunRejectsBadInput checks that bad input is a *UsageError naming the
-// flag, returned before anything reaches Redis.
+// Config field, returned before anything reaches Redis.
 func TestRunRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := redistest.Client(t, srv)
 	tests := []struct {
-		name string
-		cfg  rlbench.Config
-		flag string
+		name  string
+		cfg   rlbench.Config
+		field string
 	}{
-		{"unknown strategy", rlbench.Config{Strategies: []string{"nope"}}, "--strategy"},
-		{"unknown client", rlbench.Config{Clients: []string{"jedis"}}, "--client"},
-		{"negative limit", rlbench.Config{Limit: -1}, "--limit"},
-		{"negative window", rlbench.Config{Window: -1}, "--window"},
-		{"negative clients", rlbench.Config{Workload: workload.Config{Clients: -3}}, "--clients"},
-		{"bad key dist", rlbench.Config{Workload: workload.Config{KeyDist: "gauss"}}, "--key-dist"},
+		{"unknown strategy", rlbench.Config{Strategies: []string{"nope"}}, "Strategies"},
+		{"unknown client", rlbench.Config{Clients: []string{"jedis"}}, "Clients"},
+		{"negative limit", rlbench.Config{Limit: -1}, "Limit"},
+		{"negative window", rlbench.Config{Window: -1}, "Window"},
+		{"negative clients", rlbench.Config{Workload: workload.Config{Clients: -3}}, "Workload.Clients"},
+		{"bad key dist", rlbench.Config{Workload: workload.Config{KeyDist: "gauss"}}, "Workload.KeyDist"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Addr = srv.Addr()
 			_, err := rlbench.Run(context.Background(), tc.cfg, rlbench.Options{})
 			var uerr *rlbench.UsageError
-			if !errors.As(err, &uerr) || uerr.Flag != tc.flag {
-				t.Errorf("Run(%s) error = %v; want a UsageError for %s", tc.name, err, tc.flag)
+			if !errors.As(err, &uerr) || uerr.Field != tc.field {
+				t.Errorf("Run(%s) error = %v; want a UsageError for %s", tc.name, err, tc.field)
 			}
 		})
 	}
@@ -335,7 +335,7 @@ func TestRunRefusesMoreConnectionsThanMaxclients(t *testing.T) {
 	}
 	_, err := rlbench.Run(ctx, cfg, rlbench.Options{})
 	var uerr *rlbench.UsageError
-	if !errors.As(err, &uerr) || uerr.Flag != "--clients" || !strings.Contains(err.Error(), "maxclients 20") {
+	if !errors.As(err, &uerr) || uerr.Field != "Workload.Clients" || !strings.Contains(err.Error(), "maxclients 20") {
 		t.Errorf("Run(go-redis, 50 workers, maxclients 20) error = %v; want a --clients UsageError naming maxclients 20", err)
 	}
 	cfg.Clients = []string{"rueidis"}

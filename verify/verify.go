@@ -108,11 +108,11 @@ type Config struct {
 	Log io.Writer
 }
 
-// UsageError is bad input, as in rlbench.Run: the flag at fault and what
-// it accepts. Nothing has been written to Redis when Run returns one.
+// UsageError is bad input, as in rlbench.Run: the Config field at fault
+// and what it accepts. Nothing has been written to Redis when Run returns one.
 type UsageError = rlbench.UsageError
 
-func usage(flag string, err error) error { return &UsageError{Flag: flag, Err: err} }
+func usage(field string, err error) error { return &UsageError{Field: field, Err: err} }
 
 // withDefaults returns c with defaults applied and a prefix chosen.
 func (c Config) withDefaults() Config {
@@ -142,22 +142,22 @@ func (c Config) withDefaults() Config {
 func (c *Config) validate() error {
 	var err error
 	if c.Strategies, err = strategies.Select(c.Strategies); err != nil {
-		return usage("--strategy", err)
+		return usage("Strategies", err)
 	}
 	if c.Clients, err = clients.Select(c.Clients); err != nil {
-		return usage("--client", err)
+		return usage("Clients", err)
 	}
 	switch {
 	case c.Limit < 1:
-		return usage("--limit", fmt.Errorf("%w, got %d", strategies.ErrInvalidLimit, c.Limit))
+		return usage("Limit", fmt.Errorf("%w, got %d", strategies.ErrInvalidLimit, c.Limit))
 	case c.Window < 2:
-		return usage("--window", fmt.Errorf("%w, got %d", ErrInvalidWindow, c.Window))
+		return usage("Window", fmt.Errorf("%w, got %d", ErrInvalidWindow, c.Window))
 	case c.Workers < 2:
-		return usage("--workers", fmt.Errorf("%w, got %d", ErrInvalidWorkers, c.Workers))
+		return usage("Workers", fmt.Errorf("%w, got %d", ErrInvalidWorkers, c.Workers))
 	case c.Addr != "" && c.Server != nil:
-		return usage("--addr", ErrConflictingTarget)
+		return usage("Addr", ErrConflictingTarget)
 	case c.DB < 0:
-		return usage("--db", fmt.Errorf("%w, got %d", ErrInvalidDB, c.DB))
+		return usage("DB", fmt.Errorf("%w, got %d", ErrInvalidDB, c.DB))
 	}
 	return nil
 }
@@ -269,9 +269,9 @@ func openTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
 	})
 	switch {
 	case err != nil && cfg.Addr != "":
-		return nil, usage("--addr", err)
+		return nil, usage("Addr", err)
 	case err != nil:
-		return nil, usage("--redis-server", err)
+		return nil, usage("RedisServer", err)
 	}
 	return t, nil
 }

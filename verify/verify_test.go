@@ -198,20 +198,20 @@ func TestRunBadInput(t *testing.T) {
 	ln.Close()
 
 	tests := []struct {
-		name     string
-		cfg      verify.Config
-		wantFlag string
-		wantErr  error // matched with errors.Is; nil to skip
+		name      string
+		cfg       verify.Config
+		wantField string
+		wantErr   error // matched with errors.Is; nil to skip
 	}{
-		{"unknown strategy", verify.Config{Strategies: []string{"lua", "nope"}}, "--strategy", strategies.ErrUnknownStrategy},
-		{"unknown client", verify.Config{Clients: []string{"nope"}}, "--client", clients.ErrUnknownClient},
-		{"negative limit", verify.Config{Limit: -1}, "--limit", strategies.ErrInvalidLimit},
-		{"one-second window", verify.Config{Window: 1}, "--window", verify.ErrInvalidWindow},
-		{"one worker", verify.Config{Workers: 1}, "--workers", verify.ErrInvalidWorkers},
-		{"negative db", verify.Config{Addr: closed, DB: -1}, "--db", verify.ErrInvalidDB},
-		{"address and server", verify.Config{Addr: closed, Server: new(redisserver.Server)}, "--addr", verify.ErrConflictingTarget},
-		{"unreachable address", verify.Config{Addr: closed}, "--addr", nil},
-		{"missing binary", verify.Config{RedisServer: "/nonexistent/redis-server"}, "--redis-server", redisserver.ErrNotFound},
+		{"unknown strategy", verify.Config{Strategies: []string{"lua", "nope"}}, "Strategies", strategies.ErrUnknownStrategy},
+		{"unknown client", verify.Config{Clients: []string{"nope"}}, "Clients", clients.ErrUnknownClient},
+		{"negative limit", verify.Config{Limit: -1}, "Limit", strategies.ErrInvalidLimit},
+		{"one-second window", verify.Config{Window: 1}, "Window", verify.ErrInvalidWindow},
+		{"one worker", verify.Config{Workers: 1}, "Workers", verify.ErrInvalidWorkers},
+		{"negative db", verify.Config{Addr: closed, DB: -1}, "DB", verify.ErrInvalidDB},
+		{"address and server", verify.Config{Addr: closed, Server: new(redisserver.Server)}, "Addr", verify.ErrConflictingTarget},
+		{"unreachable address", verify.Config{Addr: closed}, "Addr", nil},
+		{"missing binary", verify.Config{RedisServer: "/nonexistent/redis-server"}, "RedisServer", redisserver.ErrNotFound},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -221,8 +221,8 @@ func TestRunBadInput(t *testing.T) {
 			if !ok {
 				t.Fatalf("Run(%+v) = %v, %v; want a *UsageError", tc.cfg, m, err)
 			}
-			if uerr.Flag != tc.wantFlag {
-				t.Errorf("Run(%+v) error flag = %q (%v); want %q", tc.cfg, uerr.Flag, err, tc.wantFlag)
+			if uerr.Field != tc.wantField {
+				t.Errorf("Run(%+v) error field = %q (%v); want %q", tc.cfg, uerr.Field, err, tc.wantField)
 			}
 			if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
 				t.Errorf("Run(%+v) error = %v; want %v", tc.cfg, err, tc.wantErr)

@@ -240,7 +240,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if isUsage {
-		fmt.Fprintf(stderr, "rlbench: %v\n", err)
+		fmt.Fprintf(stderr, "rlbench: %s\n", usageMessage(uerr, runFlags))
 		return exitUsage
 	}
 	code := exitOK

@@ -84,7 +84,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 	m, err := verify.Run(ctx, o.cfg)
 	if uerr, ok := errors.AsType[*verify.UsageError](err); ok {
-		fmt.Fprintf(stderr, "rlbench verify: %v\n", uerr)
+		fmt.Fprintf(stderr, "rlbench verify: %s\n", usageMessage(uerr, verifyFlags))
 		return exitUsage
 	}
 	code := exitOK
