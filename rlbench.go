@@ -386,6 +386,10 @@ type Options struct {
 	// Progress receives a live one-line display, rewritten each second with
 	// a carriage return; nil means none.
 	Progress io.Writer
+	// Abort, once done, stops what Run still does after ctx is done: the
+	// audit and the clean-up of the cell that was interrupted (a second
+	// interrupt). Run then says which keys it left. nil means never.
+	Abort context.Context
 }
 
 // Run validates cfg, finds or starts the server, checks that it can run
