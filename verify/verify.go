@@ -199,7 +199,7 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 		Workers: cfg.Workers,
 		Checks:  checkNames(),
 	}
-	observer := redisserver.NewObserver(server.Addr, cfg.Password, cfg.DB, 32)
+	observer := redisserver.Admin{Password: cfg.Password, DB: cfg.DB, PoolSize: 32}.Client(server.Addr)
 	defer observer.Close()
 
 	var rows []*row
