@@ -92,6 +92,9 @@ func (c *cell) run(ctx context.Context, log, progress io.Writer, abort context.C
 	if err := c.warmUp(ctx, abort); err != nil {
 		return results.Run{}, fmt.Errorf("%s: warm-up: %w", c.label, err)
 	}
+	if err := c.awaitStart(ctx, log); err != nil {
+		return results.Run{}, err
+	}
 	var rec results.Recorder
 	c.measure(ctx, progress, &rec, &m)
 	run := c.result(&rec, &m)
@@ -148,6 +151,24 @@ func (c *cell) warmUp(ctx, abort context.Context) error {
 		return runErr
 	}
 	return err
+}
+
+// awaitStart waits until Config.StartAt, when it is still ahead (for the
+// first cell of a run; the later ones start after it).
+func (c *cell) awaitStart(ctx context.Context, log io.Writer) error {
+	wait := time.Until(c.cfg.StartAt)
+	if c.cfg.StartAt.IsZero() || wait <= 0 {
+		return nil
+	}
+	fmt.Fprintf(log, "rlbench: %s waits %s, until %s, to start\n", c.label, wait.Round(time.Millisecond), c.cfg.StartAt.Format(time.RFC3339Nano))
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
 }
 
 // measure runs the measured load into rec, with the samplers and the

@@ -69,6 +69,10 @@ type Config struct {
 	OnError string `json:"on_error"`
 	// Faults are injected into every cell's load at their times.
 	Faults []faults.Fault `json:"faults,omitempty"`
+	// StartAt, when not zero, is the instant the first cell's measured load
+	// starts (after its warm-up): several generators given one StartAt load
+	// the server together. It must be in the future when Run starts.
+	StartAt time.Time `json:"start_at,omitzero"`
 	// AllowServerWideFaults lets the faults that act on the whole server
 	// (faults.ServerWide: a stall pauses every client, a script flush
 	// empties every tenant's cache) run on a server rlbench did not start.
@@ -201,6 +205,7 @@ func (c *Config) validate() error {
 		{"FlushDelay", c.FlushDelay < 0, fmt.Errorf("flush delay must be >= 0, got %s", c.FlushDelay)},
 		{"AuditEvery", c.AuditEvery < 0, fmt.Errorf("audit period must be >= 0, got %s", c.AuditEvery)},
 		{"Warmup", c.Warmup < 0, fmt.Errorf("warm-up must be >= 0, got %s", c.Warmup)},
+		{"StartAt", !c.StartAt.IsZero() && !c.StartAt.After(time.Now()), fmt.Errorf("start time %s is not in the future", c.StartAt.Format(time.RFC3339))},
 	}
 	for _, ch := range checks {
 		if ch.bad {
