@@ -137,11 +137,11 @@ func interrupted(ctx context.Context, cell Cell) Cell {
 
 // connect opens a client and prepares the strategy if it needs preparing.
 func (r *row) connect(ctx context.Context) (*countingClient, error) {
-	conn, err := clients.New(r.clientName, clients.Options{Addr: r.server.Addr, Password: r.cfg.Password, DB: r.cfg.DB, Workers: r.cfg.Workers})
+	adapter, err := clients.New(r.clientName, clients.Options{Addr: r.server.Addr, Password: r.cfg.Password, DB: r.cfg.DB, Workers: r.cfg.Workers})
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	client := &countingClient{Conn: conn}
+	client := &countingClient{Conn: adapter}
 	if err := r.prepare(ctx, client); err != nil {
 		client.Close()
 		return nil, err

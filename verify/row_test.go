@@ -2,6 +2,8 @@ package verify
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rlbench/rlbench/strategies"
@@ -98,6 +100,25 @@ func TestRowCancelled(t *testing.T) {
 	for i, c := range r.cells {
 		if c.Check != allChecks[i].Name || c.Outcome != NotRun || c.Note != note {
 			t.Errorf("cell %d = %+v; want {Check:%s Outcome:not-run Note:%s}", i, c, allChecks[i].Name, note)
+		}
+	}
+}
+
+// TestChecksRegistered checks what each check file registers: every check
+// once, in column order, with a one-line doc, and only the checks that act
+// on the whole server marked server-wide.
+func TestChecksRegistered(t *testing.T) {
+	t.Parallel()
+	serverWide := []string{CheckNoscript, CheckRestart}
+	if got := checkNames(); !slices.Equal(got, columns) {
+		t.Errorf("checkNames() = %v; want the columns %v", got, columns)
+	}
+	for _, c := range allChecks {
+		if c.Doc == "" || strings.Contains(c.Doc, "\n") {
+			t.Errorf("check %s Doc = %q; want one line", c.Name, c.Doc)
+		}
+		if want := slices.Contains(serverWide, c.Name); c.ServerWide != want {
+			t.Errorf("check %s ServerWide = %t; want %t", c.Name, c.ServerWide, want)
 		}
 	}
 }

@@ -112,8 +112,8 @@ func TestRunEveryStrategy(t *testing.T) {
 		}
 	}
 	for _, p := range pinned {
-		for _, cname := range clients.Names {
-			label := p.cell.strategy + "/" + cname + "/" + p.cell.check
+		for _, clientName := range clients.Names {
+			label := p.cell.strategy + "/" + clientName + "/" + p.cell.check
 			if c := cells[label]; c.Outcome != p.want {
 				t.Errorf("%s = %s (%s); want %s: %s", label, c.Outcome, c.Note, p.want, p.why)
 			}
