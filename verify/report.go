@@ -14,9 +14,10 @@ import (
 
 // Text returns a reporter for m as a table: a line naming the server, one
 // row per strategy x client and one column per check, a cell marked with
-// "*" when it is not what its strategy documents; then the notes of every
-// cell that has one (every cell but a plain pass), identical notes of a
-// check grouped; then a verdict line.
+// "*" when it ran and is not what its strategy documents; then the notes of
+// every cell that has one (every cell but a plain pass), identical notes of
+// a check grouped; then a verdict line, and for an interrupted matrix a
+// line counting the cells that did not run.
 func Text(m *Matrix) results.Reporter {
 	return func(w io.Writer) error {
 		var buf bytes.Buffer
