@@ -47,7 +47,7 @@ func runCLI(t *testing.T, ctx context.Context, args ...string) cliResult {
 		!strings.HasPrefix(t.Name(), "TestRunPrivateServer") {
 		args = append([]string{"--warmup=0"}, args...)
 	}
-	code := run(ctx, args, &stdout, &stderr)
+	code := testCLI.main(ctx, args, &stdout, &stderr)
 	return cliResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
@@ -804,12 +804,12 @@ func TestRunPrivateServer(t *testing.T) {
 	}
 }
 
-func init() {
-	// run would set GOMAXPROCS for the whole test binary, under the other
-	// tests running in parallel; TestBinaryRecordsEnvironment checks it on
-	// a built binary instead.
-	applyProcs = func(int) func() { return func() {} }
-}
+// testCLI is the command line as the tests run it, many commands in one
+// process: it leaves GOMAXPROCS alone, which a command would set for the
+// whole test binary, under the other tests running in parallel.
+// TestBinaryRecordsEnvironment checks it on a built binary instead, and
+// TestProcsToSet the decision.
+var testCLI = cli{setProcs: func(int) func() { return func() {} }}
 
 // TestBinaryRecordsEnvironment builds the command and runs it, since only
 // a built binary records its modules' versions: each cell's environment

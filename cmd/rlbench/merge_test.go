@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"bytes"
 	"os"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 // mergeCLI runs `rlbench merge args...`.
 func mergeCLI(args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
-	code = runMerge(args, &out, &errOut)
+	code = testCLI.main(context.Background(), append([]string{"merge"}, args...), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 

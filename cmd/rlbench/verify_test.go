@@ -17,7 +17,7 @@ import (
 func verifyCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = run(t.Context(), append([]string{"verify"}, args...), &out, &errOut)
+	code = testCLI.main(t.Context(), append([]string{"verify"}, args...), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
