@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 	"net"
@@ -23,6 +22,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -350,70 +350,29 @@ func TestParseWindow(t *testing.T) {
 	}
 }
 
-// jsonLookup walks a decoded JSON document along a dotted path, e.g.
-// "latency_us.p50", and reports whether every step exists.
-func jsonLookup(doc any, path string) (any, bool) {
-	for _, step := range strings.Split(path, ".") {
-		obj, ok := doc.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if doc, ok = obj[step]; !ok {
-			return nil, false
-		}
-	}
-	return doc, true
-}
-
-// readJSONReport reads and decodes the --json report at path, failing the
-// test unless every field in paths is present at the top level.
-func readJSONReport(t *testing.T, path string, paths ...string) map[string]any {
+// readReport reads the --json report at path through the project's own
+// reader, as compare, merge and report read it.
+func readReport(t *testing.T, path string) *results.Report {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	rep, err := results.ReadReportFile(path)
 	if err != nil {
 		t.Fatalf("read --json report: %v", err)
 	}
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatalf("--json report does not parse: %v\n%s", err, data)
-	}
-	for _, p := range paths {
-		if _, ok := jsonLookup(doc, p); !ok {
-			t.Errorf("--json report has no %s:\n%s", p, data)
-		}
-	}
-	return doc
+	return rep
 }
 
-// reportRuns returns the "runs" array of a decoded report.
-func reportRuns(t *testing.T, doc map[string]any) []map[string]any {
+// reportPrefix returns the key prefix in the config of a report.
+func reportPrefix(t *testing.T, rep *results.Report) string {
 	t.Helper()
-	raw, ok := doc["runs"].([]any)
+	raw, ok := rep.Config.(json.RawMessage)
 	if !ok {
-		t.Fatalf("--json report: runs = %T; want an array", doc["runs"])
+		t.Fatalf("report config = %T; want the JSON as written", rep.Config)
 	}
-	runs := make([]map[string]any, len(raw))
-	for i, r := range raw {
-		if runs[i], ok = r.(map[string]any); !ok {
-			t.Fatalf("--json report: runs[%d] = %T; want an object", i, r)
-		}
+	var cfg rlbench.Config
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatalf("report config does not decode as rlbench.Config: %v", err)
 	}
-	return runs
-}
-
-// number returns the JSON number at path in run, failing the test if it is
-// missing or not a number.
-func number(t *testing.T, run map[string]any, path string) float64 {
-	t.Helper()
-	v, ok := jsonLookup(run, path)
-	if !ok {
-		t.Fatalf("run %s/%s has no %s", run["strategy"], run["client"], path)
-	}
-	f, ok := v.(float64)
-	if !ok {
-		t.Fatalf("run %s/%s: %s = %v (%T); want a number", run["strategy"], run["client"], path, v, v)
-	}
-	return f
+	return cfg.Workload.Prefix
 }
 
 // scanKeys returns every key matching pattern.
@@ -493,80 +452,66 @@ func TestRunReport(t *testing.T) {
 		t.Errorf("run(%q) table has %d rows; want %d (%v):\n%s", args, len(rows), len(wantLabels), wantLabels, res.stdout)
 	}
 
-	doc := readJSONReport(t, jsonPath, "server.addr", "server.version", "config", "runs")
-	if got, _ := jsonLookup(doc, "server.addr"); got != srv.Addr() {
-		t.Errorf("--json server.addr = %v; want %s", got, srv.Addr())
+	rep := readReport(t, jsonPath)
+	if rep.Server.Addr != srv.Addr() || rep.Server.Version != srv.Info().Version {
+		t.Errorf("--json server = %+v; want addr %s, version %s", rep.Server, srv.Addr(), srv.Info().Version)
 	}
-	if got, _ := jsonLookup(doc, "server.version"); got != srv.Info().Version {
-		t.Errorf("--json server.version = %v; want %s", got, srv.Info().Version)
+	if got := reportPrefix(t, rep); got != prefix {
+		t.Errorf("--json config.workload.prefix = %q; want %q", got, prefix)
 	}
-	if got, _ := jsonLookup(doc, "config.workload.prefix"); got != prefix {
-		t.Errorf("--json config.workload.prefix = %v; want %q", got, prefix)
+	if len(rep.Runs) != len(wantLabels) {
+		t.Fatalf("--json runs has %d entries; want %d (%v)", len(rep.Runs), len(wantLabels), wantLabels)
 	}
-	runs := reportRuns(t, doc)
-	if len(runs) != len(wantLabels) {
-		t.Fatalf("--json runs has %d entries; want %d (%v)", len(runs), len(wantLabels), wantLabels)
-	}
-	fields := []string{
-		"strategy", "client", "clients", "duration_s", "decisions", "allowed", "rejected", "errors", "throughput_per_s",
-		"latency_us.p50", "latency_us.p90", "latency_us.p99", "latency_us.p999", "latency_us.max", "latency_us.mean",
-		"audit.keys", "audit.immortal", "audit.ttl_over_window",
-	}
-	for i, r := range runs {
-		label := fmt.Sprintf("%v/%v", r["strategy"], r["client"])
+	for i, r := range rep.Runs {
+		label := r.Strategy + "/" + r.Client
 		if label != wantLabels[i] {
 			t.Errorf("--json runs[%d] is %s; want %s", i, label, wantLabels[i])
 		}
-		for _, f := range fields {
-			if _, ok := jsonLookup(r, f); !ok {
-				t.Errorf("--json runs[%d] (%s) has no %s", i, label, f)
-			}
+		if r.Clients != 4 {
+			t.Errorf("%s: clients = %v; want 4", label, r.Clients)
 		}
-		if got := number(t, r, "clients"); got != 4 {
-			t.Errorf("%s: clients = %v; want 4", label, got)
+		if r.Decisions <= 0 {
+			t.Errorf("%s: decisions = %v; want > 0", label, r.Decisions)
 		}
-		decisions := number(t, r, "decisions")
-		allowed, rejected, errs := number(t, r, "allowed"), number(t, r, "rejected"), number(t, r, "errors")
-		if decisions <= 0 {
-			t.Errorf("%s: decisions = %v; want > 0", label, decisions)
-		}
-		if allowed+rejected+errs != decisions {
+		if sum := r.Allowed + r.Rejected + r.Errors; sum != r.Decisions {
 			t.Errorf("%s: allowed + rejected + errors = %v + %v + %v = %v; want decisions = %v",
-				label, allowed, rejected, errs, allowed+rejected+errs, decisions)
+				label, r.Allowed, r.Rejected, r.Errors, sum, r.Decisions)
 		}
-		duration := number(t, r, "duration_s")
-		if duration < 0.25 || duration > 5 {
-			t.Errorf("%s: duration_s = %v; want about 0.3", label, duration)
+		if r.DurationS < 0.25 || r.DurationS > 5 {
+			t.Errorf("%s: duration_s = %v; want about 0.3", label, r.DurationS)
 		}
-		if got, want := number(t, r, "throughput_per_s"), decisions/duration; math.Abs(got-want) > 0.01*want {
-			t.Errorf("%s: throughput_per_s = %v; want decisions / duration_s = %v", label, got, want)
+		if want := float64(r.Decisions) / r.DurationS; math.Abs(r.ThroughputPerS-want) > 0.01*want {
+			t.Errorf("%s: throughput_per_s = %v; want decisions / duration_s = %v", label, r.ThroughputPerS, want)
 		}
+		l := r.LatencyUS
 		var prev float64
-		for _, p := range []string{"p50", "p90", "p99", "p999", "max"} {
-			v := number(t, r, "latency_us."+p)
-			if v <= 0 || v < prev {
-				t.Errorf("%s: latency_us.%s = %v; want > 0 and >= the percentile before (%v)", label, p, v, prev)
+		for _, p := range []struct {
+			name string
+			v    float64
+		}{{"p50", l.P50}, {"p90", l.P90}, {"p99", l.P99}, {"p999", l.P999}, {"max", l.Max}} {
+			if p.v <= 0 || p.v < prev {
+				t.Errorf("%s: latency_us.%s = %v; want > 0 and >= the percentile before (%v)", label, p.name, p.v, prev)
 			}
-			prev = v
+			prev = p.v
 		}
-		if got := number(t, r, "audit.keys"); got > 3 {
-			t.Errorf("%s: audit.keys = %v; want <= 3 (--keys 3)", label, got)
+		if l.Mean <= 0 {
+			t.Errorf("%s: latency_us.mean = %v; want > 0", label, l.Mean)
 		}
-		if r["strategy"] == "lua" {
+		if r.Audit.Keys > 3 {
+			t.Errorf("%s: audit.keys = %v; want <= 3 (--keys 3)", label, r.Audit.Keys)
+		}
+		if r.Strategy == "lua" {
 			// The script sets the TTL in the same atomic unit as the INCR
 			// that creates the counter: never immortal, never over 1s.
-			if got := number(t, r, "audit.immortal"); got != 0 {
-				t.Errorf("%s: audit.immortal = %v; want 0", label, got)
-			}
-			if got := number(t, r, "audit.ttl_over_window"); got != 0 {
-				t.Errorf("%s: audit.ttl_over_window = %v; want 0", label, got)
+			if r.Audit.Immortal != 0 || r.Audit.TTLOverWindow != 0 {
+				t.Errorf("%s: audit = %+v; want immortal 0, ttl_over_window 0", label, r.Audit)
 			}
 		}
 		row, ok := rows[label]
 		if !ok {
 			t.Errorf("stdout has no table row for %s:\n%s", label, res.stdout)
-		} else if row[3] != strconv.FormatFloat(decisions, 'f', -1, 64) {
-			t.Errorf("table row %s: decisions = %s; want %v as in --json", label, row[3], decisions)
+		} else if row[3] != strconv.FormatInt(r.Decisions, 10) {
+			t.Errorf("table row %s: decisions = %s; want %v as in --json", label, row[3], r.Decisions)
 		}
 	}
 
@@ -612,11 +557,11 @@ func TestRunKeepKeys(t *testing.T) {
 			res := mustRun(t, exitOK, args...)
 			checkNoProgress(t, args, res.stdout)
 
-			runs := reportRuns(t, readJSONReport(t, jsonPath, "runs"))
+			runs := readReport(t, jsonPath).Runs
 			if len(runs) != 1 {
 				t.Fatalf("--json runs has %d entries; want 1", len(runs))
 			}
-			if got := number(t, runs[0], "audit.keys"); got != 3 {
+			if got := runs[0].Audit.Keys; got != 3 {
 				t.Errorf("run(%q): audit.keys = %v; want 3", args, got)
 			}
 			cell := rlbench.CellPrefix(prefix, "lua", "go-redis")
@@ -671,11 +616,11 @@ func TestRunFailOnImmortal(t *testing.T) {
 			if got := strings.Contains(res.stdout, "IMMORTAL KEYS"); got != tc.wantImmortal {
 				t.Errorf("run(%q) stdout has an IMMORTAL KEYS line: %t; want %t\nstdout:\n%s", args, got, tc.wantImmortal, res.stdout)
 			}
-			runs := reportRuns(t, readJSONReport(t, jsonPath, "runs"))
+			runs := readReport(t, jsonPath).Runs
 			if len(runs) != 1 {
 				t.Fatalf("--json runs has %d entries; want 1", len(runs))
 			}
-			if got := number(t, runs[0], "audit.immortal"); (got > 0) != tc.wantImmortal {
+			if got := runs[0].Audit.Immortal; (got > 0) != tc.wantImmortal {
 				t.Errorf("run(%q): audit.immortal = %v; want > 0: %t", args, got, tc.wantImmortal)
 			}
 		})
@@ -830,30 +775,16 @@ func TestBinaryRecordsEnvironment(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("rlbench %q: %v\n%s", args, err, out)
 	}
-	raw, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep struct {
-		Runs []struct {
-			Client      string `json:"client"`
-			Environment struct {
-				ClientModule  string `json:"client_module"`
-				ClientVersion string `json:"client_version"`
-				GoVersion     string `json:"go_version"`
-				NumCPU        int    `json:"num_cpu"`
-				GOMAXPROCS    int    `json:"gomaxprocs"`
-			} `json:"environment"`
-		} `json:"runs"`
-	}
-	if err := json.Unmarshal(raw, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readReport(t, jsonPath)
 	if len(rep.Runs) != 2 {
 		t.Fatalf("runs = %d; want 2", len(rep.Runs))
 	}
 	for _, r := range rep.Runs {
 		e := r.Environment
+		if e == nil {
+			t.Errorf("%s has no environment; want one", r.Client)
+			continue
+		}
 		if !strings.HasPrefix(e.ClientVersion, "v") || e.ClientModule == "" || !strings.HasPrefix(e.GoVersion, "go") {
 			t.Errorf("%s environment = %+v; want the module, a version like v1.2.3 and the Go version", r.Client, e)
 		}
