@@ -255,7 +255,10 @@ func parseTargetFlag(s string, kind targetKind) (rlbench.TargetSpec, error) {
 	}
 	t := rlbench.ParseTarget(s, kind == targetRedisServer)
 	value := t.Addr + t.RedisServer
-	if value == "" {
+	switch {
+	case s == "":
+		return t, fmt.Errorf("empty value; %s", emptyTargetHint[kind])
+	case value == "":
 		return t, fmt.Errorf("empty value in %q; %s", s, emptyTargetHint[kind])
 	}
 	switch kind {

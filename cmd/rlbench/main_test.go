@@ -127,8 +127,10 @@ func TestRunBadInput(t *testing.T) {
 		// checks afterwards that nothing touched it.
 		target bool
 		// want are substrings of the single stderr line: the flag at fault
-		// and what is accepted.
-		want []string
+		// and what is accepted; notWant must not be in it. In both, and in
+		// args, {closed} is a loopback address nothing listens on, {dir} a
+		// directory and {file} a regular file.
+		want, notWant []string
 	}{
 		{
 			name:   "unknown strategy",
@@ -259,9 +261,54 @@ func TestRunBadInput(t *testing.T) {
 		{
 			name: "unreachable addr",
 			// The address is filled in below: a port nothing listens on.
-			args: []string{"--addr", ""},
+			args: []string{"--addr", "{closed}"},
 			want: []string{"--addr", "leave out --addr"},
 		},
+		// Issue 12: an explicitly empty value is bad input (usually an
+		// unset shell variable), not the default.
+		{name: "empty addr", args: []string{"--addr", ""}, target: true, want: []string{"--addr", "empty value", "leave out --addr"}},
+		{name: "empty addr alone", args: []string{"--addr", ""}, want: []string{"--addr", "empty value"}},
+		{name: "empty addr after a label", args: []string{"--addr", "a="}, target: true, want: []string{"--addr", "empty value"}},
+		{name: "empty strategy", args: []string{"--strategy", ""}, target: true, want: append([]string{"--strategy", "empty name"}, strategies.Names()...)},
+		{name: "empty strategy in a list", args: []string{"--strategy", "lua,"}, target: true, want: []string{"--strategy", "empty name"}},
+		{name: "empty client", args: []string{"--client", ""}, target: true, want: append([]string{"--client", "empty name"}, clients.Names...)},
+		{name: "empty redis-server", args: []string{"--redis-server", ""}, target: true, want: []string{"--redis-server", "empty value"}},
+		{name: "empty cluster", args: []string{"--cluster", ""}, target: true, want: []string{"--cluster", "empty value"}},
+		{name: "empty cluster node", args: []string{"--cluster", "{closed},,{closed}"}, want: []string{"--cluster", "empty node"}},
+		{name: "empty managed-cluster", args: []string{"--managed-cluster", ""}, target: true, want: []string{"--managed-cluster", "empty value"}},
+		{name: "empty prefix", args: []string{"--prefix", ""}, target: true, want: []string{"--prefix", "empty value"}},
+		// Issue 12: every output path is checked before the first write.
+		{name: "json is a directory", args: []string{"--json", "{dir}"}, target: true, want: []string{"--json", "{dir}", "is a directory"}},
+		{name: "cpuprofile is a directory", args: []string{"--cpuprofile", "{dir}"}, target: true, want: []string{"--cpuprofile", "{dir}", "is a directory"}},
+		{name: "hdr-dir is a file", args: []string{"--hdr-dir", "{file}"}, target: true, want: []string{"--hdr-dir", "{file}"}},
+		// Issue 12: --procs has a bound.
+		{name: "too many procs", args: []string{"--procs", "100000"}, target: true, want: []string{"--procs", "<= 1024", "100000"}},
+		// Issue 12: credentials given in an address are never echoed.
+		{
+			name:    "URL with credentials",
+			args:    []string{"--addr", "redis://user:secret@{closed}/0"},
+			want:    []string{"--addr", "redis://xxxxx@", "host:port", "--password"},
+			notWant: []string{"secret", "user"},
+		},
+		{
+			name:    "URL with credentials and a label",
+			args:    []string{"--addr", "prod=redis://user:s3cr=t@{closed}"},
+			want:    []string{"--addr", "xxxxx@"},
+			notWant: []string{"s3cr", "=t@"},
+		},
+		{
+			name:    "credentials without a scheme",
+			args:    []string{"--addr", "user:secret@{closed}"},
+			want:    []string{"--addr", "xxxxx@", "credentials"},
+			notWant: []string{"secret"},
+		},
+		{
+			name:    "cluster node with credentials",
+			args:    []string{"--cluster", "{closed},rediss://:secret@{closed}"},
+			want:    []string{"--cluster", "xxxxx@"},
+			notWant: []string{"secret"},
+		},
+		{name: "URL without credentials", args: []string{"--addr", "redis://{closed}"}, want: []string{"--addr", "is a URL", "host:port"}},
 		{
 			name: "missing redis-server",
 			args: []string{"--redis-server", "/nonexistent/redis-server"},
@@ -274,9 +321,10 @@ func TestRunBadInput(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			placeholders := strings.NewReplacer("{closed}", closedAddr(t), "{dir}", t.TempDir(), "{file}", tempFile(t))
 			args := slices.Clone(tc.args)
-			if i := slices.Index(args, "--addr"); i >= 0 && args[i+1] == "" {
-				args[i+1] = closedAddr(t)
+			for i := range args {
+				args[i] = placeholders.Replace(args[i])
 			}
 			var rdb *redis.Client
 			if tc.target {
@@ -309,12 +357,27 @@ func TestRunBadInput(t *testing.T) {
 				t.Errorf("run(%q) wrote to stderr:\n%s\nwant one line starting with %q", args, res.stderr, "rlbench: ")
 			}
 			for _, want := range tc.want {
-				if !strings.Contains(line, want) {
+				if want = placeholders.Replace(want); !strings.Contains(line, want) {
 					t.Errorf("run(%q) stderr = %q; want it to contain %q", args, line, want)
+				}
+			}
+			for _, notWant := range tc.notWant {
+				if strings.Contains(res.stderr, notWant) {
+					t.Errorf("run(%q) stderr = %q; want no %q in it", args, res.stderr, notWant)
 				}
 			}
 		})
 	}
+}
+
+// tempFile returns the path of a new empty regular file.
+func tempFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func TestParseWindow(t *testing.T) {
@@ -764,10 +827,7 @@ func TestBinaryRecordsEnvironment(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "rlbench")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := rlbenchBinary(t)
 	jsonPath := filepath.Join(dir, "out.json")
 	args := []string{"--addr", srv.Addr(), "--client", "all", "--clients", "2", "--duration", "200ms", "--warmup", "0", "--json", jsonPath, "-q"}
 	cmd := exec.Command(bin, args...)
