@@ -75,8 +75,11 @@ func TestOutputFileKinds(t *testing.T) {
 		wantMode os.FileMode // of file's type and permissions after the write
 	}{
 		{
-			name:     "missing path: a new 0644 file",
-			setup:    func(t *testing.T, dir string) (string, string, func() string) { p := filepath.Join(dir, "new.json"); return p, p, nil },
+			name: "missing path: a new 0644 file",
+			setup: func(t *testing.T, dir string) (string, string, func() string) {
+				p := filepath.Join(dir, "new.json")
+				return p, p, nil
+			},
 			wantMode: 0o644,
 		},
 		{
