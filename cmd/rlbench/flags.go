@@ -167,9 +167,8 @@ func newListValue(p *[]string, def []string, flag string, accepted []string) *li
 
 func (v *listValue) Set(s string) error {
 	names := strings.Split(s, ",")
-	for i, n := range names {
-		names[i] = strings.TrimSpace(n)
-		if names[i] == "" {
+	for _, n := range names {
+		if strings.TrimSpace(n) == "" {
 			return flagErrorf("%s: empty name in %q (accepted: %s, or all)", v.flag, s, strings.Join(v.accepted, ", "))
 		}
 	}

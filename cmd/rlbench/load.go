@@ -132,7 +132,7 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	switch {
 	case errors.Is(runErr, context.Canceled) && c.abort != nil && c.abort.Err() != nil:
-		errs = append(errs, errors.New("interrupted twice; the cells that ran are above, with the keys left behind"))
+		errs = append(errs, errors.New("interrupted twice; the cells that ran are above, and the keys left behind are named above"))
 	case errors.Is(runErr, context.Canceled):
 		errs = append(errs, errors.New("interrupted; the cells that ran are above, and the run's keys were deleted"))
 	case runErr != nil:

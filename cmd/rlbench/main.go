@@ -201,7 +201,7 @@ func handleSignals(parent context.Context, stderr io.Writer) (ctx, abort context
 		}
 		select {
 		case s := <-interrupts:
-			fmt.Fprintf(stderr, "rlbench: %s again: stopping at once\n", s)
+			fmt.Fprintf(stderr, "rlbench: second signal (%s): stopping at once\n", s)
 			cancelAbort()
 			signal.Stop(interrupts)
 		case <-done:

@@ -166,7 +166,7 @@ func TestHandleSignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(abort, "abort")
-	if got, want := stderr.String(), "rlbench: terminated again: stopping at once\n"; got != want {
+	if got, want := stderr.String(), "rlbench: second signal (terminated): stopping at once\n"; got != want {
 		t.Errorf("stderr after the second signal = %q; want %q", got, want)
 	}
 }
