@@ -249,8 +249,11 @@ func (v targetValue) Type() string { return "stringArray" }
 
 // parseTargetFlag reads "[LABEL=]VALUE" of the target flag of kind.
 func parseTargetFlag(s string, kind targetKind) (rlbench.TargetSpec, error) {
-	if err := checkAddr(s); err != nil { // before the label is cut: a URL may hold '='
-		return rlbench.TargetSpec{}, err
+	if kind == targetAddr || kind == targetCluster {
+		// Before the label is cut: a URL may hold '='.
+		if err := checkAddr(s); err != nil {
+			return rlbench.TargetSpec{}, err
+		}
 	}
 	t := rlbench.ParseTarget(s, kind == targetRedisServer)
 	value := t.Addr + t.RedisServer
