@@ -79,7 +79,7 @@ Flags:
 		return err
 	}
 	if err := writeOutput(outFile, buf.Bytes(), stdout); err != nil || outFile == nil {
-		return printed(err)
+		return err
 	}
 	fmt.Fprintf(stderr, "rlbench merge: wrote %s: %d cells from %d files\n", out, len(m.Runs), len(files))
 	return printed(results.Text(m.Results())(stdout))

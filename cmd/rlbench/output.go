@@ -227,15 +227,16 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-// writeOutput writes data to stdout when path is "-", else to the file out
-// (which the caller has opened with openOutput).
+// writeOutput writes data to the file out (see openOutputFlag), or to
+// stdout when out is nil ("-o -"), where a reader that went away (EPIPE)
+// is no failure.
 func writeOutput(out *outputFile, data []byte, stdout io.Writer) error {
 	write := func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	}
 	if out == nil {
-		if err := write(stdout); err != nil {
+		if err := printed(write(stdout)); err != nil {
 			return fmt.Errorf("write: %w", err)
 		}
 		return nil

@@ -57,7 +57,7 @@ Flags:
 		return err
 	}
 	if err := writeOutput(outFile, page.Bytes(), stdout); err != nil || outFile == nil {
-		return printed(err)
+		return err
 	}
 	fmt.Fprintf(stderr, "rlbench report: wrote %s: %d cells from %d files, %d charts\n", out, len(c.Cells), len(files), htmlreport.Charts(c))
 	return nil
