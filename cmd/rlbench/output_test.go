@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // writeString is a report that writes s.
@@ -55,7 +56,14 @@ func mkfifo(t *testing.T, path string) (read func() string) {
 		data, _ := io.ReadAll(f)
 		got <- string(data)
 	}()
-	return func() string { return <-got }
+	return func() string {
+		select {
+		case s := <-got:
+			return s
+		case <-time.After(10 * time.Second):
+			return "nothing: no writer opened the FIFO in 10s"
+		}
+	}
 }
 
 // TestOutputFileKinds writes through openOutput to each kind of path
