@@ -16,6 +16,8 @@ var runFlags = map[string]string{
 	"AuditEvery":             "--audit-every",
 	"Warmup":                 "--warmup",
 	"Faults":                 "--fault",
+	"StartAt":                "--start-at",
+	"AllowServerWideFaults":  "--allow-server-wide-faults",
 	"Targets.Addr":           "--addr",
 	"Targets.RedisServer":    "--redis-server",
 	"Targets.Cluster":        "--cluster",

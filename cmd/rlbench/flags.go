@@ -335,3 +335,38 @@ var (
 	_ pflag.Value = textValue{}
 	_ pflag.Value = targetValue{}
 )
+
+// startAtValue is --start-at: an instant as RFC 3339 ("2026-12-01T21:00:00Z")
+// or Unix seconds ("1796066400"). That it is in the future is checked by
+// the library, when the run starts.
+type startAtValue struct{ p *time.Time }
+
+func (v startAtValue) Set(s string) error {
+	t, err := parseInstant(s)
+	if err != nil {
+		return flagErrorf("--start-at: %v", err)
+	}
+	*v.p = t
+	return nil
+}
+
+func (v startAtValue) String() string {
+	if v.p.IsZero() {
+		return ""
+	}
+	return v.p.Format(time.RFC3339Nano)
+}
+
+func (v startAtValue) Type() string { return "time" }
+
+// parseInstant reads RFC 3339 or Unix seconds (with a fraction, if any).
+func parseInstant(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 && f < 1e11 {
+		sec := int64(f)
+		return time.Unix(sec, int64((f-float64(sec))*1e9)), nil
+	}
+	return time.Time{}, fmt.Errorf("want RFC 3339 (2026-12-01T21:00:00Z) or Unix seconds (1796066400), got %q", s)
+}
