@@ -1,0 +1,56 @@
+package connection
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// ErrSentinel is returned, wrapped, by ParseSentinel for a target it cannot
+// take. Its message gives the accepted form.
+var ErrSentinel = errors.New("want [LABEL=]MASTER@host:port[,host:port...]: the master's name as the sentinels know it, then one or more sentinels")
+
+// Sentinel names a master that Sentinel manages and the sentinels to ask
+// for it.
+type Sentinel struct {
+	// Master is the master's name as the sentinels know it (sentinel
+	// monitor NAME ...).
+	Master string
+	// Addrs are host:port of one or more sentinels.
+	Addrs []string
+	// Username and Password log in to the sentinels, which have users of
+	// their own; "" sends no AUTH. The master itself takes Settings'.
+	Username, Password string
+}
+
+// ParseSentinel reads [LABEL=]MASTER@host:port[,host:port...] as
+// --sentinel takes it, and returns the label ("" when there is none).
+func ParseSentinel(s string) (label string, target Sentinel, err error) {
+	rest := s
+	if eq := strings.IndexByte(s, '='); eq >= 0 && eq < strings.IndexByte(s, '@') {
+		label, rest = s[:eq], s[eq+1:]
+		if label == "" {
+			return "", Sentinel{}, fmt.Errorf("--sentinel %q: empty label: %w", s, ErrSentinel)
+		}
+	}
+	master, addrs, ok := strings.Cut(rest, "@")
+	if !ok || master == "" || addrs == "" {
+		return "", Sentinel{}, fmt.Errorf("--sentinel %q: %w", s, ErrSentinel)
+	}
+	for _, addr := range strings.Split(addrs, ",") {
+		host, port, err := net.SplitHostPort(addr)
+		n, perr := strconv.Atoi(port)
+		if err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			return "", Sentinel{}, fmt.Errorf("--sentinel %q: bad sentinel address %q: %w", s, addr, ErrSentinel)
+		}
+		target.Addrs = append(target.Addrs, addr)
+	}
+	target.Master = master
+	return label, target, nil
+}
+
+// String returns the target in ParseSentinel's form, without the label
+// and without credentials.
+func (s Sentinel) String() string { return s.Master + "@" + strings.Join(s.Addrs, ",") }
