@@ -128,3 +128,15 @@ func TestMissingErrorNamesCommands(t *testing.T) {
 		t.Errorf("Error() = %q; want it to name CLIENT PAUSE and say the user may not send it", got)
 	}
 }
+
+func TestOptions(t *testing.T) {
+	t.Parallel()
+	got := Options([]string{"lua", "multi-nx", "naive", "multi-nx"})
+	var names []string
+	for _, o := range got {
+		names = append(names, o.Name+" for "+o.Why)
+	}
+	if want := []string{"EXPIRE ... NX for strategy multi-nx", "SET ... EXAT for strategy naive"}; !slices.Equal(names, want) {
+		t.Errorf("Options() = %q; want %q", names, want)
+	}
+}

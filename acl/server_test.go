@@ -238,10 +238,11 @@ func builds(t *testing.T) []string {
 	return bins
 }
 
-// TestVersionMatrix runs, on every build: Supported for each strategy's
-// commands (none missing where the strategy's MinRedis claims support;
-// the Functions commands missing before 7.0), and each strategy as its
-// least-privilege user.
+// TestVersionMatrix runs, on every build: Supported and SupportedOptions
+// for each strategy, which must find nothing missing where the strategy's
+// MinRedis claims support and something missing where it does not (so the
+// claim follows from the server), and each strategy as its least-privilege
+// user.
 func TestVersionMatrix(t *testing.T) {
 	t.Parallel()
 	for _, bin := range builds(t) {
@@ -261,12 +262,16 @@ func TestVersionMatrix(t *testing.T) {
 				ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 				_, err = acl.Supported(ctx, rdb, cmds)
 				cancel()
+				if err == nil {
+					err = acl.SupportedOptions(t.Context(), rdb, redistest.Prefix(t)+"probe", acl.Options([]string{info.Name}))
+				}
 				claimed := redisserver.VersionAtLeast(srv.Info().RedisVersion, info.MinRedis)
+				t.Logf("%s on %s %s (MinRedis %s): %v", info.Name, srv.Info().Name, srv.Info().Version, info.MinRedis, err)
 				switch {
 				case claimed && err != nil:
 					t.Errorf("%s on %s %s: Supported() = %v; want nil (MinRedis %s)", info.Name, srv.Info().Name, srv.Info().Version, err, info.MinRedis)
-				case info.Name == "function" && !claimed && (err == nil || !strings.Contains(err.Error(), "FCALL")):
-					t.Errorf("function on %s: Supported() = %v; want FCALL missing", srv.Info().Version, err)
+				case !claimed && err == nil:
+					t.Errorf("%s on %s %s: Supported() and SupportedOptions() = nil; want what the server lacks below MinRedis %s", info.Name, srv.Info().Name, srv.Info().Version, info.MinRedis)
 				}
 			}
 			everyStrategy(t, srv)
