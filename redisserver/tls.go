@@ -290,3 +290,19 @@ func (s *Server) explainTLS(err error) error {
 	}
 	return err
 }
+
+// InfoReader is the one method ReadInfo needs: every go-redis client has it.
+type InfoReader interface {
+	Info(ctx context.Context, sections ...string) *redis.StringCmd
+}
+
+// ReadInfo reads INFO server through a client the caller built (over TLS,
+// as an ACL user, through Sentinel) and says what kind of server answers,
+// as Probe does for a plain connection.
+func ReadInfo(ctx context.Context, rdb InfoReader) (Info, error) {
+	text, err := rdb.Info(ctx, "server").Result()
+	if err != nil {
+		return Info{}, fmt.Errorf("info server: %w", err)
+	}
+	return infoFromFields(ParseInfo(text)), nil
+}

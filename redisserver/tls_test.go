@@ -100,3 +100,17 @@ func TestPlainServerHasNoTLS(t *testing.T) {
 		t.Errorf("TLS() of a plain server = _, true; want false")
 	}
 }
+
+func TestReadInfoOverTLS(t *testing.T) {
+	t.Parallel()
+	srv := startTLS(t, TLSOptions{})
+	files, _ := srv.TLS()
+	cfg, err := files.ClientConfig(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := ReadInfo(t.Context(), tlsClient(t, srv, cfg))
+	if err != nil || info != srv.Info() {
+		t.Errorf("ReadInfo() = %+v, %v; want %+v", info, err, srv.Info())
+	}
+}
