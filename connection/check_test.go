@@ -178,3 +178,24 @@ func TestClientsOverTLS(t *testing.T) {
 		t.Errorf("rueidis INCR over %s = %d, %v; want 2 (db 1, after go-redis's)", ep, n, err)
 	}
 }
+
+func TestMasterAddr(t *testing.T) {
+	t.Parallel()
+	s, err := redisserver.StartSentinel(t.Context(), redisserver.SentinelOptions{Binary: os.Getenv("RLBENCH_REDIS_SERVER")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	target := Sentinel{Master: s.MasterName(), Addrs: s.SentinelAddrs()}
+	got, err := MasterAddr(t.Context(), target, Settings{})
+	if want := s.Nodes()[0].Addr(); err != nil || got != want {
+		t.Errorf("MasterAddr(%s) = %q, %v; want %q", target, got, err, want)
+	}
+	if err := Check(t.Context(), got, Settings{}); err != nil {
+		t.Errorf("Check(master) = %v; want nil", err)
+	}
+	target.Master = "nosuchmaster"
+	if _, err := MasterAddr(t.Context(), target, Settings{}); !errors.Is(err, ErrUnknownMaster) || !strings.HasPrefix(err.Error(), "--sentinel ") {
+		t.Errorf("MasterAddr(unknown master) = %v; want ErrUnknownMaster naming --sentinel", err)
+	}
+}
