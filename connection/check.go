@@ -101,7 +101,7 @@ func Check(ctx context.Context, addr string, s Settings) error {
 	}
 	conn, err := dial(ctx, addr)
 	if err != nil {
-		return &CheckError{Addr: addr, Flag: flag(s.urlTLS || s.urlAuth || s.urlDB, "--addr"), Kind: ErrUnreachable,
+		return &CheckError{Addr: addr, Flag: flag(s.fromURL, "--addr"), Kind: ErrUnreachable,
 			Said: err.Error(), Hint: "is a Redis server listening there?"}
 	}
 	defer conn.Close()
@@ -152,7 +152,7 @@ func (s Settings) login(ctx context.Context, addr string, conn net.Conn, overTLS
 		return s.readError(ctx, addr, err, overTLS)
 	}
 	if reply != "+PONG" {
-		return s.replyError(addr, reply, &CheckError{Addr: addr, Flag: flag(s.urlTLS, "--addr"), Kind: ErrProtocol, Said: said(reply)})
+		return s.replyError(addr, reply, &CheckError{Addr: addr, Flag: flag(s.fromURL, "--addr"), Kind: ErrProtocol, Said: said(reply)})
 	}
 	return nil
 }

@@ -199,3 +199,20 @@ func TestMasterAddr(t *testing.T) {
 		t.Errorf("MasterAddr(unknown master) = %v; want ErrUnknownMaster naming --sentinel", err)
 	}
 }
+
+func TestCheckUnreachableURLNamesURL(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ep, err := ParseURL("redis://"+addr, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(t.Context(), ep.Addr, ep.Settings); !errors.Is(err, ErrUnreachable) || !strings.HasPrefix(err.Error(), "--url: ") {
+		t.Errorf("Check(%s) = %v; want ErrUnreachable naming --url", ep, err)
+	}
+}

@@ -42,8 +42,9 @@ type Settings struct {
 	// rediss:// URL) with these files and choices.
 	TLS *TLSFiles
 
-	// Which fields a URL set, so that errors name --url rather than a flag.
-	urlAuth, urlDB, urlTLS bool
+	// Whether a URL named the server, and which fields it set, so that
+	// errors name --url rather than a flag.
+	fromURL, urlAuth, urlDB, urlTLS bool
 }
 
 // TLSFiles are the TLS choices of the redis-cli flags of the same names.
@@ -98,6 +99,7 @@ func ParseURL(raw string, base Settings) (Endpoint, error) {
 		return Endpoint{}, urlError(raw, err.Error())
 	}
 	ep := Endpoint{Label: label, Settings: base}
+	ep.Settings.fromURL = true
 	switch u.Scheme {
 	case "redis":
 	case "rediss":
