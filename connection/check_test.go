@@ -17,7 +17,7 @@ import (
 
 // start starts a private server for t with args and tlsOpts (nil: plain),
 // skipping t when TLS is asked of a binary built without it.
-func start(t *testing.T, tlsOpts *redisserver.TLSOptions, args ...string) *redisserver.Server {
+func start(t testing.TB, tlsOpts *redisserver.TLSOptions, args ...string) *redisserver.Server {
 	t.Helper()
 	srv, err := redisserver.Start(t.Context(), redisserver.Options{Binary: os.Getenv("RLBENCH_REDIS_SERVER"), Args: args, TLS: tlsOpts})
 	if errors.Is(err, redisserver.ErrNoTLS) {
