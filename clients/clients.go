@@ -3,12 +3,14 @@
 package clients
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -34,6 +36,17 @@ type Options struct {
 	Cluster []string
 	// Password authenticates with AUTH when not empty.
 	Password string
+	// Username is the ACL user Password logs in as; "" means the default
+	// user.
+	Username string
+	// TLS, when not nil, makes every connection use TLS with this config
+	// (connection.TLSFiles.Config builds it); nil means plain TCP.
+	TLS *tls.Config
+	// Sentinel, when its Master is set, reaches the master that the
+	// sentinels at Sentinel.Addrs name, through each client's own Sentinel
+	// support (go-redis failover client, rueidis ClientOption.Sentinel),
+	// which follows a failover. Addr and Cluster are then ignored.
+	Sentinel connection.Sentinel
 	// DB is the database number SELECTed on connect; a cluster has only 0.
 	DB int
 	// Workers is the number of goroutines that will share the client. The
@@ -103,6 +116,9 @@ func Version(name string) string {
 func New(name string, o Options) (Conn, error) {
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:6379"
+	}
+	if o.Sentinel.Master != "" {
+		o.Cluster = nil
 	}
 	if len(o.Cluster) > 0 && o.DB != 0 {
 		return nil, fmt.Errorf("%s: db %d: %w", name, o.DB, ErrClusterDB)

@@ -32,13 +32,23 @@ func newGoRedis(o Options) *goRedis {
 	if len(o.Cluster) > 0 {
 		addrs = o.Cluster
 	}
+	if o.Sentinel.Master != "" {
+		addrs = o.Sentinel.Addrs
+	}
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
 		Addrs:         addrs,
 		IsClusterMode: len(o.Cluster) > 0,
 		Password:      o.Password,
 		DB:            o.DB,
-		ClientName:    o.ClientName,
-		Protocol:      3,
+		Username:      o.Username,
+		TLSConfig:     o.TLS,
+		// With MasterName set, NewUniversalClient makes a failover client
+		// that asks the sentinels in Addrs for the master.
+		MasterName:       o.Sentinel.Master,
+		SentinelUsername: o.Sentinel.Username,
+		SentinelPassword: o.Sentinel.Password,
+		ClientName:       o.ClientName,
+		Protocol:         3,
 		// One connection per worker: callers never queue inside the client.
 		PoolSize: o.Workers,
 		// MULTI/EXEC goes through TxPipelined; keep it on the main pool so
@@ -57,6 +67,9 @@ func newGoRedis(o Options) *goRedis {
 		},
 	})
 	c := &goRedis{rdb: rdb, opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off", o.Workers)}
+	if o.Sentinel.Master != "" {
+		c.opts = "sentinel " + c.opts
+	}
 	if cluster, ok := rdb.(*redis.ClusterClient); ok {
 		c.cluster = cluster
 		c.opts = fmt.Sprintf("cluster pool_size=%d/node protocol=3 retries=off", o.Workers)

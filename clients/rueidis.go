@@ -35,6 +35,8 @@ func newRueidis(o Options) (*rueidisAdapter, error) {
 	opt := rueidis.ClientOption{
 		InitAddress:           []string{o.Addr},
 		Password:              o.Password,
+		Username:              o.Username,
+		TLSConfig:             o.TLS,
 		SelectDB:              o.DB,
 		ClientName:            o.ClientName,
 		DisableCache:          true,
@@ -53,6 +55,18 @@ func newRueidis(o Options) (*rueidisAdapter, error) {
 		// PipelineMultiplex connections per node.
 		opt.InitAddress, opt.ForceSingleClient = o.Cluster, false
 		mode, conns = "cluster ", "conns/node"
+	}
+	if o.Sentinel.Master != "" {
+		// Sentinel: rueidis asks the sentinels in InitAddress for the
+		// master and follows +switch-master.
+		opt.InitAddress, opt.ForceSingleClient = o.Sentinel.Addrs, false
+		opt.Sentinel = rueidis.SentinelOption{
+			MasterSet: o.Sentinel.Master,
+			Username:  o.Sentinel.Username,
+			Password:  o.Sentinel.Password,
+			TLSConfig: o.TLS,
+		}
+		mode = "sentinel "
 	}
 	c, err := rueidis.NewClient(opt)
 	if err != nil {

@@ -58,6 +58,11 @@ type Options struct {
 	// --port, --bind, --dir, --daemonize or --logfile, which Start sets. If
 	// they set --requirepass, Start authenticates its readiness check with it.
 	Args []string
+	// TLS, when set, makes the server listen with TLS only, with
+	// certificates generated for it (see TLSOptions and Server.TLS).
+	TLS *TLSOptions
+
+	sentinel bool // run in sentinel mode (StartSentinel)
 }
 
 // Info describes a server, as reported by INFO server.
@@ -82,6 +87,8 @@ type Server struct {
 	port     int
 	addr     string
 	info     Info
+	tls      *serverTLS // nil for a plain server
+	sentinel bool
 
 	mu     sync.Mutex
 	proc   *process // nil once closed or after a failed restart
@@ -120,6 +127,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		args:     append([]string(nil), opts.Args...),
 		password: requirepass(opts.Args),
 		dir:      dir,
+		sentinel: opts.sentinel,
+	}
+	if err := s.setupStart(opts); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("redisserver: start: %w", err)
 	}
 	for attempt := 1; ; attempt++ {
 		port, err := freePort()
@@ -136,7 +148,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		if !errors.Is(err, errPortTaken) || attempt == startAttempts {
 			os.RemoveAll(dir)
-			return nil, fmt.Errorf("redisserver: start: %w", err)
+			return nil, fmt.Errorf("redisserver: start: %w", s.explainTLS(err))
 		}
 	}
 }
@@ -213,7 +225,7 @@ func (s *Server) launch(ctx context.Context) (*process, Info, error) {
 		"--daemonize", "no",
 		"--logfile", logPath,
 	}
-	args = append(args, s.args...)
+	args = s.launchArgs(append(args, s.args...))
 	cmd := exec.Command(s.binary, args...)
 	cmd.Dir = s.dir
 	cmd.Stdout = out
@@ -264,7 +276,7 @@ func (s *Server) awaitReady(ctx context.Context, p *process) (Info, error) {
 			return Info{}, fmt.Errorf("%s did not answer PING on %s: %w", filepath.Base(s.binary), s.addr, lastErr)
 		default:
 		}
-		fields, err := infoServer(ctx, s.addr, s.password, 0)
+		fields, err := s.readyInfo(ctx)
 		if err == nil {
 			if fields["process_id"] == pid {
 				return infoFromFields(fields), nil

@@ -1,0 +1,171 @@
+// Package acl lists the Redis commands a benchmark cell sends (its
+// strategy's, rlbench's own, and its faults'), prints the least-privilege
+// ACL SETUSER line for them, and checks before a run, as the run's own
+// user, that the server knows every command (COMMAND INFO, with the
+// documented fallback UNLINK -> DEL) and lets the user send it.
+package acl
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rlbench/rlbench/audit"
+	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// ErrNoStrategy is returned by Commands for a Needs without a strategy.
+var ErrNoStrategy = errors.New("acl: name at least one strategy")
+
+// Command is one command a cell sends, by its ACL name.
+type Command struct {
+	// Name is the ACL name: lowercase, "container|subcommand" for a
+	// subcommand, e.g. "incr" or "client|setname".
+	Name string
+	// Why says who sends it, e.g. "strategy lua (inside its script)" or
+	// "rlbench: the audit".
+	Why string
+}
+
+// Needs describes a set of cells: the commands they send follow from it.
+type Needs struct {
+	// Strategies are strategy names as strategies.Lookup takes them.
+	Strategies []string
+	// Faults are fault kinds (faults.Kinds) the cells inject.
+	Faults []string
+	// Cluster is true for a Redis Cluster target: the clients read the
+	// slot map.
+	Cluster bool
+	// Sentinel is true for a Sentinel target: rueidis asks the master for
+	// its ROLE.
+	Sentinel bool
+	// DB is the database the clients SELECT; SELECT is needed when it is
+	// not 0.
+	DB int
+}
+
+// strategyCommands are the commands each strategy's decisions send,
+// inside their scripts too: ACL checks a script's redis.call()s as if the
+// client had sent them. TestStrategyCommandsMatchInfo keeps them in step
+// with strategies.Info.Commands.
+var strategyCommands = map[string][]string{
+	"naive":        {"get", "set", "incr"},
+	"incr-expire":  {"incr", "expire"},
+	"multi-nx":     {"multi", "incr", "expire", "exec"},
+	"lua":          {"evalsha", "eval", "incr", "expire", "ttl"},
+	"lua-heal":     {"evalsha", "eval", "incr", "ttl", "expire"},
+	"function":     {"fcall", "function|load", "incr", "ttl", "expire"},
+	"gcra":         {"evalsha", "eval", "time", "get", "set"},
+	"sliding-log":  {"evalsha", "eval", "time", "zremrangebyscore", "zcard", "incr", "zadd", "pexpire"},
+	"token-bucket": {"evalsha", "eval", "time", "hmget", "exists", "hset", "pexpire"},
+}
+
+// ownCommands are what rlbench itself sends beside the strategies, to
+// every kind of target.
+var ownCommands = []Command{
+	{"ping", "rlbench: the first contact with the server"},
+	{"info", "rlbench: the self-check (INFO clients, INFO for CPU) and the server's version"},
+	{"config|get", "rlbench: the self-check of maxclients (CONFIG GET maxclients); without it the check is skipped"},
+	{"client|setname", "rlbench: naming the run's connections"},
+	{"scan", "rlbench: the audit and the clean-up (SCAN MATCH prefix*)"},
+	{"pttl", "rlbench: the audit of each key's TTL"},
+	{"unlink", "rlbench: the clean-up (DEL on a server without UNLINK)"},
+	{"multi", "rlbench: the pre-flight permission check (MULTI with nothing executed)"},
+	{"command|info", "rlbench: the pre-flight check that the server knows every command"},
+}
+
+// faultCommands are the commands each fault kind sends to the target. The
+// kinds not listed act on private servers only, through rlbench's own
+// connections to them.
+var faultCommands = map[string][]string{
+	faults.ScriptFlush: {"script|flush"},
+	faults.Stall:       {"client|pause"},
+	faults.KillClients: {"client|list", "client|kill"},
+}
+
+// Commands returns every command the cells n describes send, each once,
+// in the order strategies, faults, topology, then rlbench's own. An
+// unknown strategy or fault kind is an error that lists the accepted ones.
+func Commands(n Needs) ([]Command, error) {
+	if len(n.Strategies) == 0 {
+		return nil, ErrNoStrategy
+	}
+	var out []Command
+	add := func(name, why string) {
+		if !slices.ContainsFunc(out, func(c Command) bool { return c.Name == name }) {
+			out = append(out, Command{Name: name, Why: why})
+		}
+	}
+	for _, s := range n.Strategies {
+		if _, err := strategies.Lookup(s); err != nil {
+			return nil, fmt.Errorf("acl: %w", err)
+		}
+		cmds, ok := strategyCommands[s]
+		if !ok {
+			return nil, fmt.Errorf("acl: strategy %q has no command list in package acl", s)
+		}
+		for _, c := range cmds {
+			add(c, "strategy "+s)
+		}
+	}
+	for _, f := range n.Faults {
+		if !slices.Contains(faults.Kinds, f) {
+			return nil, fmt.Errorf("acl: unknown fault kind %q (accepted: %s)", f, strings.Join(faults.Kinds, ", "))
+		}
+		for _, c := range faultCommands[f] {
+			add(c, "fault "+f)
+		}
+	}
+	if n.Cluster {
+		add("cluster|slots", "the clients: the cluster's slot map")
+		add("cluster|shards", "the clients: the cluster's slot map (rueidis on Redis >= 7)")
+	}
+	if n.Sentinel {
+		add("role", "rueidis: checking that the master the sentinels name is one")
+	}
+	if n.DB != 0 {
+		add("select", "the clients: SELECT of the database")
+	}
+	for _, c := range ownCommands {
+		add(c.Name, c.Why)
+	}
+	return out, nil
+}
+
+// Names returns the commands' names.
+func Names(cmds []Command) []string {
+	names := make([]string, len(cmds))
+	for i, c := range cmds {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// KeyPattern is the ACL key pattern that gives access to the keys under
+// prefix, and only those: the prefix with glob characters escaped, then
+// "*" (the audit's SCAN MATCH pattern).
+func KeyPattern(prefix string) string { return audit.MatchPattern(prefix) }
+
+// SetUser returns the ACL SETUSER line that gives user exactly cmds on the
+// keys under prefix and nothing else (no channels, no other keys, no
+// other commands): "ACL SETUSER user reset on #HASH ~prefix* +cmd ...".
+// The password appears only as its SHA-256 (#HASH), which ACL SETUSER
+// takes, so that the line can be printed and logged; an empty password
+// makes a line with ">PASSWORD" to be replaced by hand. Quote the line's
+// words for redis-cli if the prefix holds spaces or quotes.
+func SetUser(user, password, prefix string, cmds []Command) string {
+	secret := ">PASSWORD"
+	if password != "" {
+		sum := sha256.Sum256([]byte(password))
+		secret = "#" + hex.EncodeToString(sum[:])
+	}
+	words := []string{"ACL", "SETUSER", user, "reset", "on", secret, "~" + KeyPattern(prefix)}
+	for _, c := range cmds {
+		words = append(words, "+"+c.Name)
+	}
+	return strings.Join(words, " ")
+}

@@ -1,0 +1,239 @@
+package acl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Doer is the one method Supported needs: *redis.Client,
+// *redis.ClusterClient and redis.UniversalClient all have it.
+type Doer interface {
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// Fallbacks maps a command to the one rlbench sends instead on a server
+// that lacks it: UNLINK arrived in Redis 4.0, and DEL does the same work
+// (synchronously).
+var Fallbacks = map[string]string{"unlink": "del"}
+
+// MissingError is returned by Supported and Permitted for commands the
+// run would send and the server would refuse. Its message names them and
+// quotes the server.
+type MissingError struct {
+	// Commands are the ACL names of the refused commands.
+	Commands []string
+	// Said is the server's reply for each, in the order of Commands.
+	Said []string
+	// Denied is true when the server knows the commands but the user may
+	// not send them (NOPERM); false when the server does not know them.
+	Denied bool
+}
+
+// Error says which commands and why, e.g. "the server does not know
+// unlink (COMMAND INFO answered nil)".
+func (e *MissingError) Error() string {
+	parts := make([]string, len(e.Commands))
+	for i, c := range e.Commands {
+		parts[i] = fmt.Sprintf("%s (%s)", strings.ToUpper(strings.ReplaceAll(c, "|", " ")), e.Said[i])
+	}
+	if e.Denied {
+		return "the user may not send " + strings.Join(parts, ", ") + "; grant them (rlbench acl prints the ACL SETUSER line)"
+	}
+	return "the server does not know " + strings.Join(parts, ", ") + ": it is older than the strategy or fault needs"
+}
+
+// Supported asks the server, with one COMMAND INFO, whether it knows every
+// command of cmds. It returns cmds with each unknown command that has a
+// fallback (Fallbacks) replaced by it, and a *MissingError for the unknown
+// ones without. A subcommand ("client|setname") is checked as such where
+// the server lists subcommands (Redis >= 7.0, Valkey); older servers are
+// asked for the container command only.
+func Supported(ctx context.Context, rdb Doer, cmds []Command) ([]Command, error) {
+	known, err := commandInfo(ctx, rdb, cmds)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Command, 0, len(cmds))
+	missing := &MissingError{}
+	for _, c := range cmds {
+		if known[c.Name] {
+			out = append(out, c)
+			continue
+		}
+		if fb, ok := Fallbacks[c.Name]; ok && known[fb] {
+			out = append(out, Command{Name: fb, Why: c.Why + " (" + strings.ToUpper(fb) + ": the server has no " + strings.ToUpper(c.Name) + ")"})
+			continue
+		}
+		missing.Commands = append(missing.Commands, c.Name)
+		missing.Said = append(missing.Said, "COMMAND INFO answered nil")
+	}
+	if len(missing.Commands) > 0 {
+		return out, missing
+	}
+	return out, nil
+}
+
+// commandInfo returns which names (and fallbacks) the server knows.
+func commandInfo(ctx context.Context, rdb Doer, cmds []Command) (map[string]bool, error) {
+	// Containers are asked for by their own name, which every version
+	// takes; each subcommand is then looked up in its container's reply.
+	var names []string
+	seen := map[string]bool{}
+	for _, c := range cmds {
+		for _, n := range []string{c.Name, Fallbacks[c.Name]} {
+			container, _, _ := strings.Cut(n, "|")
+			if n != "" && !seen[container] {
+				seen[container] = true
+				names = append(names, container)
+			}
+		}
+	}
+	args := []any{"command", "info"}
+	for _, n := range names {
+		args = append(args, n)
+	}
+	// RESP2 and RESP3 alike give an array with one entry per name asked:
+	// nil for an unknown command.
+	reply, err := rdb.Do(ctx, args...).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("acl: command info: %w", err)
+	}
+	if len(reply) != len(names) {
+		return nil, fmt.Errorf("acl: command info: %d entries for %d commands", len(reply), len(names))
+	}
+	known := map[string]bool{}
+	for i, entry := range reply {
+		info, ok := entry.([]any)
+		if !ok {
+			continue
+		}
+		known[names[i]] = true
+		subs, listed := subcommands(info)
+		for _, c := range cmds {
+			for _, n := range []string{c.Name, Fallbacks[c.Name]} {
+				if container, _, isSub := strings.Cut(n, "|"); isSub && container == names[i] {
+					known[n] = !listed || subs[n]
+				}
+			}
+		}
+	}
+	return known, nil
+}
+
+// subcommands reads the names of the subcommands in a COMMAND INFO entry
+// (its tenth element, Redis >= 7.0); listed is false for an older server,
+// whose entry has no such element.
+func subcommands(info []any) (names map[string]bool, listed bool) {
+	if len(info) < 10 {
+		return nil, false
+	}
+	list, ok := info[9].([]any)
+	if !ok {
+		return nil, false
+	}
+	names = map[string]bool{}
+	for _, sub := range list {
+		if s, ok := sub.([]any); ok && len(s) > 0 {
+			names[strings.ToLower(fmt.Sprint(s[0]))] = true
+		}
+	}
+	return names, true
+}
+
+// probes gives each command arguments of the right arity for Permitted.
+// Nothing runs them: EXEC discards the transaction.
+var probes = map[string][]string{
+	"get": {"K"}, "set": {"K", "1"}, "incr": {"K"}, "expire": {"K", "1"}, "pexpire": {"K", "1"},
+	"ttl": {"K"}, "pttl": {"K"}, "exists": {"K"}, "unlink": {"K"}, "del": {"K"},
+	"evalsha": {"0000000000000000000000000000000000000000", "1", "K"}, "eval": {"return 1", "1", "K"},
+	"fcall": {"f", "1", "K"}, "function|load": {"#!lua name=x"}, "time": nil,
+	"zremrangebyscore": {"K", "0", "0"}, "zcard": {"K"}, "zadd": {"K", "0", "m"},
+	"hmget": {"K", "f"}, "hset": {"K", "f", "v"}, "ping": nil, "info": nil,
+	"config|get": {"maxclients"}, "client|setname": {"n"}, "scan": {"0"}, "select": {"0"},
+	"cluster|slots": nil, "cluster|shards": nil, "role": nil, "script|flush": nil,
+	"command|info": {"get"}, "client|pause": {"1"}, "client|list": nil, "client|kill": {"ID", "0"},
+}
+
+// Permitted checks, as the user rdb is logged in as, that the server lets
+// it send every command of cmds on key (a key under the run's prefix; on
+// a cluster node, one in a slot the node serves): on one connection of
+// its own it sends MULTI, each command with arguments of the right arity,
+// a command of the wrong arity and EXEC, so that the server checks every
+// command's permission when it queues it, then discards the transaction
+// without running any. It needs MULTI (in the list Commands returns). A
+// command refused returns a *MissingError that names it and quotes the
+// server's NOPERM (or unknown-command) reply.
+func Permitted(ctx context.Context, rdb *redis.Client, key string, cmds []Command) error {
+	conn := rdb.Conn()
+	defer conn.Close() // the server drops the MULTI state with the connection
+	if err := conn.Do(ctx, "multi").Err(); err != nil {
+		return classify([]string{"multi"}, []error{err}, "acl: permission check: multi")
+	}
+	var names []string
+	results := make([]*redis.Cmd, 0, len(cmds))
+	_, err := conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, c := range cmds {
+			if c.Name == "multi" || c.Name == "exec" {
+				continue // MULTI was just sent; EXEC follows
+			}
+			args := []any{}
+			for _, word := range strings.Split(c.Name, "|") {
+				args = append(args, word)
+			}
+			for _, a := range probes[c.Name] {
+				if a == "K" {
+					a = key
+				}
+				args = append(args, a)
+			}
+			names = append(names, c.Name)
+			results = append(results, p.Do(ctx, args...))
+		}
+		p.Do(ctx, "get") // wrong arity: EXEC must discard the transaction
+		names = append(names, "exec")
+		results = append(results, p.Do(ctx, "exec"))
+		return nil
+	})
+	if err != nil && len(results) == 0 {
+		return fmt.Errorf("acl: permission check: %w", err)
+	}
+	errs := make([]error, len(results))
+	for i, r := range results {
+		errs[i] = r.Err()
+		if names[i] == "exec" && errs[i] != nil && strings.HasPrefix(errs[i].Error(), "EXECABORT") {
+			errs[i] = nil // the transaction was discarded, as meant
+		}
+	}
+	return classify(names, errs, "acl: permission check")
+}
+
+// classify turns NOPERM and unknown-command replies into a *MissingError;
+// any other error is returned as is, wrapped with op.
+func classify(names []string, errs []error, op string) error {
+	denied, unknown := &MissingError{Denied: true}, &MissingError{}
+	var other []error
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case strings.HasPrefix(err.Error(), "NOPERM"):
+			denied.Commands, denied.Said = append(denied.Commands, names[i]), append(denied.Said, err.Error())
+		case strings.HasPrefix(err.Error(), "ERR unknown command"), strings.HasPrefix(err.Error(), "ERR unknown subcommand"):
+			unknown.Commands, unknown.Said = append(unknown.Commands, names[i]), append(unknown.Said, err.Error())
+		default:
+			other = append(other, fmt.Errorf("%s: %w", names[i], err))
+		}
+	}
+	switch {
+	case len(denied.Commands) > 0:
+		return denied
+	case len(unknown.Commands) > 0:
+		return unknown
+	case len(other) > 0:
+		return fmt.Errorf("%s: %w", op, errors.Join(other...))
+	}
+	return nil
+}

@@ -1,0 +1,218 @@
+package connection
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+
+	"github.com/rlbench/rlbench/redisserver"
+)
+
+// start starts a private server for t with args and tlsOpts (nil: plain),
+// skipping t when TLS is asked of a binary built without it.
+func start(t testing.TB, tlsOpts *redisserver.TLSOptions, args ...string) *redisserver.Server {
+	t.Helper()
+	srv, err := redisserver.Start(t.Context(), redisserver.Options{Binary: os.Getenv("RLBENCH_REDIS_SERVER"), Args: args, TLS: tlsOpts})
+	if errors.Is(err, redisserver.ErrNoTLS) {
+		t.Skipf("RLBENCH_REDIS_SERVER is built without TLS: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("start server: %v", err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// tlsFiles returns srv's CA, and its client certificate when withCert.
+func tlsFiles(t *testing.T, srv *redisserver.Server, withCert bool) *TLSFiles {
+	t.Helper()
+	f, ok := srv.TLS()
+	if !ok {
+		t.Fatalf("%s runs no TLS", srv.Addr())
+	}
+	files := &TLSFiles{CACert: f.CACert}
+	if withCert {
+		files.Cert, files.Key = f.ClientCert, f.ClientKey
+	}
+	return files
+}
+
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	plain := start(t, nil, "--requirepass", "rightpass")
+	if err := redis.NewClient(&redis.Options{Addr: plain.Addr(), Password: "rightpass", DisableIdentity: true}).
+		Do(t.Context(), "acl", "setuser", "alice", "on", ">alicepass", "~*", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	oneWay := start(t, &redisserver.TLSOptions{})
+	mutual := start(t, &redisserver.TLSOptions{ClientCerts: true})
+	expired := start(t, &redisserver.TLSOptions{NotAfter: time.Now().Add(-time.Hour)})
+	otherCA, err := redisserver.WriteTLSFiles(t.TempDir(), redisserver.TLSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	rediss := func(addr string, files *TLSFiles) Settings {
+		ep, err := ParseURL("rediss://"+addr, Settings{TLS: files})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ep.Settings
+	}
+
+	tests := []struct {
+		name     string
+		addr     string
+		settings Settings
+		wantKind error  // nil: Check succeeds
+		wantFlag string // the flag the error names
+		wantSaid string // part of what the server said
+	}{
+		{name: "plain", addr: plain.Addr(), settings: Settings{Password: "rightpass"}},
+		{name: "acl user", addr: plain.Addr(), settings: Settings{Username: "alice", Password: "alicepass"}},
+		{name: "one-way tls", addr: oneWay.Addr(), settings: Settings{TLS: tlsFiles(t, oneWay, false)}},
+		{name: "mutual tls", addr: mutual.Addr(), settings: Settings{TLS: tlsFiles(t, mutual, true)}},
+		{name: "rediss url", addr: oneWay.Addr(), settings: rediss(oneWay.Addr(), tlsFiles(t, oneWay, false))},
+		{name: "insecure skips an expired certificate", addr: expired.Addr(), settings: Settings{TLS: &TLSFiles{Insecure: true}}},
+
+		{name: "wrong password", addr: plain.Addr(), settings: Settings{Password: "wrong"},
+			wantKind: ErrAuth, wantFlag: "--user/--password", wantSaid: "WRONGPASS"},
+		{name: "wrong user", addr: plain.Addr(), settings: Settings{Username: "mallory", Password: "alicepass"},
+			wantKind: ErrAuth, wantFlag: "--user/--password", wantSaid: "WRONGPASS"},
+		{name: "no password", addr: plain.Addr(), settings: Settings{},
+			wantKind: ErrNoAuth, wantFlag: "--password", wantSaid: "NOAUTH"},
+		{name: "bad db", addr: plain.Addr(), settings: Settings{Password: "rightpass", DB: 99},
+			wantKind: ErrDB, wantFlag: "--db", wantSaid: "out of range"},
+		{name: "tls client, plain server", addr: plain.Addr(), settings: Settings{TLS: &TLSFiles{Insecure: true}},
+			wantKind: ErrNotTLS, wantFlag: "--tls", wantSaid: "it "},
+		{name: "rediss url, plain server", addr: plain.Addr(), settings: rediss(plain.Addr(), &TLSFiles{Insecure: true}),
+			wantKind: ErrNotTLS, wantFlag: "--url", wantSaid: "it "},
+		{name: "plain client, tls server", addr: oneWay.Addr(), settings: Settings{},
+			wantKind: ErrTLSRequired, wantFlag: "--tls", wantSaid: "closed the connection"},
+		{name: "wrong ca", addr: oneWay.Addr(), settings: Settings{TLS: &TLSFiles{CACert: otherCA.CACert}},
+			wantKind: ErrUnknownAuthority, wantFlag: "--cacert", wantSaid: "unknown authority"},
+		{name: "expired certificate", addr: expired.Addr(), settings: Settings{TLS: tlsFiles(t, expired, false)},
+			wantKind: ErrCertExpired, wantFlag: "--insecure", wantSaid: "expired"},
+		{name: "wrong sni", addr: oneWay.Addr(), settings: Settings{TLS: &TLSFiles{CACert: tlsFiles(t, oneWay, false).CACert, SNI: "redis.example"}},
+			wantKind: ErrCertName, wantFlag: "--sni", wantSaid: "redis.example"},
+		{name: "mutual tls without a client certificate", addr: mutual.Addr(), settings: Settings{TLS: tlsFiles(t, mutual, false)},
+			wantKind: ErrClientCert, wantFlag: "--cert/--key", wantSaid: "certificate required"},
+		{name: "client certificate from another ca", addr: mutual.Addr(),
+			settings: Settings{TLS: &TLSFiles{CACert: tlsFiles(t, mutual, false).CACert, Cert: otherCA.ClientCert, Key: otherCA.ClientKey}},
+			wantKind: ErrClientCert, wantFlag: "--cert/--key", wantSaid: "tls:"},
+		{name: "nothing listening", addr: closedAddr, settings: Settings{},
+			wantKind: ErrUnreachable, wantFlag: "--addr", wantSaid: "refused"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := Check(t.Context(), tc.addr, tc.settings)
+			if tc.wantKind == nil {
+				if err != nil {
+					t.Fatalf("Check(%s, %v) = %v; want nil", tc.addr, tc.settings, err)
+				}
+				return
+			}
+			t.Logf("Check() = %v", err)
+			var ce *CheckError
+			if !errors.Is(err, tc.wantKind) || !errors.As(err, &ce) {
+				t.Fatalf("Check(%s, %v) = %v; want a *CheckError of kind %q", tc.addr, tc.settings, err, tc.wantKind)
+			}
+			if ce.Flag != tc.wantFlag || !strings.HasPrefix(err.Error(), tc.wantFlag+": ") || !strings.Contains(ce.Said, tc.wantSaid) {
+				t.Errorf("Check(%s, %v) = %q; want flag %q first and %q in what the server said", tc.addr, tc.settings, err, tc.wantFlag, tc.wantSaid)
+			}
+			for _, pw := range []string{"rightpass", "alicepass", "wrong"} {
+				if strings.Contains(err.Error(), pw) {
+					t.Errorf("Check() error %q shows the password %q", err, pw)
+				}
+			}
+		})
+	}
+}
+
+// TestClientsOverTLS connects both clients with the options Settings
+// builds, over mutual TLS, from a rediss:// URL.
+func TestClientsOverTLS(t *testing.T) {
+	t.Parallel()
+	srv := start(t, &redisserver.TLSOptions{ClientCerts: true}, "--requirepass", "pw")
+	ep, err := ParseURL("rediss://:pw@"+srv.Addr()+"/1", Settings{TLS: tlsFiles(t, srv, true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	gro, err := ep.Settings.GoRedis(ep.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gro.DisableIdentity = true
+	rdb := redis.NewClient(gro)
+	defer rdb.Close()
+	if err := rdb.Incr(ctx, "k").Err(); err != nil {
+		t.Errorf("go-redis INCR over %s = %v; want nil", ep, err)
+	}
+	ro, err := ep.Settings.Rueidis([]string{ep.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro.ForceSingleClient, ro.DisableCache = true, true
+	rc, err := rueidis.NewClient(ro)
+	if err != nil {
+		t.Fatalf("rueidis over %s: %v", ep, err)
+	}
+	defer rc.Close()
+	n, err := rc.Do(ctx, rc.B().Incr().Key("k").Build()).AsInt64()
+	if err != nil || n != 2 {
+		t.Errorf("rueidis INCR over %s = %d, %v; want 2 (db 1, after go-redis's)", ep, n, err)
+	}
+}
+
+func TestMasterAddr(t *testing.T) {
+	t.Parallel()
+	s, err := redisserver.StartSentinel(t.Context(), redisserver.SentinelOptions{Binary: os.Getenv("RLBENCH_REDIS_SERVER")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	target := Sentinel{Master: s.MasterName(), Addrs: s.SentinelAddrs()}
+	got, err := MasterAddr(t.Context(), target, Settings{})
+	if want := s.Nodes()[0].Addr(); err != nil || got != want {
+		t.Errorf("MasterAddr(%s) = %q, %v; want %q", target, got, err, want)
+	}
+	if err := Check(t.Context(), got, Settings{}); err != nil {
+		t.Errorf("Check(master) = %v; want nil", err)
+	}
+	target.Master = "nosuchmaster"
+	if _, err := MasterAddr(t.Context(), target, Settings{}); !errors.Is(err, ErrUnknownMaster) || !strings.HasPrefix(err.Error(), "--sentinel ") {
+		t.Errorf("MasterAddr(unknown master) = %v; want ErrUnknownMaster naming --sentinel", err)
+	}
+}
+
+func TestCheckUnreachableURLNamesURL(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ep, err := ParseURL("redis://"+addr, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(t.Context(), ep.Addr, ep.Settings); !errors.Is(err, ErrUnreachable) || !strings.HasPrefix(err.Error(), "--url: ") {
+		t.Errorf("Check(%s) = %v; want ErrUnreachable naming --url", ep, err)
+	}
+}

@@ -1,0 +1,98 @@
+package connection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrSentinel is returned, wrapped, by ParseSentinel for a target it cannot
+// take. Its message gives the accepted form.
+var ErrSentinel = errors.New("want [LABEL=]MASTER@host:port[,host:port...]: the master's name as the sentinels know it, then one or more sentinels")
+
+// Sentinel names a master that Sentinel manages and the sentinels to ask
+// for it.
+type Sentinel struct {
+	// Master is the master's name as the sentinels know it (sentinel
+	// monitor NAME ...).
+	Master string
+	// Addrs are host:port of one or more sentinels.
+	Addrs []string
+	// Username and Password log in to the sentinels, which have users of
+	// their own; "" sends no AUTH. The master itself takes Settings'.
+	Username, Password string
+}
+
+// ParseSentinel reads [LABEL=]MASTER@host:port[,host:port...] as
+// --sentinel takes it, and returns the label ("" when there is none).
+func ParseSentinel(s string) (label string, target Sentinel, err error) {
+	rest := s
+	if eq := strings.IndexByte(s, '='); eq >= 0 && eq < strings.IndexByte(s, '@') {
+		label, rest = s[:eq], s[eq+1:]
+		if label == "" {
+			return "", Sentinel{}, fmt.Errorf("--sentinel %q: empty label: %w", s, ErrSentinel)
+		}
+	}
+	master, addrs, ok := strings.Cut(rest, "@")
+	if !ok || master == "" || addrs == "" {
+		return "", Sentinel{}, fmt.Errorf("--sentinel %q: %w", s, ErrSentinel)
+	}
+	for _, addr := range strings.Split(addrs, ",") {
+		host, port, err := net.SplitHostPort(addr)
+		n, perr := strconv.Atoi(port)
+		if err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			return "", Sentinel{}, fmt.Errorf("--sentinel %q: bad sentinel address %q: %w", s, addr, ErrSentinel)
+		}
+		target.Addrs = append(target.Addrs, addr)
+	}
+	target.Master = master
+	return label, target, nil
+}
+
+// String returns the target in ParseSentinel's form, without the label
+// and without credentials.
+func (s Sentinel) String() string { return s.Master + "@" + strings.Join(s.Addrs, ",") }
+
+// ErrUnknownMaster is wrapped by MasterAddr when no sentinel knows the
+// master's name.
+var ErrUnknownMaster = errors.New("no sentinel knows this master name")
+
+// MasterAddr asks the sentinels of t, in order, for the address of the
+// master (SENTINEL GET-MASTER-ADDR-BY-NAME), logging in with t's
+// credentials over s's TLS, and returns the first answer: the address a
+// pre-flight Check then takes with s. Errors name --sentinel and say what
+// each sentinel said.
+func MasterAddr(ctx context.Context, t Sentinel, s Settings) (string, error) {
+	cfg, err := s.TLS.Config()
+	if err != nil {
+		return "", err
+	}
+	var said []string
+	unknown := 0
+	for _, addr := range t.Addrs {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: addr, Username: t.Username, Password: t.Password,
+			TLSConfig: cloneTLS(cfg), MaxRetries: -1, DialerRetries: 1, DisableIdentity: true})
+		hp, err := sc.GetMasterAddrByName(ctx, t.Master).Result()
+		sc.Close()
+		switch {
+		case err == nil && len(hp) == 2:
+			return net.JoinHostPort(hp[0], hp[1]), nil
+		case errors.Is(err, redis.Nil):
+			unknown++
+			said = append(said, addr+": no such master")
+		case err != nil:
+			said = append(said, addr+": "+err.Error())
+		default:
+			said = append(said, fmt.Sprintf("%s: reply %q", addr, hp))
+		}
+	}
+	if unknown > 0 && unknown == len(t.Addrs) {
+		return "", fmt.Errorf("--sentinel %s: %w %q (%s)", t, ErrUnknownMaster, t.Master, strings.Join(said, "; "))
+	}
+	return "", fmt.Errorf("--sentinel %s: no sentinel named the master: %s", t, strings.Join(said, "; "))
+}

@@ -1,0 +1,423 @@
+package redisserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+const (
+	// DefaultSentinelMaster is the master name StartSentinel's sentinels
+	// monitor when SentinelOptions.MasterName is empty.
+	DefaultSentinelMaster = "rlbench"
+	// SentinelCount is how many sentinels StartSentinel starts: three, the
+	// smallest number that keeps a majority when one is lost.
+	SentinelCount = 3
+	// sentinelQuorum is the number of sentinels that must agree the master is down.
+	sentinelQuorum = 2
+	// sentinelConfFile is a sentinel's config file, in its temporary
+	// directory: sentinel mode needs one it can rewrite.
+	sentinelConfFile = "sentinel.conf"
+	// sentinelDownAfter is how long a master may not answer, in
+	// milliseconds, before a sentinel counts it as down.
+	sentinelDownAfter = 1000
+	// sentinelFailoverTimeout is each sentinel's failover-timeout, in
+	// milliseconds; a sentinel waits twice as long before it retries a
+	// failover of the same master.
+	sentinelFailoverTimeout = 10000
+	// sentinelSettleTimeout caps how long StartSentinel and Failover wait
+	// for the set-up to settle.
+	sentinelSettleTimeout = 30 * time.Second
+	// maxSentinelReplicas guards against a typo starting thousands of processes.
+	maxSentinelReplicas = 100
+)
+
+// SentinelOptions configures StartSentinel. The zero value starts a master
+// with no replica and three sentinels, with "redis-server" from PATH.
+type SentinelOptions struct {
+	// Replicas is the number of replicas of the master, from 0 to 100.
+	// Failover needs at least 1. Default: 0.
+	Replicas int
+	// MasterName is the name the sentinels know the master by, which
+	// clients ask them for. Default: DefaultSentinelMaster.
+	MasterName string
+	// Binary is the redis-server (or valkey-server) to run, for the data
+	// nodes and the sentinels alike, as Options.Binary.
+	Binary string
+	// Args are extra config arguments for the master and its replicas (not
+	// the sentinels), as Options.Args. If they set --requirepass, the
+	// replicas authenticate to the master with it and the sentinels to
+	// every node.
+	Args []string
+}
+
+// Sentinel is a private Sentinel set-up on free loopback ports: a master,
+// its replicas and three sentinels (redis-server --sentinel) monitoring it,
+// started by StartSentinel and owned by the caller, who must Close it.
+type Sentinel struct {
+	name      string
+	password  string
+	nodes     []*Server // the master as started, then its replicas
+	sentinels []*Server
+	clients   map[string]*redis.Client // an admin connection per address
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// StartSentinel starts a master, then o.Replicas replicas of it, then three
+// sentinels that monitor it (quorum 2, down-after 1 second, failover
+// timeout 10 seconds), each a private server (Start) with its own
+// temporary directory. It returns when every replica's link to the master
+// is up and every sentinel knows the master, all its replicas and the two
+// other sentinels: a few seconds, mostly the sentinels' 2-second hello
+// period. On error every process already started is stopped.
+func StartSentinel(ctx context.Context, o SentinelOptions) (*Sentinel, error) {
+	if o.Replicas < 0 || o.Replicas > maxSentinelReplicas {
+		return nil, fmt.Errorf("redisserver: start sentinel: %d replicas: want 0 to %d", o.Replicas, maxSentinelReplicas)
+	}
+	s := &Sentinel{name: o.MasterName, password: requirepass(o.Args), clients: map[string]*redis.Client{}}
+	if s.name == "" {
+		s.name = DefaultSentinelMaster
+	}
+	if err := s.start(ctx, o); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("redisserver: start sentinel: %w", err)
+	}
+	return s, nil
+}
+
+// start starts the master, the replicas and the sentinels, and waits until
+// they settle.
+func (s *Sentinel) start(ctx context.Context, o SentinelOptions) error {
+	master, err := Start(ctx, Options{Binary: o.Binary, Args: o.Args})
+	if err != nil {
+		return err
+	}
+	s.add(&s.nodes, master)
+	host, port, _ := net.SplitHostPort(master.Addr())
+	replicaArgs := append(append([]string(nil), o.Args...), "--replicaof", host, port)
+	if s.password != "" {
+		replicaArgs = append(replicaArgs, "--masterauth", s.password)
+	}
+	if err := s.startMany(ctx, &s.nodes, o.Replicas, Options{Binary: o.Binary, Args: replicaArgs}); err != nil {
+		return err
+	}
+	settle, cancel := context.WithTimeout(ctx, sentinelSettleTimeout)
+	defer cancel()
+	// Replicas first: a sentinel learns them from the master's INFO, which
+	// it reads at once, then only every 10 seconds.
+	for _, replica := range s.nodes[1:] {
+		if err := s.awaitLinkUp(settle, replica.Addr()); err != nil {
+			return err
+		}
+	}
+	if err := s.startMany(ctx, &s.sentinels, SentinelCount, Options{Binary: o.Binary, sentinel: true}); err != nil {
+		return err
+	}
+	for _, sen := range s.sentinels {
+		if err := s.monitor(settle, sen.Addr(), host, port); err != nil {
+			return err
+		}
+	}
+	return s.awaitSettled(settle, master.Addr())
+}
+
+// startMany starts n servers with o in parallel and adds them to list.
+func (s *Sentinel) startMany(ctx context.Context, list *[]*Server, n int, o Options) error {
+	servers := make([]*Server, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { servers[i], errs[i] = Start(ctx, o) })
+	}
+	wg.Wait()
+	for _, srv := range servers {
+		if srv != nil {
+			s.add(list, srv)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// add appends srv to list and opens an admin connection to it.
+func (s *Sentinel) add(list *[]*Server, srv *Server) {
+	*list = append(*list, srv)
+	password := s.password
+	if srv.sentinel {
+		password = ""
+	}
+	s.clients[srv.Addr()] = adminClient(srv.Addr(), password, 0, 2)
+}
+
+// monitor tells the sentinel at addr to watch the master at host:port.
+func (s *Sentinel) monitor(ctx context.Context, addr, host, port string) error {
+	rdb := s.clients[addr]
+	if err := rdb.Do(ctx, "sentinel", "monitor", s.name, host, port, sentinelQuorum).Err(); err != nil {
+		return fmt.Errorf("sentinel monitor on %s: %w", addr, err)
+	}
+	args := []any{"sentinel", "set", s.name,
+		"down-after-milliseconds", sentinelDownAfter,
+		"failover-timeout", sentinelFailoverTimeout}
+	if s.password != "" {
+		args = append(args, "auth-pass", s.password)
+	}
+	if err := rdb.Do(ctx, args...).Err(); err != nil {
+		return fmt.Errorf("sentinel set on %s: %w", addr, err)
+	}
+	return nil
+}
+
+// awaitLinkUp waits until the replica at addr reports its link to its
+// master up.
+func (s *Sentinel) awaitLinkUp(ctx context.Context, addr string) error {
+	return poll(ctx, "replica "+addr+" to sync with its master", func(ctx context.Context) error {
+		text, err := s.clients[addr].Info(ctx, "replication").Result()
+		if err != nil {
+			return err
+		}
+		if status := ParseInfo(text)["master_link_status"]; status != "up" {
+			return fmt.Errorf("master_link_status:%s", status)
+		}
+		return nil
+	})
+}
+
+// awaitSettled waits until every sentinel names master as the master and
+// knows every replica and the other sentinels.
+func (s *Sentinel) awaitSettled(ctx context.Context, master string) error {
+	return poll(ctx, "the sentinels to agree on "+master, func(ctx context.Context) error {
+		for _, sen := range s.sentinels {
+			rdb := s.clients[sen.Addr()]
+			got, err := s.masterFrom(ctx, rdb)
+			if err != nil {
+				return err
+			}
+			if got != master {
+				return fmt.Errorf("sentinel %s names %s as master", sen.Addr(), got)
+			}
+			if err := s.knows(ctx, rdb, "replicas", len(s.nodes)-1); err != nil {
+				return fmt.Errorf("sentinel %s: %w", sen.Addr(), err)
+			}
+			if err := s.knows(ctx, rdb, "sentinels", len(s.sentinels)-1); err != nil {
+				return fmt.Errorf("sentinel %s: %w", sen.Addr(), err)
+			}
+		}
+		return nil
+	})
+}
+
+// knows checks that SENTINEL REPLICAS (or SENTINELS) lists want instances,
+// none of them flagged down or disconnected.
+func (s *Sentinel) knows(ctx context.Context, rdb *redis.Client, what string, want int) error {
+	list, err := rdb.Do(ctx, "sentinel", what, s.name).Slice()
+	if err != nil {
+		return fmt.Errorf("sentinel %s: %w", what, err)
+	}
+	healthy := 0
+	for _, entry := range list {
+		flags := sentinelField(entry, "flags")
+		if !strings.Contains(flags, "down") && !strings.Contains(flags, "disconnected") {
+			healthy++
+		}
+	}
+	if healthy < want {
+		return fmt.Errorf("knows %d healthy %s of %d", healthy, what, want)
+	}
+	return nil
+}
+
+// sentinelField reads a field of one entry of SENTINEL REPLICAS or
+// SENTINELS, which is a flat list of names and values (RESP2) or a map.
+func sentinelField(entry any, name string) string {
+	switch e := entry.(type) {
+	case []any:
+		for i := 0; i+1 < len(e); i += 2 {
+			if fmt.Sprint(e[i]) == name {
+				return fmt.Sprint(e[i+1])
+			}
+		}
+	case map[any]any:
+		return fmt.Sprint(e[name])
+	}
+	return ""
+}
+
+// masterFrom asks one sentinel for the master's address.
+func (s *Sentinel) masterFrom(ctx context.Context, rdb *redis.Client) (string, error) {
+	hp, err := rdb.Do(ctx, "sentinel", "get-master-addr-by-name", s.name).StringSlice()
+	if err != nil {
+		return "", fmt.Errorf("sentinel get-master-addr-by-name on %s: %w", rdb.Options().Addr, err)
+	}
+	if len(hp) != 2 {
+		return "", fmt.Errorf("sentinel get-master-addr-by-name on %s: reply %q", rdb.Options().Addr, hp)
+	}
+	return net.JoinHostPort(hp[0], hp[1]), nil
+}
+
+// MasterName returns the name the sentinels know the master by.
+func (s *Sentinel) MasterName() string { return s.name }
+
+// SentinelAddrs returns the addresses of the three sentinels.
+func (s *Sentinel) SentinelAddrs() []string {
+	addrs := make([]string, len(s.sentinels))
+	for i, sen := range s.sentinels {
+		addrs[i] = sen.Addr()
+	}
+	return addrs
+}
+
+// Nodes returns the data nodes: the master as started, then its replicas.
+// After a Failover the roles differ: ask MasterAddr.
+func (s *Sentinel) Nodes() []*Server { return s.nodes }
+
+// MasterAddr returns the master's address as the first sentinel that
+// answers reports it.
+func (s *Sentinel) MasterAddr(ctx context.Context) (string, error) {
+	if s.isClosed() {
+		return "", errors.New("redisserver: master addr: sentinel set-up is closed")
+	}
+	var errs []error
+	for _, sen := range s.sentinels {
+		addr, err := s.masterFrom(ctx, s.clients[sen.Addr()])
+		if err == nil {
+			return addr, nil
+		}
+		errs = append(errs, err)
+	}
+	return "", fmt.Errorf("redisserver: master addr: %w", errors.Join(errs...))
+}
+
+// Failover asks a sentinel to promote a replica (SENTINEL FAILOVER) and
+// waits, at most 30 seconds, until every sentinel names the new master,
+// that master answers ROLE as a master and accepts a write (SET of a key
+// outside any run's prefix, "rlbench-sentinel-probe", with a 1-second
+// TTL). It returns what it did, e.g. "127.0.0.1:7001 took over from
+// 127.0.0.1:7000". The old master becomes a replica when the sentinels
+// reconfigure it, a few seconds later; until then it still accepts writes
+// from clients that have not switched. With no replica, the error wraps
+// ErrNoReplica.
+func (s *Sentinel) Failover(ctx context.Context) (string, error) {
+	if len(s.nodes) < 2 {
+		return "", fmt.Errorf("redisserver: sentinel failover: %w", ErrNoReplica)
+	}
+	old, err := s.MasterAddr(ctx)
+	if err != nil {
+		return "", fmt.Errorf("redisserver: sentinel failover: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, sentinelSettleTimeout)
+	defer cancel()
+	sen := s.clients[s.sentinels[0].Addr()]
+	err = poll(ctx, "a sentinel to accept the failover", func(ctx context.Context) error {
+		return sen.Do(ctx, "sentinel", "failover", s.name).Err()
+	})
+	if err != nil {
+		return "", fmt.Errorf("redisserver: sentinel failover: %w", err)
+	}
+	var promoted string
+	err = poll(ctx, "a new master to be named and writable", func(ctx context.Context) error {
+		promoted = ""
+		for _, sen := range s.sentinels {
+			addr, err := s.masterFrom(ctx, s.clients[sen.Addr()])
+			if err != nil {
+				return err
+			}
+			if addr == old || (promoted != "" && addr != promoted) {
+				return fmt.Errorf("sentinel %s names %s", sen.Addr(), addr)
+			}
+			promoted = addr
+		}
+		return s.writable(ctx, promoted)
+	})
+	if err != nil {
+		return "", fmt.Errorf("redisserver: sentinel failover from %s: %w", old, err)
+	}
+	return fmt.Sprintf("%s took over from %s", promoted, old), nil
+}
+
+// writable checks that the data node at addr is a master that takes a write.
+func (s *Sentinel) writable(ctx context.Context, addr string) error {
+	rdb, ok := s.clients[addr]
+	if !ok {
+		return fmt.Errorf("%s is not a node of this set-up", addr)
+	}
+	role, err := rdb.Do(ctx, "role").Slice()
+	if err != nil {
+		return fmt.Errorf("role on %s: %w", addr, err)
+	}
+	if len(role) == 0 || fmt.Sprint(role[0]) != "master" {
+		return fmt.Errorf("%s is not a master yet", addr)
+	}
+	if err := rdb.Set(ctx, "rlbench-sentinel-probe", 1, time.Second).Err(); err != nil {
+		return fmt.Errorf("write to %s: %w", addr, err)
+	}
+	return nil
+}
+
+// Close stops every sentinel, then every data node (each as Server.Close),
+// and removes their temporary directories. Calling Close again does
+// nothing and returns nil.
+func (s *Sentinel) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	for _, rdb := range s.clients {
+		rdb.Close()
+	}
+	var errs []error
+	// Sentinels first, so that they do not fail over while the nodes stop.
+	for _, group := range [][]*Server{s.sentinels, s.nodes} {
+		groupErrs := make([]error, len(group))
+		var wg sync.WaitGroup
+		for i, srv := range group {
+			wg.Go(func() { groupErrs[i] = srv.Close() })
+		}
+		wg.Wait()
+		errs = append(errs, groupErrs...)
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Sentinel) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// setupStart prepares s.dir for the server's mode: a sentinel's empty
+// config file (which it rewrites) and a TLS server's certificates.
+func (s *Server) setupStart(o Options) error {
+	if s.sentinel {
+		if err := os.WriteFile(filepath.Join(s.dir, sentinelConfFile), nil, 0o600); err != nil {
+			return fmt.Errorf("sentinel config: %w", err)
+		}
+	}
+	return s.setupTLS(o.TLS)
+}
+
+// poll calls check until it returns nil or ctx ends; the error then says
+// what was awaited and what check said last.
+func poll(ctx context.Context, what string, check func(context.Context) error) error {
+	for {
+		err := check(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w (last: %v)", what, ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package redisserver
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestStartSentinelFailover(t *testing.T) {
+	t.Parallel()
+	s, err := StartSentinel(t.Context(), SentinelOptions{Replicas: 1, Binary: os.Getenv("RLBENCH_REDIS_SERVER")})
+	if err != nil {
+		t.Fatalf("StartSentinel() error: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close() = %v; want nil", err)
+		}
+	})
+	if got := len(s.SentinelAddrs()); got != SentinelCount {
+		t.Errorf("len(SentinelAddrs()) = %d; want %d", got, SentinelCount)
+	}
+	if s.MasterName() != DefaultSentinelMaster {
+		t.Errorf("MasterName() = %q; want %q", s.MasterName(), DefaultSentinelMaster)
+	}
+	before, err := s.MasterAddr(t.Context())
+	if err != nil || before != s.Nodes()[0].Addr() {
+		t.Fatalf("MasterAddr() = %q, %v; want %q", before, err, s.Nodes()[0].Addr())
+	}
+	what, err := s.Failover(t.Context())
+	if err != nil {
+		t.Fatalf("Failover() error: %v", err)
+	}
+	after, err := s.MasterAddr(t.Context())
+	if err != nil || after != s.Nodes()[1].Addr() {
+		t.Fatalf("MasterAddr() after Failover = %q, %v; want the replica %q", after, err, s.Nodes()[1].Addr())
+	}
+	if want := after + " took over from " + before; what != want {
+		t.Errorf("Failover() = %q; want %q", what, want)
+	}
+	if err := client(t, after).Incr(t.Context(), "k").Err(); err != nil {
+		t.Errorf("INCR on the new master = %v; want nil", err)
+	}
+}
+
+func TestSentinelFailoverWithoutReplica(t *testing.T) {
+	t.Parallel()
+	s, err := StartSentinel(t.Context(), SentinelOptions{MasterName: "m0", Binary: os.Getenv("RLBENCH_REDIS_SERVER")})
+	if err != nil {
+		t.Fatalf("StartSentinel() error: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Failover(t.Context()); !errors.Is(err, ErrNoReplica) {
+		t.Errorf("Failover() with no replica = %v; want ErrNoReplica", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close() = %v; want nil", err)
+	}
+	if _, err := s.MasterAddr(t.Context()); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("MasterAddr() after Close = %v; want a 'closed' error", err)
+	}
+}
+
+func TestStartSentinelBadReplicas(t *testing.T) {
+	t.Parallel()
+	if _, err := StartSentinel(t.Context(), SentinelOptions{Replicas: -1}); err == nil {
+		t.Errorf("StartSentinel(Replicas: -1) = nil error; want one")
+	}
+}
