@@ -155,7 +155,7 @@ func (s *Sentinel) add(list *[]*Server, srv *Server) {
 	if srv.sentinel {
 		password = ""
 	}
-	s.clients[srv.Addr()] = adminClient(srv.Addr(), password, 0, 2)
+	s.clients[srv.Addr()] = Admin{Password: password, PoolSize: 2, FailFast: true}.Client(srv.Addr())
 }
 
 // monitor tells the sentinel at addr to watch the master at host:port.
