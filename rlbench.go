@@ -737,8 +737,13 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 
 	run := results.NewRun(&rec, res.Elapsed)
 	run.StartedAt = startedAt.UTC()
-	run.Rate, run.AchievedRatePerS, run.RateNote = res.Rate, res.Achieved(), res.Note()
-	run.ScheduleLagMS = float64(res.Lag) / float64(time.Millisecond)
+	if res.Rate > 0 {
+		if run.OpenLoop == nil { // NewRun's, unless no request was sent
+			run.OpenLoop = &results.OpenLoop{}
+		}
+		run.Rate, run.AchievedRatePerS, run.RateNote = res.Rate, res.Achieved(), res.Note()
+		run.ScheduleLagMS = float64(res.Lag) / float64(time.Millisecond)
+	}
 	run.Target, run.Server = t.spec.Label, &t.server
 	run.Strategy, run.Client, run.ClientOptions, run.Clients = sname, cname, conn.Options(), wl.Clients
 	run.Environment = results.EnvironmentOf(clients.Modules[cname], clients.Version(cname))
@@ -754,9 +759,9 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	run.Faults, run.PerSecond = events, series
 	if connectedErr == nil && beforeErr == nil && afterErr == nil && !saturationUnknown(events) &&
 		slices.Equal(connected.addrs, before.addrs) && slices.Equal(before.addrs, after.addrs) {
-		sat := saturation.CompareNodes(before.samples, after.samples)
+		sat := saturation.Compare(before.samples, after.samples)
 		// Connections count from before the client connected.
-		sat.ConnectionsOpened = saturation.CompareNodes(connected.samples, after.samples).ConnectionsOpened
+		sat.ConnectionsOpened = saturation.Compare(connected.samples, after.samples).ConnectionsOpened
 		if wl.Rate > 0 && res.Reached() {
 			// The schedule, not either side, set the pace.
 			sat.Verdict = ""

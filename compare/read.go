@@ -109,36 +109,11 @@ func (f *File) Key(i int) Key {
 	return Key{Target: f.Target(i), Strategy: r.Strategy, Client: r.Client}
 }
 
-// serverKey names a server with no label.
+// serverKey names a server with no label: its address, or its software
+// for a private server, whose address is a random port.
 func serverKey(s results.Server) string {
 	if s.Addr != "" && !s.Managed {
 		return s.Addr
 	}
-	return serverName(s)
-}
-
-// serverName is "redis 7.0.15", or "unknown server".
-func serverName(s results.Server) string {
-	switch {
-	case s.Name != "" && s.Version != "":
-		return s.Name + " " + s.Version
-	case s.Name != "":
-		return s.Name
-	case s.Version != "":
-		return "server " + s.Version
-	}
-	return "unknown server"
-}
-
-// ServerLine describes s in prose: "redis 7.0.15 (private)" or
-// "redis 7.2.4 at 10.0.0.5:6379".
-func ServerLine(s results.Server) string {
-	line := serverName(s)
-	switch {
-	case s.Managed:
-		line += " (private)"
-	case s.Addr != "":
-		line += " at " + s.Addr
-	}
-	return line
+	return s.Software()
 }

@@ -129,7 +129,7 @@ func Describe(f *File) string {
 	var targets []string
 	seen := map[string]bool{}
 	for i := range f.Report.Runs {
-		key, srv := f.Target(i), ServerLine(f.Server(i))
+		key, srv := f.Target(i), f.Server(i).Short()
 		if seen[key] {
 			continue
 		}
@@ -141,7 +141,7 @@ func Describe(f *File) string {
 		}
 	}
 	if len(targets) == 0 {
-		targets = append(targets, ServerLine(f.Report.Server))
+		targets = append(targets, f.Report.Server.Short())
 	}
 	runs := "runs"
 	if len(f.Report.Runs) == 1 {
@@ -172,7 +172,7 @@ func serverVersions(c *Comparison, cell *Cell) []string {
 	var names []string
 	in := map[string][]string{}
 	for _, s := range cell.Samples {
-		name := serverName(s.Server)
+		name := s.Server.Software()
 		if _, ok := in[name]; !ok {
 			names = append(names, name)
 		}

@@ -427,7 +427,7 @@ func newFileView(f *compare.File) (fileView, error) {
 		r := &rep.Runs[i]
 		rv := runView{
 			Cell:          f.Target(i) + " " + r.Strategy + "/" + r.Client,
-			Server:        compare.ServerLine(f.Server(i)),
+			Server:        f.Server(i).Short(),
 			Workload:      fmt.Sprintf("%d workers, %.2f s, on error %s, %d script fallbacks", r.Clients, r.DurationS, r.OnError, r.ScriptFallbacks),
 			ClientOptions: r.ClientOptions,
 			ErrorKinds:    results.FormatErrorKinds(r.ErrorKinds, " "),

@@ -16,12 +16,10 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/rlbench/rlbench"
-	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/internal/golden"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/merge"
 	"github.com/rlbench/rlbench/results"
-	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -54,18 +52,22 @@ func handRun(t *testing.T, strategy string, start time.Time, durS float64, laten
 	errs := n / 10
 	rejected := n / 4
 	r := results.Run{
-		Target: "redis-server", Server: &results.Server{Addr: "10.0.0.5:6379", Name: "redis", Version: "7.0.15"},
-		Environment: &results.Environment{ClientModule: "github.com/redis/go-redis/v9", ClientVersion: "v9.23.0",
-			GoVersion: "go1.26.8", OS: "linux", Arch: "amd64", NumCPU: 8, GOMAXPROCS: 8},
-		Strategy: strategy, Client: "go-redis", ClientOptions: "pool_size=4 protocol=3 retries=off", Clients: 4,
-		StartedAt: start, DurationS: durS,
-		Decisions: n, Allowed: n - rejected - errs, Rejected: rejected, Errors: errs,
-		ErrorKinds:     map[string]int64{},
-		ThroughputPerS: float64(n) / durS,
-		LatencyUS:      results.LatencyOf(h), Percentiles: results.PercentilesOf(h),
-		OnError: "open", Admitted: n - rejected,
-		Audit:            results.Audit{Keys: 10, Immortal: 1},
-		HistogramEncoded: string(enc),
+		Cell: results.Cell{
+			Target: "redis-server", Server: &results.Server{Addr: "10.0.0.5:6379", Name: "redis", Version: "7.0.15"},
+			Environment: &results.Environment{ClientModule: "github.com/redis/go-redis/v9", ClientVersion: "v9.23.0",
+				GoVersion: "go1.26.8", OS: "linux", Arch: "amd64", NumCPU: 8, GOMAXPROCS: 8},
+			Strategy: strategy, Client: "go-redis", ClientOptions: "pool_size=4 protocol=3 retries=off", Clients: 4,
+		},
+		Load: results.Load{
+			StartedAt: start, DurationS: durS,
+			Decisions: n, Allowed: n - rejected - errs, Rejected: rejected, Errors: errs,
+			ErrorKinds:     map[string]int64{},
+			ThroughputPerS: float64(n) / durS,
+			LatencyUS:      results.LatencyOf(h),
+		},
+		Outage:       results.Outage{OnError: "open", Admitted: n - rejected},
+		Audits:       results.Audits{Audit: results.Audit{Keys: 10, Immortal: 1}},
+		Distribution: results.Distribution{Percentiles: results.PercentilesOf(h), HistogramEncoded: string(enc)},
 	}
 	if errs > 0 {
 		r.ErrorKinds["timeout"] = errs
@@ -109,8 +111,8 @@ func latencies(n int, from int64) []int64 {
 func twoReports(t *testing.T) []merge.File {
 	t.Helper()
 	aLua := handRun(t, "lua", t0, 2.0, latencies(400, 90)...)
-	aLua.Faults = []faults.Event{{Fault: "kill-clients@1s", AtS: 1.0002, Detail: "killed 4 connections"}}
-	aLua.Saturation = &saturation.Report{ClientCPU: 0.61, ServerCPU: 0.42, ConnectionsOpened: 5, PeakRSSBytes: 40 << 20}
+	aLua.Faults = []results.FaultEvent{{Fault: "kill-clients@1s", AtS: 1.0002, Detail: "killed 4 connections"}}
+	aLua.Saturation = &results.Saturation{ClientCPU: 0.61, ServerCPU: 0.42, ConnectionsOpened: 5, PeakRSSBytes: 40 << 20}
 	aNaive := handRun(t, "naive", t0.Add(3*time.Second), 2.0, latencies(300, 120)...)
 	aNaive.OverAdmitted, aNaive.MaxAdmittedPerWindow = ptr(int64(3)), 103
 

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/rlbench/rlbench/redirects"
 )
 
 // Reporter writes a report somewhere.
@@ -39,10 +37,10 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 	targets := targetsOf(rep)
 	if len(targets) > 1 {
 		for _, t := range targets {
-			fmt.Fprintf(buf, "target %s: %s\n", t.label, serverLine(t.server))
+			fmt.Fprintf(buf, "target %s: %s\n", t.label, t.server)
 		}
 	} else {
-		fmt.Fprintf(buf, "server: %s\n", serverLine(rep.Server))
+		fmt.Fprintf(buf, "server: %s\n", rep.Server)
 	}
 	multi := len(targets) > 1
 	runLabel := func(r Run) string {
@@ -75,7 +73,7 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 	}
 
 	for _, r := range rep.Runs {
-		if r.Rate <= 0 {
+		if r.OpenLoop == nil || r.Rate <= 0 {
 			continue
 		}
 		fmt.Fprintf(buf, "%s open loop at %s/s: latencies count from each request's intended start; uncorrected (from the send):", runLabel(r), strconv.FormatFloat(r.Rate, 'f', -1, 64))
@@ -130,7 +128,7 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 			continue
 		}
 		fmt.Fprintf(buf, "%s cluster replies (nodes' errorstats):", runLabel(r))
-		for _, k := range redirects.Kinds {
+		for _, k := range ClusterErrorKinds {
 			fmt.Fprintf(buf, " %s %d", k, r.ClusterErrors[k])
 		}
 		buf.WriteByte('\n')
@@ -161,27 +159,6 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 	if len(immortal) > 0 {
 		fmt.Fprintf(buf, "IMMORTAL KEYS: %s: those users are locked out forever.\n", strings.Join(immortal, "; "))
 	}
-}
-
-// serverLine describes s, e.g. "redis 7.2.4 at 127.0.0.1:6379".
-func serverLine(s Server) string {
-	var parts []string
-	for _, p := range []string{s.Name, s.Version} {
-		if p != "" {
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 0 {
-		parts = append(parts, "unknown server")
-	}
-	line := strings.Join(parts, " ")
-	if s.Addr != "" {
-		line += " at " + s.Addr
-	}
-	if s.Managed {
-		line += " (private server started by rlbench)"
-	}
-	return line
 }
 
 // overText is a run's over-admission for the table: "-" for a strategy
