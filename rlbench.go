@@ -454,9 +454,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 					rep.Runs = append(rep.Runs, run)
 				}
 				if err != nil {
+					rep.Interrupted = true // the cells after this one did not run
 					return rep, err
 				}
 				if ctx.Err() != nil {
+					rep.Interrupted = true
 					return rep, ctx.Err()
 				}
 			}
@@ -737,6 +739,7 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 
 	run := results.NewRun(&rec, res.Elapsed)
 	run.StartedAt = startedAt.UTC()
+	run.Incomplete = runErr != nil // the load was cut short
 	if res.Rate > 0 {
 		if run.OpenLoop == nil { // NewRun's, unless no request was sent
 			run.OpenLoop = &results.OpenLoop{}

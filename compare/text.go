@@ -111,6 +111,13 @@ func writeText(buf *bytes.Buffer, c *Comparison) {
 		notes = append(notes, "spread: over every run of the cell in every file; cv is the standard deviation over the mean, and a ratio inside that noise is no difference")
 	}
 	for _, cell := range c.Cells {
+		for _, s := range cell.Samples {
+			if s.Run.Incomplete {
+				notes = append(notes, fmt.Sprintf("%s in %s did not finish (complete: false): its figures cover part of its load, and so do its ratios and spread", cell.Key, c.Files[s.File].Name))
+			}
+		}
+	}
+	for _, cell := range c.Cells {
 		if versions := serverVersions(c, cell); len(versions) > 1 {
 			notes = append(notes, fmt.Sprintf("%s ran on different servers: %s", cell.Key, strings.Join(versions, ", ")))
 		}
@@ -151,7 +158,28 @@ func Describe(f *File) string {
 	if !f.Report.Started.IsZero() {
 		started = "started " + f.Report.Started.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
-	return fmt.Sprintf("%s, %s, %d %s", strings.Join(targets, "; "), started, len(f.Report.Runs), runs)
+	line := fmt.Sprintf("%s, %s, %d %s", strings.Join(targets, "; "), started, len(f.Report.Runs), runs)
+	if f.Report.Interrupted {
+		line += ", INTERRUPTED"
+	}
+	if n := f.Partial(); n == 1 {
+		line += ", 1 run did not finish"
+	} else if n > 1 {
+		line += fmt.Sprintf(", %d runs did not finish", n)
+	}
+	return line
+}
+
+// Partial is the number of the file's runs that did not finish
+// ("complete": false).
+func (f *File) Partial() int {
+	n := 0
+	for _, r := range f.Report.Runs {
+		if r.Incomplete {
+			n++
+		}
+	}
+	return n
 }
 
 // shared reports whether some cell ran in two files or more.

@@ -323,7 +323,9 @@ type cellView struct {
 }
 
 type rowView struct {
-	Label      string
+	Label string
+	// Partial marks a run that did not finish ("complete": false).
+	Partial    bool
 	Decisions  int64
 	Throughput float64
 	Ratio      string
@@ -376,6 +378,7 @@ func newView(c *compare.Comparison, opts Options) (*view, error) {
 			row := rowView{
 				Label: cd.Samples[si].Label, Decisions: r.Decisions, Throughput: r.ThroughputPerS,
 				Latency: r.LatencyUS, Errors: r.Errors, Immortal: r.Audit.Immortal, Over: "-",
+				Partial: bool(r.Incomplete),
 			}
 			if hasBase && base > 0 && s.File > 0 {
 				row.Ratio = compare.FormatRatio(r.ThroughputPerS / base)

@@ -135,6 +135,38 @@ func TestHTMLGolden(t *testing.T) {
 	golden.Check(t, "report.html", page)
 }
 
+// TestHTMLPartial checks that a run that did not finish (the file of an
+// interrupted rlbench) is flagged in its row and in the file's legend.
+func TestHTMLPartial(t *testing.T) {
+	t.Parallel()
+	reps := fixedReports()
+	reps[1].Interrupted = true
+	reps[1].Runs[1].Incomplete = true
+	dir := t.TempDir()
+	var paths []string
+	for i, rep := range reps {
+		var buf bytes.Buffer
+		if err := results.JSON(rep)(&buf); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "run"+strconv.Itoa(i+1)+".json")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	files, err := compare.ReadFiles(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(render(t, compare.New(files)))
+	for _, want := range []string{"(did not finish)", "INTERRUPTED, 1 run did not finish"} {
+		if n := strings.Count(page, want); n != 1 {
+			t.Errorf("the page says %q %d times; want once", want, n)
+		}
+	}
+}
+
 // external matches whatever would make the page load something: a src or
 // href to another document, a stylesheet link, a CSS import or url().
 var external = regexp.MustCompile(`(?i:\bsrc\s*=|\bhref\s*=\s*["']?[^"'#\s>]|<link\b|@import)|\burl\(`)

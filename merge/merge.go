@@ -45,6 +45,12 @@
 // a note. The config is the first report's, with a note naming the keys in
 // which the reports' configs differ, the key prefix aside.
 //
+// Merge refuses what would count a decision twice or distort the common
+// interval: a run that did not finish ("complete": false, from an
+// interrupted rlbench: ErrIncomplete), and the same run in two files (the
+// same start, cell and key prefix: a file given twice, or a copy of it:
+// ErrSameRun).
+//
 // A merged report is written like any other (with merged_from, merge_notes
 // and each run's parts besides), so rlbench compare and rlbench report read
 // it, and so does Merge: a merged file is then one part, whose own parts are
@@ -218,6 +224,9 @@ func Merge(files []File) (*Report, error) {
 		}
 		srcs[i] = s
 	}
+	if err := sameRuns(srcs); err != nil {
+		return nil, err
+	}
 	out := &Report{Tool: "rlbench", Server: files[0].Report.Server, Config: files[0].Report.Config}
 	for _, f := range files {
 		out.MergedFrom = append(out.MergedFrom, f.Name)
@@ -280,6 +289,43 @@ func newSource(f File) (*source, error) {
 		_ = json.Unmarshal([]byte(p), &s.prefix) // "" unless a JSON string
 	}
 	return s, nil
+}
+
+// runID identifies one run of rlbench: no two runs share a start, a cell
+// and a key prefix.
+type runID struct {
+	start  time.Time
+	cell   compare.Key
+	prefix string
+}
+
+// sameRuns refuses two sources with one name (a path given twice), and
+// two sources that hold the same run (a file and its copy): merged, its
+// decisions would count twice. A run without a start or a source without a
+// known prefix cannot be told apart from another, and is let through.
+func sameRuns(srcs []*source) error {
+	seen := map[runID]string{}
+	names := map[string]bool{}
+	for _, s := range srcs {
+		if names[s.name] {
+			return fmt.Errorf("%s is given twice: %w", s.name, ErrSameRun)
+		}
+		names[s.name] = true
+		if s.prefix == "" {
+			continue
+		}
+		for i, r := range s.file.Report.Runs {
+			if r.StartedAt.IsZero() {
+				continue
+			}
+			id := runID{start: r.StartedAt.UTC(), cell: s.file.Key(i), prefix: s.prefix}
+			if other, ok := seen[id]; ok && other != s.name {
+				return fmt.Errorf("%s and %s: %s started at %s with prefix %q: %w", other, s.name, id.cell, id.start.Format(time.RFC3339Nano), id.prefix, ErrSameRun)
+			}
+			seen[id] = s.name
+		}
+	}
+	return nil
 }
 
 // commonCells returns the cells that are in every source, in the first's run

@@ -251,6 +251,10 @@ func TestMergeErrors(t *testing.T) {
 	twice := good("p2:", t0)
 	twice.Runs = append(twice.Runs, twice.Runs[0])
 	otherCell := handReport("p2:", handRun(t, "naive", t0, 1.0, latencies(50, 100)...))
+	// The issue's repro: B was interrupted 0.3 s into its load; merged, its
+	// few decisions shrank the common interval and inflated the throughput.
+	partial := handReport("p2:", handRun(t, "lua", t0, 0.3, latencies(15, 100)...))
+	partial.Interrupted, partial.Runs[0].Incomplete = true, true
 	tests := []struct {
 		name   string
 		second *results.Report // merged with good("p1:", t0); nil for none
@@ -266,6 +270,9 @@ func TestMergeErrors(t *testing.T) {
 		{name: "histogram disagrees with decisions", second: miscounted, want: merge.ErrInconsistent, says: "holds 50 latencies, decisions less crashes is 51"},
 		{name: "cell twice in one file", second: twice, want: merge.ErrDuplicateCell, says: "b.json: redis-server lua/go-redis"},
 		{name: "no common cell", second: otherCell, want: merge.ErrNoCommonCells, says: "a.json, b.json"},
+		{name: "partial run", second: partial, want: merge.ErrIncomplete, says: "b.json: redis-server lua/go-redis: the run did not finish"},
+		// A copy of A: the same start, cell and prefix.
+		{name: "the same run twice", second: good("p1:", t0), want: merge.ErrSameRun, says: `a.json and b.json: redis-server lua/go-redis started at 2026-01-02T15:04:05Z with prefix "p1:"`},
 		// B starts when A has ended.
 		{name: "no overlap", second: good("p2:", t0.Add(time.Second)), want: merge.ErrNoOverlap, says: "a.json from 2026-01-02T15:04:05Z for 1.000 s"},
 	}
@@ -279,6 +286,48 @@ func TestMergeErrors(t *testing.T) {
 			_, err := merge.Merge(files)
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.says) {
 				t.Errorf("Merge(%s) = %v; want %v saying %q", tc.name, err, tc.want, tc.says)
+			}
+		})
+	}
+}
+
+// TestMergeSameFile starts from the issue's repro, `rlbench merge a.json
+// a.json`, which doubled every decision: one file given twice is refused,
+// naming it, and so is a copy of it under another name.
+func TestMergeSameFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a, copyOfA := filepath.Join(dir, "a.json"), filepath.Join(dir, "copy.json")
+	var buf bytes.Buffer
+	if err := results.JSON(twoReports(t)[0].Report)(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{a, copyOfA} {
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(path string) merge.File {
+		rep, err := results.ReadReportFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return merge.File{Name: path, Report: rep}
+	}
+	tests := []struct {
+		name  string
+		files []merge.File
+		says  string
+	}{
+		{name: "a.json a.json", files: []merge.File{read(a), read(a)}, says: a + " is given twice"},
+		{name: "a.json and its copy", files: []merge.File{read(a), read(copyOfA)}, says: a + " and " + copyOfA + ": redis-server lua/go-redis started at"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m, err := merge.Merge(tc.files)
+			if !errors.Is(err, merge.ErrSameRun) || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("Merge(%s) = %v, %v; want %v saying %q", tc.name, m, err, merge.ErrSameRun, tc.says)
 			}
 		})
 	}
@@ -316,8 +365,9 @@ func TestMergeNotes(t *testing.T) {
 			says: []string{"cell redis-server naive/go-redis is only in a.json: not merged"},
 		},
 		{
-			// Same prefix: both audited the same keys.
-			name: "shared prefix", a: handReport("p1:", lua(t0)), b: handReport("p1:", lua(t0)),
+			// Same prefix: both audited the same keys. B started 1 ms
+			// after A: the same start would be the same run, refused.
+			name: "shared prefix", a: handReport("p1:", lua(t0)), b: handReport("p1:", lua(t0.Add(time.Millisecond))),
 			wantCells: []string{"lua/go-redis"}, wantAudit: results.Audit{Keys: 10, Immortal: 1},
 			says: []string{`a.json, b.json used the same key prefix "p1:"`, "lower bounds"},
 		},
