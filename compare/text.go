@@ -32,13 +32,22 @@ func Text(c *Comparison) results.Reporter {
 // does not apply.
 const missing = "-"
 
+// writeText writes the legend, the metric tables, the count tables and
+// the notes.
 func writeText(buf *bytes.Buffer, c *Comparison) {
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
 	for _, f := range c.Files {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, f.Path, Describe(f))
 	}
 	tw.Flush()
+	writeMetrics(buf, c)
+	writeCounts(buf, c)
+	writeNotes(buf, c)
+}
 
+// writeMetrics writes one table per metric: a row per cell, a column per
+// file, the ratios and, when a cell ran more than once, the spread.
+func writeMetrics(buf *bytes.Buffer, c *Comparison) {
 	repeated := c.Repeated()
 	for _, m := range Metrics {
 		fmt.Fprintf(buf, "\n%s\n", m.Name)
@@ -76,7 +85,11 @@ func writeText(buf *bytes.Buffer, c *Comparison) {
 		}
 		tw.Flush()
 	}
+}
 
+// writeCounts writes the immortal keys and the over-admission per cell and
+// file.
+func writeCounts(buf *bytes.Buffer, c *Comparison) {
 	counts := []struct {
 		title string
 		value func(*Cell, int) (int64, bool)
@@ -102,7 +115,11 @@ func writeText(buf *bytes.Buffer, c *Comparison) {
 		}
 		tw.Flush()
 	}
+}
 
+// writeNotes writes what the tables cannot say.
+func writeNotes(buf *bytes.Buffer, c *Comparison) {
+	repeated := c.Repeated()
 	var notes []string
 	if len(c.Files) > 1 && !shared(c) {
 		notes = append(notes, "no cell ran in more than one file, so there is no ratio: a cell is a target, a strategy and a client, and the files share none")

@@ -375,3 +375,18 @@ func TestProgress(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestTextPartial checks that a run that did not finish says so, and that a
+// complete one does not.
+func TestTextPartial(t *testing.T) {
+	t.Parallel()
+	rep := fixedReport()
+	rep.Runs[1].Incomplete = true
+	var buf bytes.Buffer
+	if err := Text(rep)(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(buf.String(), "did not finish"); got != 1 || !strings.Contains(buf.String(), "lua/rueidis did not finish: its figures cover only part of its load\n") {
+		t.Errorf("Text(one partial run) says \"did not finish\" %d times:\n%s\nwant once, of lua/rueidis", got, buf.String())
+	}
+}
