@@ -771,8 +771,7 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 		}
 		run.Saturation = &sat
 	}
-	admitted := adm.Result()
-	run.OverAdmitted, run.MaxAdmittedPerWindow = admitted.OverAdmitted, admitted.MaxAdmittedPerWindow
+	run.Admission = adm.Result()
 
 	// The audit and the clean-up run even after an interrupt: they are
 	// short, and the user's keys should not outlive the run.
