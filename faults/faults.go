@@ -106,11 +106,92 @@ func Parse(s string) (Fault, error) {
 	return f, nil
 }
 
+// Capabilities are what a target offers the faults: whether rlbench
+// started its servers, whether it is a cluster, and so on. Check reads them
+// against each kind's requirements.
+type Capabilities struct {
+	// Private is true when rlbench started the target's servers.
+	Private bool
+	// Cluster is true for a Redis Cluster.
+	Cluster bool
+	// Replicas is true when a private cluster's masters have replicas.
+	Replicas bool
+	// ServerWideConsent is true when the user allowed the server-wide
+	// faults on a server rlbench did not start (--allow-server-wide-faults).
+	ServerWideConsent bool
+}
+
+// requirement is what one kind of fault needs of its target.
+type requirement struct {
+	// single is true for the kinds that act on one server, not a cluster.
+	single bool
+	// serverWide is true for the kinds that act on every client or tenant
+	// of the server, not only on the run's own connections and keys.
+	serverWide bool
+	// needs reports whether c is enough; why says what is missing.
+	needs func(c Capabilities) bool
+	why   string
+}
+
+// requirements is the one table of what each kind needs; Check (before the
+// run) and Inject (at the fault) both read it.
+var requirements = map[string]requirement{
+	ScriptFlush: {single: true, serverWide: true},
+	Stall:       {single: true, serverWide: true},
+	KillClients: {single: true},
+	Restart: {single: true, needs: func(c Capabilities) bool { return c.Private },
+		why: "needs private servers that rlbench starts; leave out --addr"},
+	Failover: {needs: func(c Capabilities) bool { return c.Cluster && c.Private && c.Replicas },
+		why: "needs a private cluster with replicas (--managed-cluster NxR)"},
+	Reshard: {needs: func(c Capabilities) bool { return c.Cluster && c.Private },
+		why: "needs a private cluster (--managed-cluster N): it moves a slot, keys outside the run's prefix included"},
+}
+
+// ServerWide reports whether a fault of kind acts on the whole server
+// (every client, every tenant's scripts) rather than on the run's own
+// connections and keys.
+func ServerWide(kind string) bool { return requirements[kind].serverWide }
+
+// Check says why f cannot be injected into a target with capabilities c;
+// nil when it can.
+func Check(f Fault, c Capabilities) error {
+	req, ok := requirements[f.Kind]
+	switch {
+	case !ok:
+		return fmt.Errorf("unknown fault kind %q (accepted: %s)", f.Kind, strings.Join(Kinds, ", "))
+	case c.Cluster && req.single:
+		return fmt.Errorf("%s: only %s are supported on a cluster", f, strings.Join(clusterKinds(), " and "))
+	case req.needs != nil && !req.needs(c):
+		return fmt.Errorf("%s %s", f, req.why)
+	case req.serverWide && !c.Private && !c.ServerWideConsent:
+		return fmt.Errorf("%s acts on the whole server, not only on the run's connections and keys: it needs a private server that rlbench starts, or --allow-server-wide-faults", f)
+	}
+	return nil
+}
+
+// clusterKinds lists the kinds that a cluster can take, in Kinds' order.
+func clusterKinds() []string {
+	var out []string
+	for _, k := range Kinds {
+		if !requirements[k].single {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // Target is what faults act on.
 type Target struct {
+	// Capabilities are what the target offers; Inject refuses a fault
+	// that Check refuses.
+	Capabilities Capabilities
+	// Server names the server in the report of a server-wide fault on a
+	// server rlbench did not start, e.g. "127.0.0.1:6379".
+	Server string
 	// Admin is a connection to the server used to send the fault's commands.
 	Admin redis.Cmdable
-	// Restart restarts the server; nil when rlbench does not manage it.
+	// Restart restarts the server; nil when rlbench does not manage it
+	// (Capabilities.Private is false).
 	Restart func(ctx context.Context) error
 	// ClientName is the CLIENT SETNAME of the run's connections, which
 	// KillClients closes.
@@ -129,15 +210,25 @@ type Target struct {
 // the report's data model defines; this package injects the faults.
 type Event = results.FaultEvent
 
-// Inject performs f now and says what it did.
+// Inject performs f now and says what it did. A server-wide fault on a
+// server rlbench did not start says so, and names the server.
 func Inject(ctx context.Context, f Fault, t Target) (string, error) {
+	if err := Check(f, t.Capabilities); err != nil {
+		return "", err
+	}
+	what, err := inject(ctx, f, t)
+	if err == nil && ServerWide(f.Kind) && !t.Capabilities.Private {
+		what += fmt.Sprintf(" (server-wide: every client of %s, allowed by --allow-server-wide-faults)", t.Server)
+	}
+	return what, err
+}
+
+// inject performs f now and says what it did.
+func inject(ctx context.Context, f Fault, t Target) (string, error) {
 	switch f.Kind {
 	case ScriptFlush:
 		return "script cache flushed", t.Admin.ScriptFlush(ctx).Err()
 	case Restart:
-		if t.Restart == nil {
-			return "", errors.New("restart needs the private server (no --addr)")
-		}
 		return timed(func() (string, error) { return "server restarted", t.Restart(ctx) })
 	case Stall:
 		// CLIENT PAUSE without a mode pauses every command (ALL).
@@ -149,14 +240,8 @@ func Inject(ctx context.Context, f Fault, t Target) (string, error) {
 		n, err := killNamed(ctx, t.Admin, t.ClientName)
 		return fmt.Sprintf("killed %d connections", n), err
 	case Failover:
-		if t.Failover == nil {
-			return "", errors.New("failover needs a private cluster with replicas (--managed-cluster NxR)")
-		}
 		return timed(func() (string, error) { return t.Failover(ctx) })
 	case Reshard:
-		if t.Reshard == nil {
-			return "", errors.New("reshard needs a private cluster (--managed-cluster N)")
-		}
 		return timed(func() (string, error) { return t.Reshard(ctx, f.Arg) })
 	}
 	return "", fmt.Errorf("unknown fault kind %q", f.Kind)

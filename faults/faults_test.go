@@ -63,7 +63,7 @@ func TestInject(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := faults.Inject(ctx, faults.Fault{Kind: faults.ScriptFlush}, faults.Target{Admin: admin}); err != nil {
+		if _, err := faults.Inject(ctx, faults.Fault{Kind: faults.ScriptFlush}, faults.Target{Admin: admin, Capabilities: private}); err != nil {
 			t.Fatalf("Inject(script-flush) error: %v", err)
 		}
 		if ok := admin.ScriptExists(ctx, sha).Val(); len(ok) != 1 || ok[0] {
@@ -80,7 +80,7 @@ func TestInject(t *testing.T) {
 		if namedID == 0 || otherID == 0 {
 			t.Fatal("CLIENT ID failed")
 		}
-		detail, err := faults.Inject(ctx, faults.Fault{Kind: faults.KillClients}, faults.Target{Admin: admin, ClientName: "rlbench-victim"})
+		detail, err := faults.Inject(ctx, faults.Fault{Kind: faults.KillClients}, faults.Target{Admin: admin, ClientName: "rlbench-victim", Capabilities: private})
 		if err != nil || detail != "killed 1 connections" {
 			t.Errorf("Inject(kill-clients) = %q, %v; want \"killed 1 connections\"", detail, err)
 		}
@@ -94,7 +94,7 @@ func TestInject(t *testing.T) {
 	})
 
 	t.Run("stall", func(t *testing.T) {
-		if _, err := faults.Inject(ctx, faults.Fault{Kind: faults.Stall, Arg: 300 * time.Millisecond}, faults.Target{Admin: admin}); err != nil {
+		if _, err := faults.Inject(ctx, faults.Fault{Kind: faults.Stall, Arg: 300 * time.Millisecond}, faults.Target{Admin: admin, Capabilities: private}); err != nil {
 			t.Fatalf("Inject(stall) error: %v", err)
 		}
 		start := time.Now()
@@ -120,7 +120,7 @@ func TestSchedule(t *testing.T) {
 	admin := redistest.Client(t, srv)
 	ctx := context.Background()
 	restarts := 0
-	target := faults.Target{Admin: admin, Restart: func(ctx context.Context) error {
+	target := faults.Target{Admin: admin, Capabilities: faults.Capabilities{Private: true}, Restart: func(ctx context.Context) error {
 		restarts++
 		return srv.Restart(ctx)
 	}}
@@ -162,5 +162,76 @@ func TestEventKind(t *testing.T) {
 		if got, want := (faults.Event{Fault: p.String()}).Kind(), p.Kind; got != want {
 			t.Errorf("Event{Fault: %q}.Kind() = %q; want %q", p.String(), got, want)
 		}
+	}
+}
+
+// private is the capabilities of a server the test started itself.
+var private = faults.Capabilities{Private: true}
+
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	existing := faults.Capabilities{}
+	consent := faults.Capabilities{ServerWideConsent: true}
+	cluster := faults.Capabilities{Cluster: true}
+	managed := faults.Capabilities{Cluster: true, Private: true}
+	replicas := faults.Capabilities{Cluster: true, Private: true, Replicas: true}
+	tests := []struct {
+		fault string
+		caps  faults.Capabilities
+		want  string // a part of the error; "" for none
+	}{
+		{"script-flush@1s", private, ""},
+		{"script-flush@1s", existing, "--allow-server-wide-faults"}, // another tenant's scripts
+		{"script-flush@1s", consent, ""},
+		{"stall@1s:10ms", existing, "acts on the whole server"}, // every client waits
+		{"stall@1s:10ms", consent, ""},
+		{"kill-clients@1s", existing, ""}, // only the run's own connections
+		{"restart@1s", existing, "needs private servers"},
+		{"restart@1s", consent, "needs private servers"}, // consent is for server-wide faults only
+		{"restart@1s", private, ""},
+		{"stall@1s:10ms", managed, "only failover and reshard are supported on a cluster"},
+		{"failover@1s", cluster, "needs a private cluster with replicas"},
+		{"failover@1s", managed, "needs a private cluster with replicas"},
+		{"failover@1s", replicas, ""},
+		{"reshard@1s", cluster, "needs a private cluster (--managed-cluster N)"},
+		{"reshard@1s", managed, ""},
+	}
+	for _, tc := range tests {
+		f, err := faults.Parse(tc.fault)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = faults.Check(f, tc.caps)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("Check(%s, %+v) = %v; want nil", tc.fault, tc.caps, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("Check(%s, %+v) = %v; want an error containing %q", tc.fault, tc.caps, err, tc.want)
+		}
+	}
+}
+
+// TestServerWideFaultSaysWhom checks that a server-wide fault on a server
+// rlbench did not start is refused without consent, and with it names the
+// server in what it did.
+func TestServerWideFaultSaysWhom(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	admin := redistest.Client(t, srv)
+	ctx := context.Background()
+	flush := faults.Fault{Kind: faults.ScriptFlush}
+	sha, err := admin.ScriptLoad(ctx, "return 1").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := faults.Inject(ctx, flush, faults.Target{Admin: admin, Server: srv.Addr()}); err == nil {
+		t.Fatal("Inject(script-flush) on a server rlbench did not start, without consent = nil error; want a refusal")
+	}
+	if ok := admin.ScriptExists(ctx, sha).Val(); len(ok) != 1 || !ok[0] {
+		t.Fatalf("SCRIPT EXISTS after a refused script-flush = %v; want [true] (untouched)", ok)
+	}
+	detail, err := faults.Inject(ctx, flush, faults.Target{Admin: admin, Server: srv.Addr(), Capabilities: faults.Capabilities{ServerWideConsent: true}})
+	if err != nil || !strings.Contains(detail, "every client of "+srv.Addr()) {
+		t.Errorf("Inject(script-flush) with consent = %q, %v; want a detail naming %s", detail, err, srv.Addr())
 	}
 }

@@ -255,7 +255,7 @@ func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
 			err = cerr
 		}
 	}()
-	rdb := redisserver.NewObserver(srv.Addr(), "", 0, 1)
+	rdb := redisserver.Admin{PoolSize: 1}.Client(srv.Addr())
 	defer rdb.Close()
 	host, port, _ := strings.Cut(srv.Addr(), ":")
 	b := &bench{o: o, addr: srv.Addr(), host: host, port: port, sha: strategies.SeedScript.SHA1, rdb: rdb, tmp: tmp, stdout: stdout}

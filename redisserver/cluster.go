@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // ErrClusterSize is returned, wrapped, by ParseClusterSize and StartCluster
@@ -175,7 +174,7 @@ func StartCluster(ctx context.Context, o ClusterOptions) (*Cluster, error) {
 		return nil, err
 	}
 	for _, srv := range c.nodes {
-		c.clients[srv.Addr()] = adminClient(srv.Addr(), c.password, 0, 2)
+		c.clients[srv.Addr()] = Admin{Password: c.password, PoolSize: 2, FailFast: true}.Client(srv.Addr())
 	}
 	fctx, cancel := context.WithTimeout(ctx, clusterFormTimeout)
 	defer cancel()
@@ -247,27 +246,6 @@ func startNode(ctx context.Context, binary, password string, extra []string) (*S
 			return nil, 0, err
 		}
 	}
-}
-
-// adminClient returns the connection StartCluster, Failover, MasterAddrs
-// and Probe use to talk to one node, database db, with poolSize
-// connections: no retries and short timeouts, so that a node that is down
-// fails fast and the caller asks another.
-func adminClient(addr, password string, db, poolSize int) *redis.Client {
-	return redis.NewClient(&redis.Options{
-		Addr:                     addr,
-		Password:                 password,
-		DB:                       db,
-		Protocol:                 2,
-		DialTimeout:              dialTimeout,
-		DialerRetries:            1,
-		ReadTimeout:              dialTimeout,
-		WriteTimeout:             dialTimeout,
-		MaxRetries:               -1,
-		PoolSize:                 poolSize,
-		DisableIdentity:          true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
 }
 
 // form joins the started nodes into a cluster and waits until it settles.

@@ -111,7 +111,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "rlbench-redis-")
+	dir, err := os.MkdirTemp("", dirPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return nil, fmt.Errorf("redisserver: start: create temp dir: %w", err)
 	}
@@ -394,9 +394,12 @@ func infoServer(ctx context.Context, addr, password string, db int) (map[string]
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
 	conn.Close()
-	rdb := adminClient(addr, password, db, 1)
+	rdb := Admin{Password: password, DB: db, PoolSize: 1, FailFast: true}.Client(addr)
 	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
+		if isAuthError(err) {
+			return nil, fmt.Errorf("connect to %s: %w: the server said %q", addr, ErrAuth, err.Error())
+		}
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
 	text, err := rdb.Info(ctx, "server").Result()
@@ -404,6 +407,22 @@ func infoServer(ctx context.Context, addr, password string, db int) (map[string]
 		return nil, fmt.Errorf("info server on %s: %w", addr, err)
 	}
 	return ParseInfo(text), nil
+}
+
+// ErrAuth is returned, wrapped, when a server refused the password or the
+// user: the address is right, the credentials are not.
+var ErrAuth = errors.New("authentication failed")
+
+// isAuthError reports whether err is a server's refusal of the credentials
+// (or of their absence).
+func isAuthError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"WRONGPASS", "NOAUTH", "invalid password", "invalid username-password", "without any password configured"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // ParseInfo reads an INFO reply into its fields: "name:value" lines, with

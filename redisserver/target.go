@@ -2,12 +2,10 @@ package redisserver
 
 import (
 	"context"
+	"errors"
 
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // Target is the server a run uses: one already listening at an address, or
@@ -39,35 +37,6 @@ type TargetOptions struct {
 	Start Options
 }
 
-// NewObserver returns the go-redis connection rlbench watches a server
-// with, beside the clients under test: audits, clean-ups, faults and
-// self-checks. It sends no CLIENT SETINFO and turns maintenance
-// notifications off, so that it works on any server version.
-func NewObserver(addr, password string, db, poolSize int) *redis.Client {
-	return redis.NewClient(&redis.Options{
-		Addr:                     addr,
-		Password:                 password,
-		DB:                       db,
-		PoolSize:                 poolSize,
-		DisableIdentity:          true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
-}
-
-// NewClusterObserver is NewObserver for a Redis Cluster reached through
-// addrs: a cluster client with poolSize connections per node, no retries,
-// and maintenance notifications off.
-func NewClusterObserver(addrs []string, password string, poolSize int) *redis.ClusterClient {
-	return redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs:                    addrs,
-		Password:                 password,
-		PoolSize:                 poolSize,
-		MaxRetries:               -1,
-		DisableIdentity:          true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
-}
-
 // ProbeTimeout bounds Open's first contact with a server at an address.
 const ProbeTimeout = 5 * time.Second
 
@@ -80,6 +49,9 @@ func Open(ctx context.Context, o TargetOptions) (*Target, error) {
 		pctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 		defer cancel()
 		info, err := Probe(pctx, o.Addr, o.Password, o.DB)
+		if errors.Is(err, ErrAuth) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w (is a Redis server listening there? leave out --addr to let rlbench start a private redis-server)", err)
 		}

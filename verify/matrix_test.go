@@ -214,25 +214,60 @@ func goldenMatrix() *verify.Matrix {
 	)
 }
 
+// interruptedMatrix is a matrix Run stopped during its per-key checks: a
+// row with a cell not as documented before the interrupt, then cells cut
+// short and cells never started.
+func interruptedMatrix() *verify.Matrix {
+	s := verify.Server{Addr: "127.0.0.1:40123", Name: "redis", Version: "7.0.15", RedisVersion: "7.0.15", Managed: true}
+	cut := verify.Cell{Outcome: verify.NotRun, Note: "interrupted while it ran: context canceled"}
+	never := verify.Cell{Outcome: verify.NotRun, Note: "interrupted before it started: context canceled"}
+	notStarted := func(set map[string]verify.Cell, from int) map[string]verify.Cell {
+		for _, name := range checkNames()[from:] {
+			if _, ok := set[name]; !ok {
+				set[name] = never
+			}
+		}
+		return set
+	}
+	return matrix(s,
+		row("naive", "go-redis", naiveProps, s, notStarted(map[string]verify.Cell{verify.CheckExpiry: cut}, 2)),
+		row("lua", "go-redis", luaProps, s, notStarted(map[string]verify.Cell{
+			verify.CheckRepeated: {Outcome: verify.Fail, Note: "request 6 allowed (count 6); want exactly 5 allowed, then rejected"},
+			verify.CheckExpiry:   cut,
+		}, 2)),
+		row("lua", "rueidis", luaProps, s, every(never)),
+	)
+}
+
 func TestReportersGolden(t *testing.T) {
 	t.Parallel()
+	text := func(m *verify.Matrix) func(*bytes.Buffer) error {
+		return func(b *bytes.Buffer) error { return verify.Text(m)(b) }
+	}
+	jsonReport := func(m *verify.Matrix) func(*bytes.Buffer) error {
+		return func(b *bytes.Buffer) error { return verify.JSON(m)(b) }
+	}
 	tests := []struct {
 		name   string
 		golden string
+		m      *verify.Matrix
 		report func(*verify.Matrix) func(w *bytes.Buffer) error
 	}{
-		{"text", "matrix.txt", func(m *verify.Matrix) func(*bytes.Buffer) error {
-			return func(b *bytes.Buffer) error { return verify.Text(m)(b) }
-		}},
-		{"json", "matrix.json", func(m *verify.Matrix) func(*bytes.Buffer) error {
-			return func(b *bytes.Buffer) error { return verify.JSON(m)(b) }
-		}},
+		{"text", "matrix.txt", goldenMatrix(), text},
+		{"json", "matrix.json", goldenMatrix(), jsonReport},
+		// Not-run cells are neither marked nor counted as not as
+		// documented; a last line says how many did not run.
+		{"interrupted text", "interrupted.txt", interruptedMatrix(), text},
+		// Not-run cells have as_documented null; the matrix has
+		// "interrupted": true and as_documented false (a cell that ran is
+		// not as documented).
+		{"interrupted json", "interrupted.json", interruptedMatrix(), jsonReport},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var got bytes.Buffer
-			if err := tc.report(goldenMatrix())(&got); err != nil {
+			if err := tc.report(tc.m)(&got); err != nil {
 				t.Fatalf("%s report error: %v", tc.name, err)
 			}
 			golden.Check(t, tc.golden, got.Bytes())

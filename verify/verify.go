@@ -7,12 +7,17 @@
 // server restart.
 //
 // Run fills a Matrix: one Row per strategy x client, one Cell per Check.
-// Each cell holds what was seen (pass, FAIL, leaks, unsupported or n/a) and
-// one line saying why. What each strategy should show is derived from its
-// documented properties (strategies.Info: Atomic, Heals, FixedWindow,
-// MinRedis, and whether its commands include EVALSHA) by Expected, and
-// Matrix.AsDocumented says whether every cell is what its strategy
-// documents. Text and JSON report a Matrix.
+// Each cell holds what was seen (pass, FAIL, leaks, unsupported, n/a, or
+// not-run when Run was interrupted) and one line saying why. What each
+// strategy should show is derived from its documented properties
+// (strategies.Info: Atomic, Heals, FixedWindow, MinRedis, and whether its
+// commands include EVALSHA) by Expected, and Matrix.AsDocumented says
+// whether every cell ran and is what its strategy documents. Text and JSON
+// report a Matrix.
+//
+// Each check is one file, check_<name>.go, that registers its name, its
+// one-line doc, whether it acts on the whole server, its run function and
+// its expected outcome in one declaration; a new check is a new file.
 //
 // Every key Run writes starts with Config.Prefix, and Run deletes them at
 // the end. Two checks act on the whole server and so run only against a
@@ -48,10 +53,6 @@ const (
 	// "concurrent" check.
 	DefaultWorkers = 50
 )
-
-// longWindow is the window, in seconds, of the checks that must stay inside
-// one window however slow the machine is ("repeated", "concurrent").
-const longWindow = 30
 
 // Sentinel errors returned, wrapped in a *UsageError, by Run.
 var (
@@ -170,9 +171,10 @@ func (c *Config) validate() error {
 //
 // Bad input, an unreachable Addr and a missing redis-server are
 // *UsageError, returned before anything is written. A check that cannot do
-// its work (a lost connection, say) is a FAIL cell, not an error. Run
-// returns an error beside the matrix when ctx ends early or the clean-up
-// fails.
+// its work (a lost connection, say) is a FAIL cell, not an error. When ctx
+// ends early, the checks it stopped and those that had not started are
+// NotRun cells, not FAIL, and Run returns ctx's error beside the matrix;
+// it also returns an error when the clean-up fails.
 func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -182,12 +184,12 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	tgt, err := openTarget(ctx, cfg)
+	target, err := openTarget(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer tgt.Close()
-	server := serverOf(tgt.Addr, tgt.Info, tgt.Private != nil)
+	defer target.Close()
+	server := serverOf(target.Addr, target.Info, target.Private != nil)
 
 	m := &Matrix{
 		Tool:    "rlbench verify",
@@ -199,49 +201,25 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 		Workers: cfg.Workers,
 		Checks:  checkNames(),
 	}
-	observer := redisserver.NewObserver(server.Addr, cfg.Password, cfg.DB, 32)
+	observer := redisserver.Admin{Password: cfg.Password, DB: cfg.DB, PoolSize: 32}.Client(server.Addr)
 	defer observer.Close()
 
 	var rows []*row
-	for _, sname := range cfg.Strategies {
-		info, _ := strategies.Lookup(sname) // validated
-		for _, cname := range cfg.Clients {
-			rows = append(rows, &row{
-				cfg:      cfg,
-				info:     info,
-				client:   cname,
-				server:   server,
-				managed:  tgt.Private,
-				observer: observer,
-				prefix:   cfg.Prefix + sname + ":" + cname + ":",
-				cells:    make([]Cell, len(allChecks)),
-			})
+	for _, strategyName := range cfg.Strategies {
+		info, _ := strategies.Lookup(strategyName) // validated
+		for _, clientName := range cfg.Clients {
+			rows = append(rows, newRow(cfg, info, clientName, server, target.Private, observer))
 		}
 	}
 	fmt.Fprintf(log, "rlbench verify: %s; prefix %q; %d rows x %d checks, limit %d, window %ds\n",
 		describeServer(server), cfg.Prefix, len(rows), len(allChecks), cfg.Limit, cfg.Window)
-
-	// Phase 1: the checks that touch only their own keys, rows in parallel.
-	start := time.Now()
-	var wg sync.WaitGroup
-	for _, r := range rows {
-		wg.Go(func() { r.run(ctx, false) })
-	}
-	wg.Wait()
-	fmt.Fprintf(log, "rlbench verify: per-key checks done in %s\n", time.Since(start).Round(time.Millisecond))
-
-	// Phase 2: the checks that act on the whole server, one row at a time.
-	start = time.Now()
-	for _, r := range rows {
-		r.run(ctx, true)
-	}
-	fmt.Fprintf(log, "rlbench verify: server-wide checks done in %s\n", time.Since(start).Round(time.Millisecond))
+	runRows(ctx, rows, log)
 
 	for _, r := range rows {
 		m.Rows = append(m.Rows, Row{
 			Strategy:   r.info.Name,
-			Client:     r.client,
-			Properties: PropertiesOf(r.info),
+			Client:     r.clientName,
+			Properties: r.properties,
 			Cells:      r.cells,
 		})
 	}
@@ -249,14 +227,32 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 
 	// The clean-up runs even after an interrupt: it is short, and the
 	// user's server should not keep the checks' keys.
-	bg := context.WithoutCancel(ctx)
-	if _, err := audit.Cleanup(bg, observer, cfg.Prefix); err != nil {
+	if _, err := audit.Cleanup(context.WithoutCancel(ctx), observer, cfg.Prefix); err != nil {
 		return m, fmt.Errorf("verify: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return m, fmt.Errorf("verify: %w", err)
 	}
 	return m, nil
+}
+
+// runRows runs the rows' checks in two phases and logs the end of each:
+// first the checks that touch only their own keys, rows in parallel; then
+// the checks that act on the whole server, one row at a time.
+func runRows(ctx context.Context, rows []*row, log io.Writer) {
+	start := time.Now()
+	var workers sync.WaitGroup
+	for _, r := range rows {
+		workers.Go(func() { r.run(ctx, false) })
+	}
+	workers.Wait()
+	fmt.Fprintf(log, "rlbench verify: per-key checks done in %s\n", time.Since(start).Round(time.Millisecond))
+
+	start = time.Now()
+	for _, r := range rows {
+		r.run(ctx, true)
+	}
+	fmt.Fprintf(log, "rlbench verify: server-wide checks done in %s\n", time.Since(start).Round(time.Millisecond))
 }
 
 // openTarget finds or starts the server for cfg. A failure is bad input:

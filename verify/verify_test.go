@@ -2,10 +2,13 @@ package verify_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,7 +103,7 @@ func TestRunEveryStrategy(t *testing.T) {
 				}
 				continue
 			}
-			if exp := verify.Expected(c.Check, r.Properties, m.Server); !slices.Contains(exp, c.Outcome) {
+			if exp := r.Expected(c.Check, m.Server); !slices.Contains(exp, c.Outcome) {
 				t.Errorf("%s %s = %s (%s); want %v", r.Label(), c.Check, c.Outcome, c.Note, exp)
 			}
 			if c.Outcome != verify.Pass && c.Note == "" {
@@ -109,8 +112,8 @@ func TestRunEveryStrategy(t *testing.T) {
 		}
 	}
 	for _, p := range pinned {
-		for _, cname := range clients.Names {
-			label := p.cell.strategy + "/" + cname + "/" + p.cell.check
+		for _, clientName := range clients.Names {
+			label := p.cell.strategy + "/" + clientName + "/" + p.cell.check
 			if c := cells[label]; c.Outcome != p.want {
 				t.Errorf("%s = %s (%s); want %s: %s", label, c.Outcome, c.Note, p.want, p.why)
 			}
@@ -185,6 +188,93 @@ func TestRunExistingServer(t *testing.T) {
 	}
 	if n, err := rdb.DBSize(ctx).Result(); n != 1 || err != nil {
 		t.Errorf("DBSIZE after Run = %d, %v; want 1 (the checks' keys deleted)", n, err)
+	}
+}
+
+// logFunc is an io.Writer that calls itself with each line Run logs.
+type logFunc func(line string)
+
+func (f logFunc) Write(p []byte) (int, error) {
+	f(string(p))
+	return len(p), nil
+}
+
+// TestRunInterrupted cancels Run while its per-key checks run, as a SIGINT
+// does: the checks cut short and those not started are not-run, not FAIL;
+// the matrix claims no cell not as documented, and says it is incomplete in
+// text and JSON; Run returns the context's error.
+func TestRunInterrupted(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var once sync.Once
+	// The first line is logged just before the checks start; "expiry"
+	// alone waits a 2 s window, so 700 ms later the per-key checks are
+	// still running and the server-wide ones have not started.
+	log := logFunc(func(string) { once.Do(func() { time.AfterFunc(700*time.Millisecond, cancel) }) })
+	m, err := verify.Run(ctx, verify.Config{Server: srv, Prefix: redistest.Prefix(t), Strategies: []string{"naive", "lua"}, Log: log})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run error = %v; want %v", err, context.Canceled)
+	}
+	if m == nil {
+		t.Fatal("Run matrix = nil; want the cells seen before the interrupt")
+	}
+	var text bytes.Buffer
+	if err := verify.Text(m)(&text); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("interrupted matrix:\n%s", text.String())
+
+	notRun := 0
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			switch {
+			case c.Outcome == verify.Fail:
+				t.Errorf("%s %s = FAIL (%s); want not-run for a check the interrupt stopped", r.Label(), c.Check, c.Note)
+			case c.Outcome == verify.NotRun:
+				notRun++
+				if !strings.HasPrefix(c.Note, "interrupted ") {
+					t.Errorf("%s %s = not-run with note %q; want it to say it was interrupted", r.Label(), c.Check, c.Note)
+				}
+			case c.Check == verify.CheckNoscript || c.Check == verify.CheckRestart:
+				t.Errorf("%s %s = %s (%s); want not-run: the server-wide checks start after the interrupt", r.Label(), c.Check, c.Outcome, c.Note)
+			}
+		}
+	}
+	if notRun == 0 || m.Complete() || m.NotRunCells() != notRun {
+		t.Errorf("%d not-run cells, Complete() = %t, NotRunCells() = %d; want some, false, %d", notRun, m.Complete(), m.NotRunCells(), notRun)
+	}
+	if bad := m.Unexpected(); len(bad) > 0 {
+		t.Errorf("Unexpected() = %+v; want none: cells that did not run are not failures", bad)
+	}
+	if m.AsDocumented() {
+		t.Errorf("AsDocumented() = true; want false for an interrupted matrix")
+	}
+	for _, want := range []string{"not-run", "INTERRUPTED: "} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report lacks %q", want)
+		}
+	}
+	for _, unwanted := range []string{"FAIL", "NOT AS DOCUMENTED", "*"} {
+		if strings.Contains(text.String(), unwanted) {
+			t.Errorf("text report contains %q; want no cell claimed to fail", unwanted)
+		}
+	}
+
+	var buf bytes.Buffer
+	if err := verify.JSON(m)(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		AsDocumented *bool `json:"as_documented"`
+		Interrupted  bool  `json:"interrupted"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("JSON report does not parse: %v", err)
+	}
+	if doc.AsDocumented != nil || !doc.Interrupted {
+		t.Errorf("JSON as_documented = %v, interrupted = %t; want null, true", doc.AsDocumented, doc.Interrupted)
 	}
 }
 

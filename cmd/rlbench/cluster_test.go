@@ -24,15 +24,14 @@ func TestRunCluster(t *testing.T) {
 	if got := strings.Count(res.stdout, "keys per master: "); got != 4 {
 		t.Errorf("run(%q) stdout has %d \"keys per master\" lines; want 4\n%s", args, got, res.stdout)
 	}
-	runs := reportRuns(t, readJSONReport(t, jsonPath))
+	runs := readReport(t, jsonPath).Runs
 	if len(runs) != 4 {
 		t.Fatalf("JSON has %d runs; want 4", len(runs))
 	}
 	for _, r := range runs {
-		perNode, _ := r["audit_per_node"].(map[string]any)
-		if len(perNode) != 3 || number(t, r, "decisions") != 200 || number(t, r, "audit.keys") != 5 {
-			t.Errorf("run %v/%v: audit_per_node %v, decisions %v, audit %v; want 3 masters, 200, 5 keys",
-				r["strategy"], r["client"], perNode, r["decisions"], r["audit"])
+		if len(r.AuditPerNode) != 3 || r.Decisions != 200 || r.Audit.Keys != 5 {
+			t.Errorf("run %s/%s: audit_per_node %v, decisions %v, audit %+v; want 3 masters, 200, 5 keys",
+				r.Strategy, r.Client, r.AuditPerNode, r.Decisions, r.Audit)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -13,7 +14,7 @@ import (
 // the files side by side, with ratios against the first file and the spread
 // of repeated runs. Exit status 0, or 2 for bad input: no file, a file that
 // cannot be read, or one that is not an rlbench report.
-func runCompare(args []string, stdout, stderr io.Writer) int {
+func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("rlbench compare", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -27,17 +28,12 @@ files) also gets the spread of its runs: min, median, max and the
 coefficient of variation, so that noise can be told from a difference.
 %s`, fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stderr); !ok {
-		return code
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	files, err := compare.ReadFiles(fs.Args())
 	if err != nil {
-		fmt.Fprintf(stderr, "rlbench compare: %v (see rlbench compare --help)\n", err)
-		return exitUsage
+		return badInputHelp(err)
 	}
-	if err := compare.Text(compare.New(files))(stdout); err != nil {
-		fmt.Fprintf(stderr, "rlbench compare: %v\n", err)
-		return exitFailure
-	}
-	return exitOK
+	return printed(compare.Text(compare.New(files))(stdout))
 }

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 	"net"
@@ -23,6 +22,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -47,7 +47,7 @@ func runCLI(t *testing.T, ctx context.Context, args ...string) cliResult {
 		!strings.HasPrefix(t.Name(), "TestRunPrivateServer") {
 		args = append([]string{"--warmup=0"}, args...)
 	}
-	code := run(ctx, args, &stdout, &stderr)
+	code := testCLI.main(ctx, args, &stdout, &stderr)
 	return cliResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
@@ -127,8 +127,10 @@ func TestRunBadInput(t *testing.T) {
 		// checks afterwards that nothing touched it.
 		target bool
 		// want are substrings of the single stderr line: the flag at fault
-		// and what is accepted.
-		want []string
+		// and what is accepted; notWant must not be in it. In both, and in
+		// args, {closed} is a loopback address nothing listens on, {dir} a
+		// directory and {file} a regular file.
+		want, notWant []string
 	}{
 		{
 			name:   "unknown strategy",
@@ -259,9 +261,54 @@ func TestRunBadInput(t *testing.T) {
 		{
 			name: "unreachable addr",
 			// The address is filled in below: a port nothing listens on.
-			args: []string{"--addr", ""},
+			args: []string{"--addr", "{closed}"},
 			want: []string{"--addr", "leave out --addr"},
 		},
+		// Issue 12: an explicitly empty value is bad input (usually an
+		// unset shell variable), not the default.
+		{name: "empty addr", args: []string{"--addr", ""}, target: true, want: []string{"--addr", "empty value", "leave out --addr"}},
+		{name: "empty addr alone", args: []string{"--addr", ""}, want: []string{"--addr", "empty value"}},
+		{name: "empty addr after a label", args: []string{"--addr", "a="}, target: true, want: []string{"--addr", "empty value"}},
+		{name: "empty strategy", args: []string{"--strategy", ""}, target: true, want: append([]string{"--strategy", "empty name"}, strategies.Names()...)},
+		{name: "empty strategy in a list", args: []string{"--strategy", "lua,"}, target: true, want: []string{"--strategy", "empty name"}},
+		{name: "empty client", args: []string{"--client", ""}, target: true, want: append([]string{"--client", "empty name"}, clients.Names...)},
+		{name: "empty redis-server", args: []string{"--redis-server", ""}, target: true, want: []string{"--redis-server", "empty value"}},
+		{name: "empty cluster", args: []string{"--cluster", ""}, target: true, want: []string{"--cluster", "empty value"}},
+		{name: "empty cluster node", args: []string{"--cluster", "{closed},,{closed}"}, want: []string{"--cluster", "empty node"}},
+		{name: "empty managed-cluster", args: []string{"--managed-cluster", ""}, target: true, want: []string{"--managed-cluster", "empty value"}},
+		{name: "empty prefix", args: []string{"--prefix", ""}, target: true, want: []string{"--prefix", "empty value"}},
+		// Issue 12: every output path is checked before the first write.
+		{name: "json is a directory", args: []string{"--json", "{dir}"}, target: true, want: []string{"--json", "{dir}", "is a directory"}},
+		{name: "cpuprofile is a directory", args: []string{"--cpuprofile", "{dir}"}, target: true, want: []string{"--cpuprofile", "{dir}", "is a directory"}},
+		{name: "hdr-dir is a file", args: []string{"--hdr-dir", "{file}"}, target: true, want: []string{"--hdr-dir", "{file}"}},
+		// Issue 12: --procs has a bound.
+		{name: "too many procs", args: []string{"--procs", "100000"}, target: true, want: []string{"--procs", "<= 1024", "100000"}},
+		// Issue 12: credentials given in an address are never echoed.
+		{
+			name:    "URL with credentials",
+			args:    []string{"--addr", "redis://user:secret@{closed}/0"},
+			want:    []string{"--addr", "redis://xxxxx@", "host:port", "--password"},
+			notWant: []string{"secret", "user"},
+		},
+		{
+			name:    "URL with credentials and a label",
+			args:    []string{"--addr", "prod=redis://user:s3cr=t@{closed}"},
+			want:    []string{"--addr", "xxxxx@"},
+			notWant: []string{"s3cr", "=t@"},
+		},
+		{
+			name:    "credentials without a scheme",
+			args:    []string{"--addr", "user:secret@{closed}"},
+			want:    []string{"--addr", "xxxxx@", "credentials"},
+			notWant: []string{"secret"},
+		},
+		{
+			name:    "cluster node with credentials",
+			args:    []string{"--cluster", "{closed},rediss://:secret@{closed}"},
+			want:    []string{"--cluster", "xxxxx@"},
+			notWant: []string{"secret"},
+		},
+		{name: "URL without credentials", args: []string{"--addr", "redis://{closed}"}, want: []string{"--addr", "is a URL", "host:port"}},
 		{
 			name: "missing redis-server",
 			args: []string{"--redis-server", "/nonexistent/redis-server"},
@@ -274,9 +321,10 @@ func TestRunBadInput(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			placeholders := strings.NewReplacer("{closed}", closedAddr(t), "{dir}", t.TempDir(), "{file}", tempFile(t))
 			args := slices.Clone(tc.args)
-			if i := slices.Index(args, "--addr"); i >= 0 && args[i+1] == "" {
-				args[i+1] = closedAddr(t)
+			for i := range args {
+				args[i] = placeholders.Replace(args[i])
 			}
 			var rdb *redis.Client
 			if tc.target {
@@ -309,12 +357,27 @@ func TestRunBadInput(t *testing.T) {
 				t.Errorf("run(%q) wrote to stderr:\n%s\nwant one line starting with %q", args, res.stderr, "rlbench: ")
 			}
 			for _, want := range tc.want {
-				if !strings.Contains(line, want) {
+				if want = placeholders.Replace(want); !strings.Contains(line, want) {
 					t.Errorf("run(%q) stderr = %q; want it to contain %q", args, line, want)
+				}
+			}
+			for _, notWant := range tc.notWant {
+				if strings.Contains(res.stderr, notWant) {
+					t.Errorf("run(%q) stderr = %q; want no %q in it", args, res.stderr, notWant)
 				}
 			}
 		})
 	}
+}
+
+// tempFile returns the path of a new empty regular file.
+func tempFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func TestParseWindow(t *testing.T) {
@@ -350,70 +413,29 @@ func TestParseWindow(t *testing.T) {
 	}
 }
 
-// jsonLookup walks a decoded JSON document along a dotted path, e.g.
-// "latency_us.p50", and reports whether every step exists.
-func jsonLookup(doc any, path string) (any, bool) {
-	for _, step := range strings.Split(path, ".") {
-		obj, ok := doc.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if doc, ok = obj[step]; !ok {
-			return nil, false
-		}
-	}
-	return doc, true
-}
-
-// readJSONReport reads and decodes the --json report at path, failing the
-// test unless every field in paths is present at the top level.
-func readJSONReport(t *testing.T, path string, paths ...string) map[string]any {
+// readReport reads the --json report at path through the project's own
+// reader, as compare, merge and report read it.
+func readReport(t *testing.T, path string) *results.Report {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	rep, err := results.ReadReportFile(path)
 	if err != nil {
 		t.Fatalf("read --json report: %v", err)
 	}
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatalf("--json report does not parse: %v\n%s", err, data)
-	}
-	for _, p := range paths {
-		if _, ok := jsonLookup(doc, p); !ok {
-			t.Errorf("--json report has no %s:\n%s", p, data)
-		}
-	}
-	return doc
+	return rep
 }
 
-// reportRuns returns the "runs" array of a decoded report.
-func reportRuns(t *testing.T, doc map[string]any) []map[string]any {
+// reportPrefix returns the key prefix in the config of a report.
+func reportPrefix(t *testing.T, rep *results.Report) string {
 	t.Helper()
-	raw, ok := doc["runs"].([]any)
+	raw, ok := rep.Config.(json.RawMessage)
 	if !ok {
-		t.Fatalf("--json report: runs = %T; want an array", doc["runs"])
+		t.Fatalf("report config = %T; want the JSON as written", rep.Config)
 	}
-	runs := make([]map[string]any, len(raw))
-	for i, r := range raw {
-		if runs[i], ok = r.(map[string]any); !ok {
-			t.Fatalf("--json report: runs[%d] = %T; want an object", i, r)
-		}
+	var cfg rlbench.Config
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatalf("report config does not decode as rlbench.Config: %v", err)
 	}
-	return runs
-}
-
-// number returns the JSON number at path in run, failing the test if it is
-// missing or not a number.
-func number(t *testing.T, run map[string]any, path string) float64 {
-	t.Helper()
-	v, ok := jsonLookup(run, path)
-	if !ok {
-		t.Fatalf("run %s/%s has no %s", run["strategy"], run["client"], path)
-	}
-	f, ok := v.(float64)
-	if !ok {
-		t.Fatalf("run %s/%s: %s = %v (%T); want a number", run["strategy"], run["client"], path, v, v)
-	}
-	return f
+	return cfg.Workload.Prefix
 }
 
 // scanKeys returns every key matching pattern.
@@ -493,80 +515,66 @@ func TestRunReport(t *testing.T) {
 		t.Errorf("run(%q) table has %d rows; want %d (%v):\n%s", args, len(rows), len(wantLabels), wantLabels, res.stdout)
 	}
 
-	doc := readJSONReport(t, jsonPath, "server.addr", "server.version", "config", "runs")
-	if got, _ := jsonLookup(doc, "server.addr"); got != srv.Addr() {
-		t.Errorf("--json server.addr = %v; want %s", got, srv.Addr())
+	rep := readReport(t, jsonPath)
+	if rep.Server.Addr != srv.Addr() || rep.Server.Version != srv.Info().Version {
+		t.Errorf("--json server = %+v; want addr %s, version %s", rep.Server, srv.Addr(), srv.Info().Version)
 	}
-	if got, _ := jsonLookup(doc, "server.version"); got != srv.Info().Version {
-		t.Errorf("--json server.version = %v; want %s", got, srv.Info().Version)
+	if got := reportPrefix(t, rep); got != prefix {
+		t.Errorf("--json config.workload.prefix = %q; want %q", got, prefix)
 	}
-	if got, _ := jsonLookup(doc, "config.workload.prefix"); got != prefix {
-		t.Errorf("--json config.workload.prefix = %v; want %q", got, prefix)
+	if len(rep.Runs) != len(wantLabels) {
+		t.Fatalf("--json runs has %d entries; want %d (%v)", len(rep.Runs), len(wantLabels), wantLabels)
 	}
-	runs := reportRuns(t, doc)
-	if len(runs) != len(wantLabels) {
-		t.Fatalf("--json runs has %d entries; want %d (%v)", len(runs), len(wantLabels), wantLabels)
-	}
-	fields := []string{
-		"strategy", "client", "clients", "duration_s", "decisions", "allowed", "rejected", "errors", "throughput_per_s",
-		"latency_us.p50", "latency_us.p90", "latency_us.p99", "latency_us.p999", "latency_us.max", "latency_us.mean",
-		"audit.keys", "audit.immortal", "audit.ttl_over_window",
-	}
-	for i, r := range runs {
-		label := fmt.Sprintf("%v/%v", r["strategy"], r["client"])
+	for i, r := range rep.Runs {
+		label := r.Strategy + "/" + r.Client
 		if label != wantLabels[i] {
 			t.Errorf("--json runs[%d] is %s; want %s", i, label, wantLabels[i])
 		}
-		for _, f := range fields {
-			if _, ok := jsonLookup(r, f); !ok {
-				t.Errorf("--json runs[%d] (%s) has no %s", i, label, f)
-			}
+		if r.Clients != 4 {
+			t.Errorf("%s: clients = %v; want 4", label, r.Clients)
 		}
-		if got := number(t, r, "clients"); got != 4 {
-			t.Errorf("%s: clients = %v; want 4", label, got)
+		if r.Decisions <= 0 {
+			t.Errorf("%s: decisions = %v; want > 0", label, r.Decisions)
 		}
-		decisions := number(t, r, "decisions")
-		allowed, rejected, errs := number(t, r, "allowed"), number(t, r, "rejected"), number(t, r, "errors")
-		if decisions <= 0 {
-			t.Errorf("%s: decisions = %v; want > 0", label, decisions)
-		}
-		if allowed+rejected+errs != decisions {
+		if sum := r.Allowed + r.Rejected + r.Errors; sum != r.Decisions {
 			t.Errorf("%s: allowed + rejected + errors = %v + %v + %v = %v; want decisions = %v",
-				label, allowed, rejected, errs, allowed+rejected+errs, decisions)
+				label, r.Allowed, r.Rejected, r.Errors, sum, r.Decisions)
 		}
-		duration := number(t, r, "duration_s")
-		if duration < 0.25 || duration > 5 {
-			t.Errorf("%s: duration_s = %v; want about 0.3", label, duration)
+		if r.DurationS < 0.25 || r.DurationS > 5 {
+			t.Errorf("%s: duration_s = %v; want about 0.3", label, r.DurationS)
 		}
-		if got, want := number(t, r, "throughput_per_s"), decisions/duration; math.Abs(got-want) > 0.01*want {
-			t.Errorf("%s: throughput_per_s = %v; want decisions / duration_s = %v", label, got, want)
+		if want := float64(r.Decisions) / r.DurationS; math.Abs(r.ThroughputPerS-want) > 0.01*want {
+			t.Errorf("%s: throughput_per_s = %v; want decisions / duration_s = %v", label, r.ThroughputPerS, want)
 		}
+		l := r.LatencyUS
 		var prev float64
-		for _, p := range []string{"p50", "p90", "p99", "p999", "max"} {
-			v := number(t, r, "latency_us."+p)
-			if v <= 0 || v < prev {
-				t.Errorf("%s: latency_us.%s = %v; want > 0 and >= the percentile before (%v)", label, p, v, prev)
+		for _, p := range []struct {
+			name string
+			v    float64
+		}{{"p50", l.P50}, {"p90", l.P90}, {"p99", l.P99}, {"p999", l.P999}, {"max", l.Max}} {
+			if p.v <= 0 || p.v < prev {
+				t.Errorf("%s: latency_us.%s = %v; want > 0 and >= the percentile before (%v)", label, p.name, p.v, prev)
 			}
-			prev = v
+			prev = p.v
 		}
-		if got := number(t, r, "audit.keys"); got > 3 {
-			t.Errorf("%s: audit.keys = %v; want <= 3 (--keys 3)", label, got)
+		if l.Mean <= 0 {
+			t.Errorf("%s: latency_us.mean = %v; want > 0", label, l.Mean)
 		}
-		if r["strategy"] == "lua" {
+		if r.Audit.Keys > 3 {
+			t.Errorf("%s: audit.keys = %v; want <= 3 (--keys 3)", label, r.Audit.Keys)
+		}
+		if r.Strategy == "lua" {
 			// The script sets the TTL in the same atomic unit as the INCR
 			// that creates the counter: never immortal, never over 1s.
-			if got := number(t, r, "audit.immortal"); got != 0 {
-				t.Errorf("%s: audit.immortal = %v; want 0", label, got)
-			}
-			if got := number(t, r, "audit.ttl_over_window"); got != 0 {
-				t.Errorf("%s: audit.ttl_over_window = %v; want 0", label, got)
+			if r.Audit.Immortal != 0 || r.Audit.TTLOverWindow != 0 {
+				t.Errorf("%s: audit = %+v; want immortal 0, ttl_over_window 0", label, r.Audit)
 			}
 		}
 		row, ok := rows[label]
 		if !ok {
 			t.Errorf("stdout has no table row for %s:\n%s", label, res.stdout)
-		} else if row[3] != strconv.FormatFloat(decisions, 'f', -1, 64) {
-			t.Errorf("table row %s: decisions = %s; want %v as in --json", label, row[3], decisions)
+		} else if row[3] != strconv.FormatInt(r.Decisions, 10) {
+			t.Errorf("table row %s: decisions = %s; want %v as in --json", label, row[3], r.Decisions)
 		}
 	}
 
@@ -612,11 +620,11 @@ func TestRunKeepKeys(t *testing.T) {
 			res := mustRun(t, exitOK, args...)
 			checkNoProgress(t, args, res.stdout)
 
-			runs := reportRuns(t, readJSONReport(t, jsonPath, "runs"))
+			runs := readReport(t, jsonPath).Runs
 			if len(runs) != 1 {
 				t.Fatalf("--json runs has %d entries; want 1", len(runs))
 			}
-			if got := number(t, runs[0], "audit.keys"); got != 3 {
+			if got := runs[0].Audit.Keys; got != 3 {
 				t.Errorf("run(%q): audit.keys = %v; want 3", args, got)
 			}
 			cell := rlbench.CellPrefix(prefix, "lua", "go-redis")
@@ -671,11 +679,11 @@ func TestRunFailOnImmortal(t *testing.T) {
 			if got := strings.Contains(res.stdout, "IMMORTAL KEYS"); got != tc.wantImmortal {
 				t.Errorf("run(%q) stdout has an IMMORTAL KEYS line: %t; want %t\nstdout:\n%s", args, got, tc.wantImmortal, res.stdout)
 			}
-			runs := reportRuns(t, readJSONReport(t, jsonPath, "runs"))
+			runs := readReport(t, jsonPath).Runs
 			if len(runs) != 1 {
 				t.Fatalf("--json runs has %d entries; want 1", len(runs))
 			}
-			if got := number(t, runs[0], "audit.immortal"); (got > 0) != tc.wantImmortal {
+			if got := runs[0].Audit.Immortal; (got > 0) != tc.wantImmortal {
 				t.Errorf("run(%q): audit.immortal = %v; want > 0: %t", args, got, tc.wantImmortal)
 			}
 		})
@@ -804,12 +812,12 @@ func TestRunPrivateServer(t *testing.T) {
 	}
 }
 
-func init() {
-	// run would set GOMAXPROCS for the whole test binary, under the other
-	// tests running in parallel; TestBinaryRecordsEnvironment checks it on
-	// a built binary instead.
-	applyProcs = func(int) func() { return func() {} }
-}
+// testCLI is the command line as the tests run it, many commands in one
+// process: it leaves GOMAXPROCS alone, which a command would set for the
+// whole test binary, under the other tests running in parallel.
+// TestBinaryRecordsEnvironment checks it on a built binary instead, and
+// TestProcsToSet the decision.
+var testCLI = cli{setProcs: func(int) func() { return func() {} }}
 
 // TestBinaryRecordsEnvironment builds the command and runs it, since only
 // a built binary records its modules' versions: each cell's environment
@@ -819,10 +827,7 @@ func TestBinaryRecordsEnvironment(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "rlbench")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := rlbenchBinary(t)
 	jsonPath := filepath.Join(dir, "out.json")
 	args := []string{"--addr", srv.Addr(), "--client", "all", "--clients", "2", "--duration", "200ms", "--warmup", "0", "--json", jsonPath, "-q"}
 	cmd := exec.Command(bin, args...)
@@ -830,30 +835,16 @@ func TestBinaryRecordsEnvironment(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("rlbench %q: %v\n%s", args, err, out)
 	}
-	raw, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep struct {
-		Runs []struct {
-			Client      string `json:"client"`
-			Environment struct {
-				ClientModule  string `json:"client_module"`
-				ClientVersion string `json:"client_version"`
-				GoVersion     string `json:"go_version"`
-				NumCPU        int    `json:"num_cpu"`
-				GOMAXPROCS    int    `json:"gomaxprocs"`
-			} `json:"environment"`
-		} `json:"runs"`
-	}
-	if err := json.Unmarshal(raw, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readReport(t, jsonPath)
 	if len(rep.Runs) != 2 {
 		t.Fatalf("runs = %d; want 2", len(rep.Runs))
 	}
 	for _, r := range rep.Runs {
 		e := r.Environment
+		if e == nil {
+			t.Errorf("%s has no environment; want one", r.Client)
+			continue
+		}
 		if !strings.HasPrefix(e.ClientVersion, "v") || e.ClientModule == "" || !strings.HasPrefix(e.GoVersion, "go") {
 			t.Errorf("%s environment = %+v; want the module, a version like v1.2.3 and the Go version", r.Client, e)
 		}

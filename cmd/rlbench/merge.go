@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +21,7 @@ import (
 // cannot be read, is not an rlbench report or cannot be merged exactly, no
 // cell common to every file, or an output that cannot be written or is one
 // of the inputs. Cells missing from some file are left out with a note.
-func runMerge(args []string, stdout, stderr io.Writer) int {
+func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	var out string
 	fs := pflag.NewFlagSet("rlbench merge", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -40,54 +41,48 @@ left out, with a note. rlbench compare and rlbench report read the result.
 Flags:
 %s`, fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stderr); !ok {
-		return code
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	paths := fs.Args()
 	switch {
 	case len(paths) < 2:
-		return mergeUsage(stderr, fmt.Errorf("%w, got %d", merge.ErrTooFew, len(paths)))
+		return badInputHelp(fmt.Errorf("%w, got %d", merge.ErrTooFew, len(paths)))
 	case out == "":
-		return mergeUsage(stderr, errors.New("-o: no output file given"))
+		return badInputHelp(errors.New("-o: no output file given"))
 	}
 	files := make([]merge.File, len(paths))
 	for i, p := range paths {
 		if out != "-" && sameFile(p, out) {
-			return mergeUsage(stderr, fmt.Errorf("-o %s: would overwrite an input", out))
+			return badInputHelp(fmt.Errorf("-o %s: would overwrite an input", out))
 		}
 		rep, err := results.ReadReportFile(p)
 		if err != nil {
-			return mergeUsage(stderr, err)
+			return badInputHelp(err)
 		}
 		files[i] = merge.File{Name: p, Report: rep}
 	}
+	outFile, err := openOutputFlag(out)
+	if err != nil {
+		return err
+	}
+	defer outFile.discard()
 	m, err := merge.Merge(files)
 	if err != nil {
-		return mergeUsage(stderr, err)
+		return badInputHelp(err)
 	}
 	for _, n := range m.Notes {
 		fmt.Fprintf(stderr, "rlbench merge: note: %s\n", n)
 	}
 	var buf bytes.Buffer
 	if err := merge.JSON(m)(&buf); err != nil {
-		fmt.Fprintf(stderr, "rlbench merge: %v\n", err)
-		return exitFailure
+		return err
 	}
-	if code, ok := writeOutput("rlbench merge", out, buf.Bytes(), stdout, stderr); !ok || out == "-" {
-		return code
+	if err := writeOutput(outFile, buf.Bytes(), stdout); err != nil || outFile == nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "rlbench merge: wrote %s: %d cells from %d files\n", out, len(m.Runs), len(files))
-	if err := results.Text(m.Results())(stdout); err != nil {
-		fmt.Fprintf(stderr, "rlbench merge: %v\n", err)
-		return exitFailure
-	}
-	return exitOK
-}
-
-// mergeUsage reports bad input to rlbench merge.
-func mergeUsage(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "rlbench merge: %v (see rlbench merge --help)\n", err)
-	return exitUsage
+	return printed(results.Text(m.Results())(stdout))
 }
 
 // sameFile reports whether a and b name one existing file.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,7 @@ import (
 // mergeCLI runs `rlbench merge args...`.
 func mergeCLI(args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
-	code = runMerge(args, &out, &errOut)
+	code = testCLI.main(context.Background(), append([]string{"merge"}, args...), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -122,6 +123,7 @@ func TestMergeBadInput(t *testing.T) {
 		{name: "older rlbench", args: []string{lua1, old, "-o", out}, want: exitUsage, says: old + ": redis-server lua/go-redis: no latency_histogram: written by an older rlbench; cannot merge exactly"},
 		{name: "no common cell", args: []string{lua1, naive, "-o", out}, want: exitUsage, says: "no cell is in every report"},
 		{name: "unwritable output", args: []string{lua1, lua2, "-o", filepath.Join(dir, "no", "such", "dir.json")}, want: exitUsage, says: "rlbench merge: -o:"},
+		{name: "output is a directory", args: []string{lua1, lua2, "-o", dir}, want: exitUsage, says: "rlbench merge: -o: cannot write " + dir + ": is a directory"},
 		{name: "unknown flag", args: []string{"--bogus", lua1, lua2}, want: exitUsage, says: "unknown flag: --bogus"},
 		{name: "help", args: []string{"--help"}, want: exitOK, says: "Usage: rlbench merge"},
 		// Two files of one cell, to stdout; the prefixes are unknown.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 
@@ -19,7 +20,7 @@ const defaultReportPath = "report.html"
 // self-contained HTML page with the charts of every cell of the files.
 // Exit status 0, or 2 for bad input: no file, a file that cannot be read
 // or is not an rlbench report, or an output that cannot be written.
-func runReport(args []string, stdout, stderr io.Writer) int {
+func runReport(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	var out, title string
 	fs := pflag.NewFlagSet("rlbench report", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -38,23 +39,26 @@ environment of each file.
 Flags:
 %s`, fs.FlagUsages())
 	}
-	if code, ok := parseFlags(fs, args, stderr); !ok {
-		return code
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	files, err := compare.ReadFiles(fs.Args())
 	if err != nil {
-		fmt.Fprintf(stderr, "rlbench report: %v (see rlbench report --help)\n", err)
-		return exitUsage
+		return badInputHelp(err)
 	}
+	outFile, err := openOutputFlag(out)
+	if err != nil {
+		return err
+	}
+	defer outFile.discard()
 	c := compare.New(files)
 	var page bytes.Buffer
 	if err := htmlreport.HTML(c, htmlreport.Options{Title: title})(&page); err != nil {
-		fmt.Fprintf(stderr, "rlbench report: %v\n", err)
-		return exitFailure
+		return err
 	}
-	if code, ok := writeOutput("rlbench report", out, page.Bytes(), stdout, stderr); !ok || out == "-" {
-		return code
+	if err := writeOutput(outFile, page.Bytes(), stdout); err != nil || outFile == nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "rlbench report: wrote %s: %d cells from %d files, %d charts\n", out, len(c.Cells), len(files), htmlreport.Charts(c))
-	return exitOK
+	return nil
 }

@@ -89,9 +89,10 @@ func TestReportOutput(t *testing.T) {
 	if !strings.HasPrefix(res.stdout, "<!DOCTYPE html>") || !strings.Contains(res.stdout, `data-charts-total="3"`) {
 		t.Errorf("rlbench report -o - wrote %d bytes starting %q; want the page with 3 charts", len(res.stdout), res.stdout[:min(len(res.stdout), 60)])
 	}
-	unwritable := filepath.Join(dir, "no-such-dir", "r.html")
-	res = mustRun(t, exitUsage, "report", in, "-o", unwritable)
-	if !strings.Contains(res.stderr, unwritable) {
-		t.Errorf("rlbench report -o %s stderr = %q; want it to name the file", unwritable, res.stderr)
+	for _, unwritable := range []string{filepath.Join(dir, "no-such-dir", "r.html"), dir} {
+		res = mustRun(t, exitUsage, "report", in, "-o", unwritable)
+		if !strings.Contains(res.stderr, "-o: cannot write "+unwritable+": ") {
+			t.Errorf("rlbench report -o %s stderr = %q; want it to name -o and the file", unwritable, res.stderr)
+		}
 	}
 }

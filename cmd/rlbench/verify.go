@@ -26,13 +26,13 @@ func newVerifyFlagSet(o *verifyOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
 	c := &o.cfg
-	fs.StringSliceVar(&c.Strategies, "strategy", []string{"all"}, "strategies to check, comma-separated, or all ("+strings.Join(strategies.Names(), ", ")+")")
-	fs.StringSliceVar(&c.Clients, "client", []string{"all"}, "Redis clients to drive, comma-separated, or all ("+strings.Join(clients.Names, ", ")+")")
-	fs.StringVar(&c.Addr, "addr", "", "host:port of an existing server (default: start a private redis-server on a free loopback port); the noscript and restart checks need the private server")
+	fs.Var(newListValue(&c.Strategies, []string{"all"}, "--strategy", strategies.Names()), "strategy", "strategies to check, comma-separated, or all ("+strings.Join(strategies.Names(), ", ")+")")
+	fs.Var(newListValue(&c.Clients, []string{"all"}, "--client", clients.Names), "client", "Redis clients to drive, comma-separated, or all ("+strings.Join(clients.Names, ", ")+")")
+	fs.Var(textValue{p: &c.Addr, flag: "--addr", check: checkAddr, hint: "give host:port, or leave out --addr to start a private server"}, "addr", "host:port of an existing server (default: start a private redis-server on a free loopback port); the noscript and restart checks need the private server")
 	fs.StringVar(&c.Password, "password", "", "password for --addr (default: $REDISCLI_AUTH)")
 	fs.IntVar(&c.DB, "db", 0, "database number on --addr")
-	fs.StringVar(&c.RedisServer, "redis-server", "", "redis-server binary for the private server (default: redis-server on PATH)")
-	fs.StringVar(&c.Prefix, "prefix", "", `key prefix; every key the checks write starts with it, and is deleted at the end (default "rlbench-verify:<id>:")`)
+	fs.Var(textValue{p: &c.RedisServer, flag: "--redis-server", hint: "give PATH, or leave out --redis-server for redis-server on PATH"}, "redis-server", "redis-server binary for the private server (default: redis-server on PATH)")
+	fs.Var(textValue{p: &c.Prefix, flag: "--prefix", hint: `leave out --prefix for "rlbench-verify:<id>:"`}, "prefix", `key prefix; every key the checks write starts with it, and is deleted at the end (default "rlbench-verify:<id>:")`)
 	fs.StringVar(&o.jsonPath, "json", "", "write the matrix as JSON to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: rlbench verify [flags]\n\n"+
@@ -53,63 +53,46 @@ func verifyCheckNames() []string {
 	return names
 }
 
-// runVerify is `rlbench verify`: it checks each strategy's guarantees and
+// verify is `rlbench verify`: it checks each strategy's guarantees and
 // prints the matrix.
-func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func (c cli) verify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o verifyOptions
 	fs := newVerifyFlagSet(&o, stderr)
-	if code, ok := parseFlags(fs, args, stderr); !ok {
-		return code
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "rlbench verify: unexpected argument %q (see rlbench verify --help)\n", fs.Arg(0))
-		return exitUsage
+		return badInputHelp(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	if !fs.Changed("password") {
 		o.cfg.Password = os.Getenv("REDISCLI_AUTH")
 	}
 	o.cfg.Log = stderr
-	var jsonFile *os.File
+	var jsonFile *outputFile
 	if o.jsonPath != "" {
-		// Created now: a path that cannot be written is bad input, found
+		// Opened now: a path that cannot be written is bad input, found
 		// before anything is written to Redis.
-		f, err := os.Create(o.jsonPath)
+		f, err := openOutput("--json", o.jsonPath)
 		if err != nil {
-			fmt.Fprintf(stderr, "rlbench verify: --json: %v\n", err)
-			return exitUsage
+			return badInput(err)
 		}
-		defer f.Close()
+		defer f.discard()
 		jsonFile = f
 	}
 
 	m, err := verify.Run(ctx, o.cfg)
 	if uerr, ok := errors.AsType[*verify.UsageError](err); ok {
-		fmt.Fprintf(stderr, "rlbench verify: %s\n", usageMessage(uerr, verifyFlags))
-		return exitUsage
+		return badInput(errors.New(usageMessage(uerr, verifyFlags)))
 	}
-	code := exitOK
+	var errs []error
 	if m != nil {
-		if werr := verify.Text(m)(stdout); werr != nil {
-			fmt.Fprintf(stderr, "rlbench verify: %v\n", werr)
-			code = exitFailure
-		}
 		if jsonFile != nil {
-			werr := verify.JSON(m)(jsonFile)
-			if cerr := jsonFile.Close(); werr == nil {
-				werr = cerr
-			}
-			if werr != nil {
-				fmt.Fprintf(stderr, "rlbench verify: --json: %v\n", werr)
-				code = exitFailure
-			}
+			errs = append(errs, jsonFile.write(verify.JSON(m)))
 		}
+		errs = append(errs, printed(verify.Text(m)(stdout)))
 		if !m.AsDocumented() {
-			code = exitFailure
+			errs = append(errs, errReported)
 		}
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "rlbench verify: %v\n", err)
-		return exitFailure
-	}
-	return code
+	return errors.Join(append(errs, err)...)
 }

@@ -17,7 +17,7 @@ import (
 func verifyCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = run(t.Context(), append([]string{"verify"}, args...), &out, &errOut)
+	code = testCLI.main(t.Context(), append([]string{"verify"}, args...), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -129,6 +129,15 @@ func TestVerifyBadInput(t *testing.T) {
 		{"unknown flag", []string{"--nope"}, []string{"unknown flag", "--nope", "rlbench verify --help"}},
 		{"unexpected argument", []string{"--addr", srv.Addr(), "lua"}, []string{"unexpected argument", `"lua"`}},
 		{"unwritable json", []string{"--addr", srv.Addr(), "--json", filepath.Join(t.TempDir(), "no", "such", "dir", "x.json")}, []string{"--json"}},
+		// Issue 12: an empty value is bad input; credentials are never echoed;
+		// an output path is checked before any write.
+		{"empty addr", []string{"--addr", ""}, []string{"--addr", "empty value"}},
+		{"empty prefix", []string{"--addr", srv.Addr(), "--prefix", ""}, []string{"--prefix", "empty value"}},
+		{"empty redis-server", []string{"--redis-server", ""}, []string{"--redis-server", "empty value"}},
+		{"empty strategy", []string{"--addr", srv.Addr(), "--strategy", ""}, []string{"--strategy", "empty name"}},
+		{"empty client", []string{"--addr", srv.Addr(), "--client", ""}, []string{"--client", "empty name"}},
+		{"URL with credentials", []string{"--addr", "redis://user:secret@" + closed}, []string{"--addr", "redis://xxxxx@" + closed}},
+		{"json is a directory", []string{"--addr", srv.Addr(), "--json", t.TempDir()}, []string{"--json", "is a directory"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,6 +152,9 @@ func TestVerifyBadInput(t *testing.T) {
 			}
 			if stdout != "" {
 				t.Errorf("run(verify %q) stdout = %q; want nothing on bad input", tc.args, stdout)
+			}
+			if strings.Contains(stderr, "secret") {
+				t.Errorf("run(verify %q) stderr = %q; want no password in it", tc.args, stderr)
 			}
 		})
 	}

@@ -1,0 +1,295 @@
+package rlbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/rlbench/rlbench/admission"
+	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/redirects"
+	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/saturation"
+	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/workload"
+)
+
+// CellPrefix is the key prefix of one strategy x client cell of a run: the
+// run's prefix, then the strategy and client names. Cells never share keys.
+func CellPrefix(runPrefix, strategy, client string) string {
+	return runPrefix + strategy + ":" + client + ":"
+}
+
+// cell is one target x strategy x client of a run, with the phases that
+// make its results.Run: connect, warm up, measure, and audit and clean up.
+type cell struct {
+	cfg    Config
+	target *target
+	// strategy and client are the registered names.
+	strategy, client string
+	// runPrefix is the run's key prefix on this target; prefix is the
+	// cell's own, under it.
+	runPrefix, prefix string
+	// label names the cell in log lines: "lua/go-redis", after the
+	// target's label when the run has several targets.
+	label string
+	impl  strategies.Strategy
+	conn  clients.Conn
+}
+
+// newCell returns the cell of strategy x client on t.
+func newCell(cfg Config, t *target, runPrefix, strategy, client string) (*cell, error) {
+	impl, err := strategies.New(strategy, strategies.Config{Limit: cfg.Limit, Window: cfg.Window})
+	if err != nil {
+		return nil, usage("Strategies", err)
+	}
+	label := strategy + "/" + client
+	if len(cfg.Targets) > 1 {
+		label = t.spec.Label + ": " + label
+	}
+	return &cell{
+		cfg: cfg, target: t, strategy: strategy, client: client,
+		runPrefix: runPrefix, prefix: CellPrefix(runPrefix, strategy, client),
+		label: label, impl: impl,
+	}, nil
+}
+
+// measurement is what the measured load of a cell gave, beside the
+// recorder's histograms.
+type measurement struct {
+	startedAt time.Time
+	load      workload.Result
+	// err is why the load stopped early; nil or context.Canceled after an
+	// interrupt.
+	err       error
+	events    []faults.Event
+	series    []results.Second
+	admission admission.Result
+	// connected, before and after are the servers' readings before the
+	// client connected, before and after the load; their errors leave
+	// the saturation figures unknown.
+	connected, before, after serverSamples
+	samplesErr               error
+	redirectsBefore          redirects.Snapshot
+	redirectsAfter           redirects.Snapshot
+}
+
+// run runs the cell: its result, and an error when the cell could not be
+// measured or audited. The result is returned with the error whenever it
+// holds figures that explain it.
+func (c *cell) run(ctx context.Context, log, progress io.Writer, abort context.Context) (results.Run, error) {
+	var m measurement
+	// Before the client connects, so that its connections are counted.
+	m.connected, m.samplesErr = c.target.sample(ctx)
+	if err := c.connect(ctx, log); err != nil {
+		return results.Run{}, err
+	}
+	defer c.conn.Close()
+	if err := c.warmUp(ctx, abort); err != nil {
+		return results.Run{}, fmt.Errorf("%s: warm-up: %w", c.label, err)
+	}
+	if err := c.awaitStart(ctx, log); err != nil {
+		return results.Run{}, err
+	}
+	var rec results.Recorder
+	c.measure(ctx, progress, &rec, &m)
+	run := c.result(&rec, &m)
+	if err := c.auditAndCleanUp(abort, &run); err != nil {
+		return run, fmt.Errorf("%s: %w", c.label, err)
+	}
+	if m.err != nil && !errors.Is(m.err, context.Canceled) {
+		return run, fmt.Errorf("%s: %w", c.label, m.err)
+	}
+	return run, nil
+}
+
+// connect connects the client under test and prepares the strategy on it.
+func (c *cell) connect(ctx context.Context, log io.Writer) error {
+	conn, err := clients.New(c.client, c.target.clientOptions(c.cfg, c.cfg.Workload.Clients, clientName(c.prefix)))
+	if err != nil {
+		return err
+	}
+	c.conn = conn
+	fmt.Fprintf(log, "rlbench: running %s (%s)\n", c.label, conn.Options())
+	if p, ok := c.impl.(strategies.Preparer); ok {
+		if err := p.Prepare(ctx, conn); err != nil {
+			conn.Close()
+			return fmt.Errorf("%s: prepare: %w", c.label, err)
+		}
+	}
+	return nil
+}
+
+// workload is the cell's workload: the run's, on the cell's keys.
+func (c *cell) workload() workload.Config {
+	wl := c.cfg.Workload
+	wl.Prefix = c.prefix
+	return wl
+}
+
+// warmUp runs the cell's load for Config.Warmup, unrecorded, on keys under
+// a prefix of its own beside the cell's, and deletes them: the measured
+// load starts with warm connections and a loaded script, and with no
+// counters.
+func (c *cell) warmUp(ctx, abort context.Context) error {
+	if c.cfg.Warmup <= 0 {
+		return nil
+	}
+	wl := c.cfg.Workload
+	wl.Prefix = CellPrefix(c.runPrefix+"warmup:", c.strategy, c.client)
+	wl.Duration, wl.Requests, wl.CrashRate, wl.RacePause = c.cfg.Warmup, 0, 0, 0
+	var rec results.Recorder
+	_, runErr := workload.Run(ctx, wl, c.impl, c.conn, &rec, nil)
+	// Deleted even after an interrupt: a non-atomic strategy's warm-up
+	// keys can be immortal.
+	err := c.aborted(abort, c.target.cleanup(abort, wl.Prefix))
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return runErr
+	}
+	return err
+}
+
+// awaitStart waits until Config.StartAt, when it is still ahead (for the
+// first cell of a run; the later ones start after it).
+func (c *cell) awaitStart(ctx context.Context, log io.Writer) error {
+	wait := time.Until(c.cfg.StartAt)
+	if c.cfg.StartAt.IsZero() || wait <= 0 {
+		return nil
+	}
+	fmt.Fprintf(log, "rlbench: %s waits %s, until %s, to start\n", c.label, wait.Round(time.Millisecond), c.cfg.StartAt.Format(time.RFC3339Nano))
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// measure runs the measured load into rec, with the samplers and the
+// faults around it, and fills m.
+func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Recorder, m *measurement) {
+	t := c.target
+	// CPU counts from here: the measured load, not the set-up and warm-up.
+	before, beforeErr := t.sample(ctx)
+	m.before, m.samplesErr = before, errors.Join(m.samplesErr, beforeErr)
+	m.redirectsBefore = t.redirects(ctx)
+
+	wl := c.workload()
+	latestImmortal, stopAudits := periodicAudit(ctx, t, wl.Prefix, c.cfg.Window, c.cfg.AuditEvery)
+	stopMonitor := monitor(progress, c.label, rec, latestImmortal)
+	stopFaults := faults.Schedule(ctx, c.cfg.Faults, t.faultTarget(c.cfg, wl.Prefix))
+	info, _ := strategies.Lookup(c.strategy)
+	admitted := admission.New(info, wl.Keys, c.cfg.Limit, c.cfg.Window)
+	m.startedAt = time.Now()
+	m.load, m.err = workload.Run(ctx, wl, c.impl, c.conn, rec, admitted)
+	m.events = stopFaults()
+	m.series = stopMonitor()
+	stopAudits()
+	m.admission = admitted.Result()
+	// Before the audit: its pipeline opens a connection of its own.
+	after, afterErr := t.sample(context.WithoutCancel(ctx))
+	m.after, m.samplesErr = after, errors.Join(m.samplesErr, afterErr)
+	m.redirectsAfter = t.redirects(context.WithoutCancel(ctx))
+}
+
+// result is the cell's results.Run, before the audit.
+func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
+	run := results.NewRun(rec, m.load.Elapsed)
+	run.StartedAt = m.startedAt.UTC()
+	run.Incomplete = m.err != nil // the load was cut short
+	if m.load.Rate > 0 {
+		if run.OpenLoop == nil { // NewRun's, unless no request was sent
+			run.OpenLoop = &results.OpenLoop{}
+		}
+		run.Rate, run.AchievedRatePerS, run.RateNote = m.load.Rate, m.load.Achieved(), m.load.Note()
+		run.ScheduleLagMS = float64(m.load.Lag) / float64(time.Millisecond)
+	}
+	run.Target, run.Server = c.target.spec.Label, &c.target.server
+	run.Strategy, run.Client, run.ClientOptions, run.Clients = c.strategy, c.client, c.conn.Options(), c.cfg.Workload.Clients
+	run.Environment = results.EnvironmentOf(clients.Modules[c.client], clients.Version(c.client))
+	run.ScriptFallbacks = c.conn.Fallbacks()
+	if m.redirectsBefore != nil && m.redirectsAfter != nil {
+		run.ClusterErrors = redirects.Delta(m.redirectsBefore, m.redirectsAfter)
+	}
+	run.OnError, run.Admitted = c.cfg.OnError, run.Allowed
+	if c.cfg.OnError == "open" {
+		// A simulated crash served no one: it is not admitted.
+		run.Admitted += run.Errors - run.ErrorKinds[results.KindCrashed]
+	}
+	run.Faults, run.PerSecond = m.events, m.series
+	run.Saturation = c.saturation(m)
+	run.Admission = m.admission
+	return run
+}
+
+// saturation compares the servers' readings around the load; nil when a
+// reading failed, the masters changed, or a fault left the figures unknown.
+func (c *cell) saturation(m *measurement) *saturation.Report {
+	if m.samplesErr != nil || saturationUnknown(m.events) ||
+		!slices.Equal(m.connected.addrs, m.before.addrs) || !slices.Equal(m.before.addrs, m.after.addrs) {
+		return nil
+	}
+	sat := saturation.Compare(m.before.samples, m.after.samples)
+	// Connections count from before the client connected.
+	sat.ConnectionsOpened = saturation.Compare(m.connected.samples, m.after.samples).ConnectionsOpened
+	if c.cfg.Workload.Rate > 0 && m.load.Reached() || slices.ContainsFunc(m.events, isStall) {
+		// The schedule set the pace, or a stall paused the server: neither
+		// side's CPU tells what bound the load.
+		sat.Verdict = ""
+	}
+	return &sat
+}
+
+// saturationUnknown reports whether a fault left the saturation figures
+// unknown: a restart starts the server's CPU counters again from zero, and a
+// failover changes which nodes are masters.
+func saturationUnknown(events []faults.Event) bool {
+	return slices.ContainsFunc(events, func(e faults.Event) bool {
+		return e.Kind() == faults.Restart || e.Kind() == faults.Failover
+	})
+}
+
+// isStall reports whether e is a stall, which pauses the server.
+func isStall(e faults.Event) bool { return e.Kind() == faults.Stall }
+
+// auditAndCleanUp audits the cell's keys into run and, unless KeepKeys,
+// deletes them, under abort rather than the run's context: both run even
+// after an interrupt, since they are short and the user's keys should not
+// outlive the run; only abort (a second interrupt) stops them.
+func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
+	res, perNode, err := c.target.audit(abort, c.prefix, c.cfg.Window)
+	if err != nil {
+		return c.aborted(abort, err)
+	}
+	run.Audit = results.Audit(res)
+	if perNode != nil {
+		run.AuditPerNode = make(map[string]results.Audit, len(perNode))
+		for _, n := range perNode {
+			run.AuditPerNode[n.Addr] = results.Audit(n.Result)
+		}
+	}
+	if c.cfg.KeepKeys {
+		return nil
+	}
+	return c.aborted(abort, c.target.cleanup(abort, c.prefix))
+}
+
+// ErrAborted is returned, wrapped, when a second interrupt stopped the
+// audit or the clean-up of a cell; the error names the keys it left.
+var ErrAborted = errors.New("stopped by a second interrupt")
+
+// aborted says which keys a cell leaves when abort stopped its audit or
+// clean-up with err; otherwise it returns err as it is.
+func (c *cell) aborted(abort context.Context, err error) error {
+	if err == nil || abort.Err() == nil {
+		return err
+	}
+	return fmt.Errorf("%w: keys under %q may remain on %s (remove them with: rlbench cleanup --prefix '%s' and the same target flags)",
+		ErrAborted, c.runPrefix, c.target.server.Addr, c.runPrefix)
+}

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/workload"
+)
+
+// loadOptions are the load run's settings: rlbench.Config and the command
+// line's own.
+type loadOptions struct {
+	cfg            rlbench.Config
+	jsonPath       string
+	hdrDir         string
+	cpuProfile     string
+	procs          int
+	quiet          bool
+	failOnImmortal bool
+	listStrategies bool
+	// The targets by flag, put in cfg.Targets in the documented order.
+	redisServers, addrs, managed, clusters []rlbench.TargetSpec
+}
+
+func (c cli) newLoadFlagSet(o *loadOptions, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("rlbench", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	cfg := &o.cfg
+	fs.Var(newListValue(&cfg.Strategies, []string{"lua"}, "--strategy", strategies.Names()), "strategy", "strategies to run, comma-separated, or all ("+strings.Join(strategies.Names(), ", ")+")")
+	fs.Var(newListValue(&cfg.Clients, []string{clients.Names[0]}, "--client", clients.Names), "client", "Redis clients to drive, comma-separated, or all ("+strings.Join(clients.Names, ", ")+")")
+	fs.Var(newCountValue(&cfg.Workload.Clients, workload.DefaultClients, "--clients", workload.ErrInvalidClients), "clients", "concurrent workers, each in a closed loop; with --rate, the most requests in flight at once (R/s at latency L needs >= R x L)")
+	fs.DurationVar(&cfg.Workload.Duration, "duration", workload.DefaultDuration, "how long each strategy x client cell runs (0: until --requests are spent)")
+	fs.Int64Var(&cfg.Workload.Requests, "requests", 0, "decisions per cell in total (0: no limit); whichever of --duration and --requests ends first stops the cell")
+	fs.Var(newCountValue(&cfg.Workload.Keys, workload.DefaultKeys, "--keys", workload.ErrInvalidKeys), "keys", "distinct counters (rate-limited users)")
+	fs.StringVar(&cfg.Workload.KeyDist, "key-dist", workload.DefaultKeyDist, "key distribution: uniform, zipf, or hot (half the requests on one key)")
+	fs.Var(newCountValue(&cfg.Limit, strategies.DefaultLimit, "--limit", strategies.ErrInvalidLimit), "limit", "requests allowed per key per window")
+	cfg.Window = strategies.DefaultWindow
+	fs.Var(&windowValue{p: &cfg.Window, text: strconv.Itoa(strategies.DefaultWindow)}, "window", "window length in whole seconds >= 1 (60, 60s and 1m are the same)")
+	fs.Var(textValue{p: &cfg.Workload.Prefix, flag: "--prefix", hint: `leave out --prefix for "rlbench:<run-id>:"`}, "prefix", `key prefix; every key the run touches starts with it (default "rlbench:<run-id>:")`)
+	fs.Uint64Var(&cfg.Workload.Seed, "seed", 1, "seed for the key choice")
+	fs.Var(targetValue{specs: &o.addrs, flag: "--addr", kind: targetAddr}, "addr", "[LABEL=]host:port of an existing server, repeatable (default: start a private redis-server on a free loopback port)")
+	fs.Var(targetValue{specs: &o.clusters, flag: "--cluster", kind: targetCluster}, "cluster", "[LABEL=]host:port[,host:port...] of nodes of an existing Redis Cluster, repeatable; the clients discover the rest and route by slot")
+	fs.Var(targetValue{specs: &o.managed, flag: "--managed-cluster", kind: targetManagedCluster}, "managed-cluster", "[LABEL=]N[xR]: start a private Redis Cluster of N masters with R replicas each (redis-server on PATH) on free loopback ports, repeatable; stopped at the end")
+	fs.StringVar(&cfg.Password, "password", "", "password for --addr (default: $REDISCLI_AUTH)")
+	fs.IntVar(&cfg.DB, "db", 0, "database number on every server")
+	fs.Var(targetValue{specs: &o.redisServers, flag: "--redis-server", kind: targetRedisServer}, "redis-server", "[LABEL=]PATH of a redis-server (or valkey-server) binary to start as a private server, repeatable (default: redis-server on PATH)")
+	fs.DurationVar(&cfg.AuditEvery, "audit-every", 0, "also audit each cell's keys this often during the load, for the immortal count in the per-second series (0: only at the end)")
+	fs.DurationVar(&cfg.Warmup, "warmup", rlbench.DefaultWarmup, "unrecorded load before each cell, on keys of its own (0: none)")
+	fs.DurationVar(&cfg.FlushDelay, "rueidis-flush-delay", 0, "rueidis MaxFlushDelay: how long its pipeline waits after a write to gather the next batch; 0: none, rueidis' own default (default: 20us in a closed loop of at least 100 workers, else 0)")
+	fs.Float64Var(&cfg.Workload.CrashRate, "crash-rate", 0, "probability (0 to 1) that a worker dies mid-decision: between the commands of a non-atomic strategy; for an atomic one, at a random moment of the request, dropping its connection")
+	fs.Float64Var(&cfg.Workload.Rate, "rate", 0, "open loop: decisions per second in total, sent on schedule whether or not earlier ones returned; latency counts from each one's intended start (0: closed loop)")
+	fs.DurationVar(&cfg.Workload.RacePause, "race-pause", 0, "pause between the read and the write of a non-atomic strategy, to widen its race")
+	fs.Var(faultsValue{p: &cfg.Faults}, "fault", "inject a fault, repeatable: script-flush@T, restart@T (private server only), stall@T:D, kill-clients@T, failover@T (--managed-cluster NxR only), reshard@T[:HOLD] (--managed-cluster only: moves the slot of the cell's first key to another master, migrating for HOLD) (T from the start of each cell)")
+	fs.StringVar(&cfg.OnError, "on-error", rlbench.DefaultOnError, "outage policy for a decision that failed: open (admit) or closed (reject)")
+	fs.StringVar(&o.jsonPath, "json", "", "write the whole result as JSON to this file")
+	fs.StringVar(&o.hdrDir, "hdr-dir", "", "write each cell's latency histogram as an .hgrm percentile distribution into this directory (created if missing)")
+	fs.Var(procsValue{p: &o.procs}, "procs", "CPUs rlbench's Go runtime uses at once, GOMAXPROCS, 1 to "+strconv.Itoa(maxProcs)+" (default: $GOMAXPROCS if set; else the Go runtime's default (the CPUs, or a container's quota) less one when a target runs on this machine (a private server or cluster, or a loopback address), leaving redis-server a CPU; else the runtime's default)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (read it with go tool pprof)")
+	fs.BoolVar(&cfg.KeepKeys, "keep-keys", false, "leave each run's keys in Redis after the audit (default: UNLINK them)")
+	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when any run leaves an immortal key")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
+	fs.BoolVar(&o.listStrategies, "list-strategies", false, "list the strategies and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "%s\nLoad-test rate-limiter counter strategies against a real Redis and count the\nimmortal keys (counters with no TTL) each leaves behind.\n\nFlags:\n%s", c.usageLines(), fs.FlagUsages())
+	}
+	return fs
+}
+
+// load is `rlbench [flags]`: it runs every strategy x client cell on every
+// target, prints the report and writes the files the flags ask for.
+func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o loadOptions
+	fs := c.newLoadFlagSet(&o, stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInputHelp(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	if o.listStrategies {
+		return printed(listStrategies(stdout))
+	}
+	if err := o.complete(fs); err != nil {
+		return err
+	}
+	if n := procsToSet(o, fs.Changed("procs"), os.Getenv("GOMAXPROCS"), runtime.GOMAXPROCS(0)); n > 0 {
+		defer c.setProcs(n)()
+	}
+	out, err := openLoadOutputs(o)
+	if err != nil {
+		return err
+	}
+	defer out.discard()
+
+	opts := rlbench.Options{Log: stderr, Abort: c.abort}
+	if !o.quiet && isTerminal(stdout) {
+		opts.Progress = stdout
+	}
+	if err := out.startProfile(); err != nil {
+		return err
+	}
+	rep, runErr := rlbench.Run(ctx, o.cfg, opts)
+	if uerr, ok := errors.AsType[*rlbench.UsageError](runErr); ok {
+		out.stopProfile()
+		return badInput(errors.New(usageMessage(uerr, runFlags)))
+	}
+	// The files first: stdout may be a pipe that closes early.
+	errs := []error{out.writeProfile()}
+	if rep != nil && len(rep.Runs) > 0 {
+		errs = append(errs, out.writeReport(rep))
+		errs = append(errs, printed(results.Text(rep)(stdout)))
+		if o.failOnImmortal && anyImmortal(rep) {
+			errs = append(errs, errReported)
+		}
+	}
+	switch {
+	case errors.Is(runErr, context.Canceled) && c.abort != nil && c.abort.Err() != nil:
+		errs = append(errs, errors.New("interrupted twice; the cells that ran are above, and the keys left behind are named above"))
+	case errors.Is(runErr, context.Canceled):
+		errs = append(errs, errors.New("interrupted; the cells that ran are above, and the run's keys were deleted"))
+	case runErr != nil:
+		errs = append(errs, runErr)
+	}
+	return errors.Join(errs...)
+}
+
+// complete fills in what the flags leave to the command line: the password
+// from the environment, the targets in order, the rueidis flush delay; and
+// refuses a run with no end.
+func (o *loadOptions) complete(fs *pflag.FlagSet) error {
+	if !fs.Changed("password") {
+		o.cfg.Password = os.Getenv("REDISCLI_AUTH")
+	}
+	if o.cfg.Workload.Duration == 0 && o.cfg.Workload.Requests == 0 {
+		return badInput(fmt.Errorf("--duration: %w (--duration 0 needs --requests N)", workload.ErrNoEnd))
+	}
+	// Private servers first, then existing ones, then clusters: managed
+	// ones, then existing ones; each in the order given.
+	for _, ts := range [][]rlbench.TargetSpec{o.redisServers, o.addrs, o.managed, o.clusters} {
+		o.cfg.Targets = append(o.cfg.Targets, ts...)
+	}
+	if !fs.Changed("rueidis-flush-delay") {
+		o.cfg.FlushDelay = rlbench.DefaultFlushDelay(o.cfg.Workload)
+	}
+	return nil
+}
+
+// procsToSet is the GOMAXPROCS the load run sets, or 0 to leave it as it
+// is: --procs when given; else none when $GOMAXPROCS (env) is set; else
+// rlbench.DefaultProcs of the runtime's current setting (which heeds a
+// container's CPU quota).
+func procsToSet(o loadOptions, procsGiven bool, env string, current int) int {
+	n := o.procs
+	switch {
+	case procsGiven:
+	case env != "":
+		return 0
+	default:
+		n = rlbench.DefaultProcs(o.cfg, current)
+	}
+	if n == current {
+		return 0
+	}
+	return n
+}
+
+// loadOutputs are the files a load run writes.
+type loadOutputs struct {
+	json, profile *outputFile // nil when not asked for
+	hdrDir        string
+	profileData   bytes.Buffer
+	profiling     bool
+}
+
+// openLoadOutputs checks every output path before the run writes to Redis.
+func openLoadOutputs(o loadOptions) (*loadOutputs, error) {
+	out := &loadOutputs{hdrDir: o.hdrDir}
+	var err error
+	if o.jsonPath != "" {
+		if out.json, err = openOutput("--json", o.jsonPath); err != nil {
+			return nil, badInput(err)
+		}
+	}
+	if o.cpuProfile != "" {
+		if out.profile, err = openOutput("--cpuprofile", o.cpuProfile); err != nil {
+			out.discard()
+			return nil, badInput(err)
+		}
+	}
+	if o.hdrDir != "" {
+		if err := checkDir(o.hdrDir); err != nil {
+			out.discard()
+			return nil, badInput(fmt.Errorf("--hdr-dir: %w", err))
+		}
+	}
+	return out, nil
+}
+
+// checkDir creates dir if it is missing and checks that it can hold a new
+// file.
+func checkDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, tempPattern(filepath.Join(dir, "probe")))
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", dir, pathErrorCause(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// discard removes the temporary files of the files not written.
+func (out *loadOutputs) discard() {
+	out.json.discard()
+	out.profile.discard()
+}
+
+// startProfile starts the CPU profile, into memory until the run ends.
+func (out *loadOutputs) startProfile() error {
+	if out.profile == nil {
+		return nil
+	}
+	if err := pprof.StartCPUProfile(&out.profileData); err != nil {
+		return badInput(fmt.Errorf("--cpuprofile: %w", err))
+	}
+	out.profiling = true
+	return nil
+}
+
+// stopProfile stops the CPU profile, if it runs.
+func (out *loadOutputs) stopProfile() {
+	if out.profiling {
+		pprof.StopCPUProfile()
+		out.profiling = false
+	}
+}
+
+// writeProfile stops the CPU profile and writes its file.
+func (out *loadOutputs) writeProfile() error {
+	if out.profile == nil {
+		return nil
+	}
+	out.stopProfile()
+	return out.profile.write(func(w io.Writer) error {
+		_, err := out.profileData.WriteTo(w)
+		return err
+	})
+}
+
+// writeReport writes the --json file and the --hdr-dir files.
+func (out *loadOutputs) writeReport(rep *results.Report) error {
+	var errs []error
+	if out.json != nil {
+		errs = append(errs, out.json.write(results.JSON(rep)))
+	}
+	if out.hdrDir != "" {
+		for _, r := range rep.Runs {
+			f, err := openOutput("--hdr-dir", filepath.Join(out.hdrDir, r.HGRMName()))
+			if err == nil {
+				err = f.write(results.HGRM(r.Histogram))
+			}
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func listStrategies(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STRATEGY\tATOMIC\tHEALS\tREDIS\tCOMMANDS\tDESCRIPTION")
+	for _, s := range strategies.All() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t>= %s\t%s\t%s\n", s.Name, yesNo(s.Atomic), yesNo(s.Heals), s.MinRedis, s.Commands, s.Summary)
+	}
+	return tw.Flush()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func anyImmortal(rep *results.Report) bool {
+	for _, r := range rep.Runs {
+		if r.Audit.Immortal > 0 {
+			return true
+		}
+	}
+	return false
+}

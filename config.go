@@ -1,0 +1,309 @@
+package rlbench
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rlbench/rlbench/audit"
+	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/workload"
+)
+
+// Config is one invocation of rlbench: which strategies on which clients,
+// the workload, and the target server. Its zero value runs every default
+// against a private redis-server.
+type Config struct {
+	// Strategies are strategy names (see strategies.Names), or "all"; nil
+	// means "lua".
+	Strategies []string `json:"strategies"`
+	// Clients are client names (see clients.Names), or "all"; nil means
+	// "go-redis".
+	Clients []string `json:"client_libs"`
+	// Limit is the number of requests allowed per key per window; 0 means strategies.DefaultLimit.
+	Limit int64 `json:"limit"`
+	// Window is the counter's lifetime, in whole seconds; 0 means
+	// strategies.DefaultWindow. At most MaxWindow.
+	Window int64 `json:"window_s"`
+	// Workload is the load each strategy x client cell runs. An empty
+	// Prefix means "rlbench:<run-id>:" with a fresh random run id.
+	Workload workload.Config `json:"workload"`
+
+	// Targets are the servers every strategy x client cell runs against,
+	// one after another. Empty means one target: Addr, or a private
+	// RedisServer when Addr is "".
+	Targets []TargetSpec `json:"targets,omitempty"`
+	// Addr targets an existing server (host:port); "" starts a private one.
+	// A shorthand for one target; not with Targets.
+	Addr string `json:"addr,omitempty"`
+	// Password authenticates against every existing server; never written
+	// to reports.
+	Password string `json:"-"`
+	// DB is the database number used on every existing server.
+	DB int `json:"db"`
+	// RedisServer is the binary started when Addr is ""; "" means
+	// redis-server on PATH. A shorthand for one target; not with Targets.
+	RedisServer string `json:"redis_server,omitempty"`
+	// AuditEvery audits the cell's keys this often during the load, for the
+	// immortal count in the per-second series; 0 means only at the end.
+	AuditEvery time.Duration `json:"audit_every_ns"`
+	// Warmup runs each cell's load this long, unrecorded and on keys of its
+	// own, before the measured load; 0 means none.
+	Warmup time.Duration `json:"warmup_ns"`
+
+	// FlushDelay is rueidis' MaxFlushDelay (see clients.Options); 0 means
+	// rueidis' default, no delay.
+	FlushDelay time.Duration `json:"rueidis_flush_delay_ns"`
+	// KeepKeys leaves each run's keys in Redis after the audit instead of
+	// deleting them.
+	KeepKeys bool `json:"keep_keys"`
+	// OnError is the outage policy for a decision that failed: "open"
+	// admits the request, "closed" rejects it; "" means DefaultOnError.
+	OnError string `json:"on_error"`
+	// Faults are injected into every cell's load at their times.
+	Faults []faults.Fault `json:"faults,omitempty"`
+	// StartAt, when not zero, is the instant the first cell's measured load
+	// starts (after its warm-up): several generators given one StartAt load
+	// the server together. It must be in the future when Run starts.
+	StartAt time.Time `json:"start_at,omitzero"`
+	// AllowServerWideFaults lets the faults that act on the whole server
+	// (faults.ServerWide: a stall pauses every client, a script flush
+	// empties every tenant's cache) run on a server rlbench did not start.
+	AllowServerWideFaults bool `json:"allow_server_wide_faults,omitempty"`
+}
+
+// TargetSpec names one server of a run: an existing one at Addr, or a
+// private one started from RedisServer; or a Redis Cluster: an existing one
+// reached through the nodes in Cluster, or a private one of the size
+// ManagedCluster gives. At most one of Addr, Cluster and ManagedCluster.
+type TargetSpec struct {
+	// Label names the target in reports; "" means its address or binary.
+	Label string `json:"label"`
+	// Addr is host:port of an existing server; "" starts a private one.
+	Addr string `json:"addr,omitempty"`
+	// RedisServer is the binary of the private server (or of every node
+	// of a managed cluster); "" means redis-server on PATH.
+	RedisServer string `json:"redis_server,omitempty"`
+	// Cluster is host:port of one or more nodes of an existing Redis
+	// Cluster; the clients discover the rest.
+	Cluster []string `json:"cluster,omitempty"`
+	// ManagedCluster is "N" or "NxR": rlbench starts N private masters with
+	// R replicas each (redisserver.ParseClusterSize), forms the cluster,
+	// and stops it at the end.
+	ManagedCluster string `json:"managed_cluster,omitempty"`
+}
+
+// isCluster reports whether t names a Redis Cluster.
+func (t TargetSpec) isCluster() bool { return len(t.Cluster) > 0 || t.ManagedCluster != "" }
+
+// private reports whether rlbench starts t's servers itself.
+func (t TargetSpec) private() bool { return t.Addr == "" && len(t.Cluster) == 0 }
+
+// capabilities says what the faults can count on in t.
+func (t TargetSpec) capabilities(allowServerWide bool) faults.Capabilities {
+	c := faults.Capabilities{Private: t.private(), Cluster: t.isCluster(), ServerWideConsent: allowServerWide}
+	if t.ManagedCluster != "" {
+		_, replicas, err := redisserver.ParseClusterSize(t.ManagedCluster)
+		c.Replicas = err == nil && replicas > 0
+	}
+	return c
+}
+
+// ParseTarget reads "[LABEL=]VALUE", as --addr and --redis-server take it.
+func ParseTarget(s string, private bool) TargetSpec {
+	label, value, ok := strings.Cut(s, "=")
+	if !ok {
+		label, value = "", s
+	}
+	if private {
+		return TargetSpec{Label: label, RedisServer: value}
+	}
+	return TargetSpec{Label: label, Addr: value}
+}
+
+// DefaultWarmup is the command line's warm-up before each cell.
+const DefaultWarmup = time.Second
+
+// DefaultOnError is the outage policy when none is given: fail open, as
+// most rate limiters do, so that a Redis outage does not reject everyone.
+const DefaultOnError = "open"
+
+// OnErrorPolicies lists the accepted outage policies.
+var OnErrorPolicies = []string{"open", "closed"}
+
+// MaxWindow is the longest window, in seconds: 10 years. Longer windows
+// overflow the durations the clients and the admission tracker compute.
+const MaxWindow = 10 * 366 * 24 * 3600
+
+// UsageError is bad input: a Config field with a value rlbench does not
+// accept, or a target it cannot use. Nothing has been written to Redis when
+// Run returns one.
+type UsageError struct {
+	// Field is the Config field at fault, as a Go selector path from the
+	// Config: "Window", "Workload.Clients", "Targets.Addr".
+	Field string
+	// Err says what was wrong and what is accepted.
+	Err error
+}
+
+func (e *UsageError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usage(field string, err error) error { return &UsageError{Field: field, Err: err} }
+
+// withDefaults returns c with defaults applied and a run prefix chosen.
+func (c Config) withDefaults() Config {
+	if len(c.Strategies) == 0 {
+		c.Strategies = []string{"lua"}
+	}
+	if len(c.Clients) == 0 {
+		c.Clients = clients.Names[:1]
+	}
+	sc := strategies.Config{Limit: c.Limit, Window: c.Window}.WithDefaults()
+	c.Limit, c.Window = sc.Limit, sc.Window
+	if c.OnError == "" {
+		c.OnError = DefaultOnError
+	}
+	if len(c.Targets) == 0 {
+		c.Targets = []TargetSpec{{Addr: c.Addr, RedisServer: c.RedisServer}}
+	}
+	c.Targets = labelTargets(c.Targets)
+	if c.Workload.Prefix == "" {
+		c.Workload.Prefix = audit.NewPrefix("rlbench")
+	}
+	c.Workload = c.Workload.WithDefaults()
+	return c
+}
+
+// validate checks everything that can be checked without a server, and
+// expands "all" in the strategy and client lists.
+func (c *Config) validate() error {
+	var err error
+	if c.Strategies, err = strategies.Select(c.Strategies); err != nil {
+		return usage("Strategies", err)
+	}
+	if c.Clients, err = clients.Select(c.Clients); err != nil {
+		return usage("Clients", err)
+	}
+	checks := []struct {
+		field string
+		bad   bool
+		err   error
+	}{
+		{"Limit", c.Limit < 1, fmt.Errorf("%w, got %d", strategies.ErrInvalidLimit, c.Limit)},
+		{"Window", c.Window < 1, fmt.Errorf("%w, got %d", strategies.ErrInvalidWindow, c.Window)},
+		{"Window", c.Window > MaxWindow, fmt.Errorf("window must be at most %d s (10 years), got %d", MaxWindow, c.Window)},
+		{"DB", c.DB < 0, fmt.Errorf("db must be >= 0, got %d", c.DB)},
+		{"OnError", !slices.Contains(OnErrorPolicies, c.OnError), fmt.Errorf("unknown policy %q (accepted: %s)", c.OnError, strings.Join(OnErrorPolicies, ", "))},
+		{"FlushDelay", c.FlushDelay < 0, fmt.Errorf("flush delay must be >= 0, got %s", c.FlushDelay)},
+		{"AuditEvery", c.AuditEvery < 0, fmt.Errorf("audit period must be >= 0, got %s", c.AuditEvery)},
+		{"Warmup", c.Warmup < 0, fmt.Errorf("warm-up must be >= 0, got %s", c.Warmup)},
+		{"StartAt", !c.StartAt.IsZero() && !c.StartAt.After(time.Now()), fmt.Errorf("start time %s is not in the future", c.StartAt.Format(time.RFC3339))},
+	}
+	for _, ch := range checks {
+		if ch.bad {
+			return usage(ch.field, ch.err)
+		}
+	}
+	if err := c.Workload.Validate(); err != nil {
+		return usage(workloadField(err), err)
+	}
+	for _, f := range c.Faults {
+		if d := c.Workload.Duration; d > 0 && f.At >= d {
+			return usage("Faults", fmt.Errorf("%s is at or after the end of the run (--duration %s)", f, d))
+		}
+		// A stall or a reshard's hold outlasting the load would hold up
+		// the end of the cell, and take the after-load readings late.
+		if d := c.Workload.Duration; d > 0 && f.Arg > 0 && f.At+f.Arg >= d {
+			return usage("Faults", fmt.Errorf("%s does not end before the run does (--duration %s)", f, d))
+		}
+	}
+	for _, t := range c.Targets {
+		if err := c.validateTarget(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateTarget checks one target's spec, and that every fault can be
+// injected into it.
+func (c *Config) validateTarget(t TargetSpec) error {
+	if t.Addr != "" && t.isCluster() || len(t.Cluster) > 0 && t.ManagedCluster != "" {
+		return usage("Targets.Cluster", fmt.Errorf("%s: give one of --addr, --cluster and --managed-cluster", t.Label))
+	}
+	if t.ManagedCluster != "" {
+		if _, _, err := redisserver.ParseClusterSize(t.ManagedCluster); err != nil {
+			return usage("Targets.ManagedCluster", err)
+		}
+	}
+	if t.isCluster() && c.DB != 0 {
+		return usage("DB", fmt.Errorf("%s: %w", t.Label, clients.ErrClusterDB))
+	}
+	caps := t.capabilities(c.AllowServerWideFaults)
+	for _, f := range c.Faults {
+		if err := faults.Check(f, caps); err != nil {
+			return usage("Faults", fmt.Errorf("%s: %w", t.Label, err))
+		}
+	}
+	return nil
+}
+
+// workloadField names the Workload field behind a workload validation error.
+func workloadField(err error) string {
+	switch {
+	case errors.Is(err, workload.ErrInvalidClients):
+		return "Workload.Clients"
+	case errors.Is(err, workload.ErrInvalidKeys):
+		return "Workload.Keys"
+	case errors.Is(err, workload.ErrInvalidKeyDist):
+		return "Workload.KeyDist"
+	case errors.Is(err, workload.ErrInvalidRequests):
+		return "Workload.Requests"
+	case errors.Is(err, workload.ErrEmptyPrefix):
+		return "Workload.Prefix"
+	case errors.Is(err, workload.ErrInvalidCrash):
+		return "Workload.CrashRate"
+	case errors.Is(err, workload.ErrInvalidPause):
+		return "Workload.RacePause"
+	case errors.Is(err, workload.ErrInvalidRate):
+		return "Workload.Rate"
+	}
+	return "Workload.Duration"
+}
+
+// labelTargets gives every target a label, unique in the run: its own, or
+// its address, or its binary's name, with "#2", "#3" ... after repeats.
+func labelTargets(ts []TargetSpec) []TargetSpec {
+	out := slices.Clone(ts)
+	seen := map[string]int{}
+	for i := range out {
+		t := &out[i]
+		if t.Label == "" {
+			switch {
+			case t.Addr != "":
+				t.Label = t.Addr
+			case len(t.Cluster) > 0:
+				t.Label = "cluster " + t.Cluster[0]
+			case t.ManagedCluster != "":
+				t.Label = "cluster " + t.ManagedCluster
+			case t.RedisServer != "":
+				t.Label = filepath.Base(t.RedisServer)
+			default:
+				t.Label = redisserver.DefaultBinary
+			}
+		}
+		seen[t.Label]++
+		if n := seen[t.Label]; n > 1 {
+			t.Label += "#" + strconv.Itoa(n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+package rlbench
+
+import (
+	"net"
+	"slices"
+	"time"
+
+	"github.com/rlbench/rlbench/workload"
+)
+
+// DefaultFlushDelay is the rueidis MaxFlushDelay the rlbench command uses
+// unless --rueidis-flush-delay is given (in Config, FlushDelay 0 means none),
+// for the workload wl: 20 µs in a closed loop of at least 100 workers,
+// where it lets rueidis gather a batch per write (as redis-benchmark -P
+// does) at no cost in latency; none otherwise, since with few workers, or
+// in an open loop, each write would wait for company that does not come.
+// The README's Performance section has the measurements behind it.
+func DefaultFlushDelay(wl workload.Config) time.Duration {
+	if wl.Rate == 0 && wl.WithDefaults().Clients >= flushDelayWorkers {
+		return 20 * time.Microsecond
+	}
+	return 0
+}
+
+// flushDelayWorkers is the fewest closed-loop workers for which
+// DefaultFlushDelay is not 0.
+const flushDelayWorkers = 100
+
+// DefaultProcs is how many CPUs the rlbench command's Go runtime uses
+// (GOMAXPROCS) unless --procs or $GOMAXPROCS says otherwise, for cfg when
+// the runtime's own default is ncpu (the CPUs, or a container's quota): all
+// but one when a target runs on this machine, so that redis-server's main
+// thread keeps a CPU of its own instead of being preempted by the load
+// generator; else all of them. A target runs here when rlbench starts it (a
+// private server or cluster) or when its address is a loopback one. The
+// README's Performance section has the measurements behind it.
+func DefaultProcs(cfg Config, ncpu int) int {
+	if ncpu > 1 && slices.ContainsFunc(cfg.withDefaults().Targets, TargetSpec.local) {
+		return ncpu - 1
+	}
+	return max(ncpu, 1)
+}
+
+// local reports whether t runs on this machine: a private server or
+// cluster, or one whose (first) address is a loopback one.
+func (t TargetSpec) local() bool {
+	addr := t.Addr
+	if len(t.Cluster) > 0 {
+		addr = t.Cluster[0]
+	}
+	if addr == "" {
+		return true // private
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

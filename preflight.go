@@ -1,0 +1,135 @@
+package rlbench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/audit"
+	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// preflight checks, before anything is written, that every cell of cfg can
+// run on t: the server's version runs every strategy, the go-redis pool
+// fits under maxclients on every master, the run's prefix holds no key yet
+// (the audit and the clean-up treat every key under it as the run's), and
+// the target takes writes (not a replica, not a read-only user).
+func (t *target) preflight(ctx context.Context, cfg Config) error {
+	if err := checkSupport(cfg.Strategies, t.info); err != nil {
+		return err
+	}
+	nodes, err := t.nodes(ctx)
+	if err != nil {
+		return usage(t.field(), fmt.Errorf("%s: %w", t.spec.Label, err))
+	}
+	if err := checkConnections(ctx, nodes, cfg); err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if key, err := firstKey(ctx, n, cfg.Workload.Prefix); err != nil {
+			return usage(t.field(), fmt.Errorf("%s: %s: scan: %w", t.spec.Label, n.Options().Addr, err))
+		} else if key != "" {
+			return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q already holds keys (e.g. %q on %s): rlbench audits and deletes every key under its prefix, so it must start empty; choose another --prefix", t.spec.Label, cfg.Workload.Prefix, key, n.Options().Addr))
+		}
+	}
+	return t.checkWritable(ctx, cfg.Workload.Prefix)
+}
+
+// field is the Config field that names t, for errors about it.
+func (t *target) field() string {
+	switch {
+	case t.spec.ManagedCluster != "":
+		return "Targets.ManagedCluster"
+	case len(t.spec.Cluster) > 0:
+		return "Targets.Cluster"
+	case t.spec.Addr != "":
+		return "Targets.Addr"
+	}
+	return "Targets.RedisServer"
+}
+
+// checkWritable writes one key under prefix and deletes it: a replica
+// (READONLY) or a user without write access (NOPERM) is refused here, not
+// found out through a run in which every decision fails.
+func (t *target) checkWritable(ctx context.Context, prefix string) error {
+	key := prefix + "preflight"
+	err := t.admin.Set(ctx, key, 1, time.Minute).Err()
+	if err == nil {
+		err = t.admin.Del(ctx, key).Err()
+	}
+	if err != nil {
+		return usage(t.field(), fmt.Errorf("%s: the target does not take writes under the prefix (SET %s): %w; a replica, or a user without write access, cannot run a load", t.spec.Label, key, err))
+	}
+	return nil
+}
+
+// firstKey returns a key under prefix on node, or "" when there is none.
+// It stops at the first one found.
+func firstKey(ctx context.Context, node *redis.Client, prefix string) (string, error) {
+	var cursor uint64
+	for {
+		keys, next, err := node.Scan(ctx, cursor, audit.MatchPattern(prefix), 1000).Result()
+		if err != nil {
+			return "", err
+		}
+		if len(keys) > 0 {
+			return keys[0], nil
+		}
+		if cursor = next; cursor == 0 {
+			return "", nil
+		}
+	}
+}
+
+// checkSupport refuses a strategy that the server's version cannot run.
+func checkSupport(names []string, info redisserver.Info) error {
+	for _, name := range names {
+		s, _ := strategies.Lookup(name)
+		if !redisserver.VersionAtLeast(info.RedisVersion, s.MinRedis) {
+			return usage("Strategies", fmt.Errorf("%s needs Redis >= %s; the server is %s %s", name, s.MinRedis, info.Name, info.Version))
+		}
+	}
+	return nil
+}
+
+// checkConnections refuses, before any load, a run whose go-redis pool (one
+// connection per worker; rueidis shares a few among all of them) would need
+// more connections than the server accepts (maxclients, less those in use),
+// instead of letting it end in a storm of connection errors. Each master is
+// checked, since the pool is per node. A server that does not answer CONFIG
+// GET is not checked.
+func checkConnections(ctx context.Context, nodes []*redis.Client, cfg Config) error {
+	if !slices.Contains(cfg.Clients, "go-redis") {
+		return nil
+	}
+	for _, admin := range nodes {
+		v, err := admin.ConfigGet(ctx, "maxclients").Result()
+		if err != nil {
+			continue
+		}
+		maxClients, err := strconv.Atoi(v["maxclients"])
+		if err != nil {
+			continue
+		}
+		inUse := 0
+		if info, err := admin.Info(ctx, "clients").Result(); err == nil {
+			inUse, _ = strconv.Atoi(redisserver.ParseInfo(info)["connected_clients"])
+		}
+		free := maxClients - inUse
+		if cfg.Workload.Clients <= free {
+			continue
+		}
+		server := "the server"
+		if len(nodes) > 1 {
+			server = "master " + admin.Options().Addr
+		}
+		return usage("Workload.Clients", fmt.Errorf("go-redis opens one connection per worker: %d workers need %d connections, but %s accepts %d more (maxclients %d, %d in use); lower --clients, raise the server's maxclients, or use --client rueidis",
+			cfg.Workload.Clients, cfg.Workload.Clients, server, free, maxClients, inUse))
+	}
+	return nil
+}

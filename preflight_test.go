@@ -1,0 +1,163 @@
+package rlbench_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/workload"
+)
+
+// usageField returns the Config field of err's *rlbench.UsageError, or ""
+// when err is not one.
+func usageField(err error) string {
+	if uerr, ok := errors.AsType[*rlbench.UsageError](err); ok {
+		return uerr.Field
+	}
+	return ""
+}
+
+// TestRunRefusesAPrefixThatHoldsKeys checks that keys already under the
+// run's prefix stop the run before any write: they would be audited as the
+// run's (a false alarm) and deleted.
+func TestRunRefusesAPrefixThatHoldsKeys(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	foreign := prefix + "lua:go-redis:x"
+	if err := rdb.Set(ctx, foreign, 1, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := rlbench.Run(ctx, rlbench.Config{
+		Addr:     srv.Addr(),
+		Workload: workload.Config{Clients: 2, Keys: 5, Requests: 50, Prefix: prefix},
+	}, rlbench.Options{})
+	if usageField(err) != "Workload.Prefix" || !strings.Contains(err.Error(), foreign) {
+		t.Errorf("Run(prefix holding %s) error = %v; want a Workload.Prefix UsageError naming the key", foreign, err)
+	}
+	if n := rdb.DBSize(ctx).Val(); n != 1 {
+		t.Errorf("DBSIZE after the refused run = %d; want 1", n)
+	}
+	if v := rdb.Get(ctx, foreign).Val(); v != "1" {
+		t.Errorf("GET %s after the refused run = %q; want \"1\" (untouched)", foreign, v)
+	}
+}
+
+// TestRunRefusesATargetThatTakesNoWrites checks that a replica is refused
+// before the load, instead of a run in which every decision is READONLY.
+func TestRunRefusesATargetThatTakesNoWrites(t *testing.T) {
+	t.Parallel()
+	primary := redistest.Start(t)
+	replica := redistest.Start(t)
+	rdb := redistest.Client(t, replica)
+	ctx := context.Background()
+	host, port, _ := strings.Cut(primary.Addr(), ":")
+	if err := rdb.ReplicaOf(ctx, host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := rlbench.Run(ctx, rlbench.Config{
+		Addr:     replica.Addr(),
+		Workload: workload.Config{Clients: 2, Keys: 5, Requests: 50, Prefix: redistest.Prefix(t)},
+	}, rlbench.Options{})
+	if usageField(err) != "Targets.Addr" || !strings.Contains(err.Error(), "READONLY") {
+		t.Errorf("Run(a replica) error = %v; want a Targets.Addr UsageError quoting READONLY", err)
+	}
+}
+
+// TestRunFailsWhenEveryDecisionFails checks that a cell whose every decision
+// failed (here NOPERM: the user may SET but not run scripts) makes Run
+// return ErrAllFailed, with the cell's figures, rather than a clean report.
+func TestRunFailsWhenEveryDecisionFails(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := context.Background()
+	if err := rdb.Do(ctx, "ACL", "SETUSER", "default", "-evalsha", "-eval").Err(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rlbench.Run(ctx, rlbench.Config{
+		Addr:     srv.Addr(),
+		Workload: workload.Config{Clients: 2, Keys: 5, Requests: 50, Prefix: redistest.Prefix(t)},
+	}, rlbench.Options{})
+	if !errors.Is(err, rlbench.ErrAllFailed) || !strings.Contains(err.Error(), "NOPERM") {
+		t.Errorf("Run(no script permission) error = %v; want ErrAllFailed naming NOPERM", err)
+	}
+	if rep == nil || len(rep.Runs) != 1 || rep.Runs[0].Errors != 50 {
+		t.Errorf("Run(no script permission) report = %+v; want the cell with its 50 errors", rep)
+	}
+}
+
+// TestRunBlamesTheRightFlag checks that a database the server does not have
+// is a --db error and a refused password a --password one, not an address
+// that "is not listening".
+func TestRunBlamesTheRightFlag(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := context.Background()
+	if err := rdb.ConfigSet(ctx, "requirepass", "secret").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Do(ctx, "AUTH", "secret").Err(); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		cfg   rlbench.Config
+		field string
+		says  string
+	}{
+		{"database out of range", rlbench.Config{Addr: srv.Addr(), Password: "secret", DB: 16}, "DB", "select 16"},
+		{"wrong password", rlbench.Config{Addr: srv.Addr(), Password: "nope"}, "Password", "authentication failed"},
+		{"no password", rlbench.Config{Addr: srv.Addr()}, "Password", "authentication failed"},
+	}
+	for _, tc := range tests {
+		_, err := rlbench.Run(ctx, tc.cfg, rlbench.Options{})
+		if usageField(err) != tc.field || !strings.Contains(err.Error(), tc.says) || strings.Contains(err.Error(), "listening") {
+			t.Errorf("Run(%s) error = %v; want a %s UsageError saying %q", tc.name, err, tc.field, tc.says)
+		}
+	}
+	if n, err := rdb.DBSize(ctx).Result(); err != nil || n != 0 {
+		t.Errorf("DBSIZE after refused runs = %d, %v; want 0", n, err)
+	}
+}
+
+// TestServerWideFaultsNeedConsent checks that a stall, which pauses every
+// client of the server, is refused on a server rlbench did not start unless
+// the user allows it, and that the report then says whom it hit.
+func TestServerWideFaultsNeedConsent(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	stall, err := faults.Parse("stall@300ms:100ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rlbench.Config{
+		Addr:     srv.Addr(),
+		Faults:   []faults.Fault{stall},
+		Warmup:   0,
+		Workload: workload.Config{Clients: 2, Keys: 5, Duration: time.Second, Prefix: redistest.Prefix(t)},
+	}
+	if _, err := rlbench.Run(context.Background(), cfg, rlbench.Options{}); usageField(err) != "Faults" || !strings.Contains(err.Error(), "--allow-server-wide-faults") {
+		t.Fatalf("Run(stall on --addr) error = %v; want a Faults UsageError naming --allow-server-wide-faults", err)
+	}
+	cfg.AllowServerWideFaults = true
+	rep, err := rlbench.Run(context.Background(), cfg, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run(stall on --addr, allowed) error = %v", err)
+	}
+	r := rep.Runs[0]
+	if len(r.Faults) != 1 || !strings.Contains(r.Faults[0].Detail, "every client of "+srv.Addr()) {
+		t.Errorf("faults = %+v; want the stall, saying it hit every client of %s", r.Faults, srv.Addr())
+	}
+	if r.Saturation != nil && r.Saturation.Verdict != "" {
+		t.Errorf("saturation verdict after a stall = %q; want none (the server was paused)", r.Saturation.Verdict)
+	}
+}

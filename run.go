@@ -1,0 +1,142 @@
+// Package rlbench runs rate-limiter counter strategies under load against a
+// real Redis and reports latency, throughput, admissions and the immortal
+// keys (counters left with no TTL) each strategy leaves behind.
+//
+// The command in cmd/rlbench is a thin layer over Run: it parses flags into
+// a Config and prints the Report. docs/ARCHITECTURE.md draws the data path.
+package rlbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/rlbench/rlbench/results"
+)
+
+// Options says where Run writes while it works. Its zero value is silent.
+type Options struct {
+	// Log receives the header (which server, which version) and one line
+	// when each cell starts; nil discards them.
+	Log io.Writer
+	// Progress receives a live one-line display, rewritten each second with
+	// a carriage return; nil means none.
+	Progress io.Writer
+	// Abort, once done, stops what Run still does after ctx is done: the
+	// audit and the clean-up of the cell that was interrupted (a second
+	// interrupt). Run then says which keys it left. nil means never.
+	Abort context.Context
+}
+
+// Run validates cfg, opens every target and checks that it can run every
+// cell, then runs the cells in order (targets, then strategies, then
+// clients) and appends each one's results.Run to the report: the load, the
+// audit of the cell's keys, and (unless KeepKeys) their deletion.
+//
+// Bad input, an unreachable server and a cell the server cannot run are
+// *UsageError, returned before anything is written to Redis.
+func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error) {
+	if len(cfg.Targets) > 0 && (cfg.Addr != "" || cfg.RedisServer != "") {
+		return nil, usage("Targets.Addr", errors.New("give Targets, or Addr and RedisServer, not both"))
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	log := opts.Log
+	if log == nil {
+		log = io.Discard
+	}
+
+	// Every target is opened and checked before the first write: bad input
+	// on any of them is found before anything touches Redis.
+	var targets []*target
+	defer func() {
+		for _, t := range targets {
+			t.close()
+		}
+	}()
+	for _, spec := range cfg.Targets {
+		t, err := openTarget(ctx, cfg, spec)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, t)
+	}
+
+	rep := &results.Report{
+		Tool:    "rlbench",
+		Started: time.Now().UTC(),
+		Server:  targets[0].server,
+		Config:  cfg,
+	}
+	for _, t := range targets {
+		fmt.Fprintf(log, "rlbench: target %s: %s\n", t.spec.Label, t.describe())
+	}
+	fmt.Fprintf(log, "rlbench: prefix %q, %d clients, %d keys (%s), limit %d per %ds window\n",
+		cfg.Workload.Prefix, cfg.Workload.Clients, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
+
+	abort, cancel := abortContext(ctx, opts.Abort)
+	defer cancel()
+	var failed []error
+	for i, t := range targets {
+		runPrefix := cfg.Workload.Prefix
+		if len(targets) > 1 {
+			// Two labels may name one server: cells never share keys.
+			runPrefix += "t" + strconv.Itoa(i+1) + ":"
+		}
+		for _, strategy := range cfg.Strategies {
+			for _, client := range cfg.Clients {
+				c, err := newCell(cfg, t, runPrefix, strategy, client)
+				if err != nil {
+					return rep, err
+				}
+				run, err := c.run(ctx, log, opts.Progress, abort)
+				if run.Strategy != "" {
+					// Its figures explain a failure: keep them.
+					rep.Runs = append(rep.Runs, run)
+				}
+				if err != nil {
+					rep.Interrupted = true // the cells after this one did not run
+					return rep, err
+				}
+				if ctx.Err() != nil {
+					rep.Interrupted = true
+					return rep, ctx.Err()
+				}
+				if err := allFailed(c.label, run); err != nil {
+					failed = append(failed, err)
+				}
+			}
+		}
+	}
+	return rep, errors.Join(failed...)
+}
+
+// ErrAllFailed is returned, wrapped, when every decision of a cell failed:
+// its figures measure the errors, not a limiter. The other cells still run.
+var ErrAllFailed = errors.New("every decision failed")
+
+// allFailed says why run measured nothing: every decision failed, other
+// than the crashes that --crash-rate simulates; nil otherwise.
+func allFailed(label string, run results.Run) error {
+	crashed := run.ErrorKinds[results.KindCrashed]
+	if run.Decisions == crashed || run.Errors != run.Decisions {
+		return nil
+	}
+	return fmt.Errorf("%s: %w (%s): the target refused the cell's commands", label, ErrAllFailed, results.FormatErrorKinds(run.ErrorKinds, ", "))
+}
+
+// abortContext is the context of what a run still does after ctx is done:
+// not cancelled with ctx, but once abort (when not nil) is done.
+func abortContext(ctx, abort context.Context) (context.Context, context.CancelFunc) {
+	after, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if abort != nil {
+		stop := context.AfterFunc(abort, cancel)
+		return after, func() { stop(); cancel() }
+	}
+	return after, cancel
+}

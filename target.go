@@ -1,0 +1,374 @@
+package rlbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/audit"
+	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/redirects"
+	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/saturation"
+	"github.com/rlbench/rlbench/workload"
+)
+
+// target is one opened target of a run. Whatever its topology, it is a set
+// of masters, reached through one admin connection of the run's own (for
+// audits, clean-ups, faults and self-checks): a single server is a
+// one-node cluster.
+type target struct {
+	spec   TargetSpec
+	info   redisserver.Info
+	server results.Server
+	// admin is the run's own connection to the target, beside the clients
+	// under test.
+	admin    redis.UniversalClient
+	topology topology
+}
+
+// topology is what one kind of target does its own way; everything else in
+// a run is written once, over the masters that nodes returns. A new kind of
+// target implements it and adds a case to openTopology.
+type topology interface {
+	// nodes returns an admin connection to each master, ordered by
+	// address; an error if there is none.
+	nodes(ctx context.Context) ([]*redis.Client, error)
+	// endpoint sets where the clients under test connect.
+	endpoint(o *clients.Options)
+	// faultActions returns the actions of the faults that need the
+	// topology's help (restart, failover, reshard) for the cell whose keys
+	// are under prefix; those it cannot take are nil.
+	faultActions(prefix string) faults.Target
+	// redirects reads the cluster's redirection counters on every node;
+	// nil where there are none to read.
+	redirects(ctx context.Context) redirects.Snapshot
+	// describe says what the target is, for the run's header.
+	describe(s results.Server) string
+	close()
+}
+
+// openTarget opens spec: starts or reaches its servers and checks that
+// every cell of cfg can run there, before anything is written.
+func openTarget(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
+	t, err := openTopology(ctx, cfg, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.preflight(ctx, cfg); err != nil {
+		t.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// openTopology starts or reaches the servers spec names.
+func openTopology(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
+	if spec.isCluster() {
+		return openCluster(ctx, cfg, spec)
+	}
+	return openServer(ctx, cfg, spec)
+}
+
+func (t *target) close() {
+	t.admin.Close()
+	t.topology.close()
+}
+
+// nodes returns an admin connection to each master.
+func (t *target) nodes(ctx context.Context) ([]*redis.Client, error) {
+	return t.topology.nodes(ctx)
+}
+
+// redirects reads the cluster's redirection counters on every node; nil
+// for a single server, for a server without INFO errorstats, and when a
+// node could not be read.
+func (t *target) redirects(ctx context.Context) redirects.Snapshot {
+	if !redisserver.VersionAtLeast(t.info.RedisVersion, redirects.MinRedis) {
+		return nil
+	}
+	return t.topology.redirects(ctx)
+}
+
+// describe says what the target is, for the run's header.
+func (t *target) describe() string { return t.topology.describe(t.server) }
+
+// clientOptions are the options the clients under test connect with.
+func (t *target) clientOptions(cfg Config, workers int, name string) clients.Options {
+	o := clients.Options{Password: cfg.Password, DB: cfg.DB, Workers: workers, FlushDelay: cfg.FlushDelay, ClientName: name}
+	t.topology.endpoint(&o)
+	return o
+}
+
+// faultTarget is what the faults of the cell whose keys are under prefix
+// act on.
+func (t *target) faultTarget(cfg Config, prefix string) faults.Target {
+	ft := t.topology.faultActions(prefix)
+	ft.Admin = t.admin
+	ft.Capabilities = t.spec.capabilities(cfg.AllowServerWideFaults)
+	ft.Server = t.server.Addr
+	ft.ClientName = clientName(prefix)
+	return ft
+}
+
+// serverSamples is one saturation.Sample per master, by address.
+type serverSamples struct {
+	addrs   []string
+	samples []saturation.Sample
+}
+
+// sample takes a saturation sample on every master.
+func (t *target) sample(ctx context.Context) (serverSamples, error) {
+	nodes, err := t.nodes(ctx)
+	if err != nil {
+		return serverSamples{}, err
+	}
+	var s serverSamples
+	for _, n := range nodes {
+		x, err := saturation.Take(ctx, n)
+		if err != nil {
+			return serverSamples{}, fmt.Errorf("%s: %w", n.Options().Addr, err)
+		}
+		s.addrs = append(s.addrs, n.Options().Addr)
+		s.samples = append(s.samples, x)
+	}
+	return s, nil
+}
+
+// server is a single server: an existing one, or a private one that
+// rlbench started.
+type server struct {
+	target *redisserver.Target
+	admin  *redis.Client
+	spec   TargetSpec
+}
+
+// openServer finds or starts a single server. A failure is bad input: of
+// --addr when one was given, of --redis-server otherwise, of --db or
+// --password when the server refused them.
+func openServer(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
+	srv, err := redisserver.Open(ctx, redisserver.TargetOptions{
+		Addr: spec.Addr, Password: cfg.Password,
+		Start: redisserver.Options{Binary: spec.RedisServer, Args: []string{"--maxclients", "20000"}},
+	})
+	field := "Targets.RedisServer"
+	if spec.Addr != "" {
+		field = "Targets.Addr"
+	}
+	if errors.Is(err, redisserver.ErrAuth) {
+		field = "Password"
+	}
+	if err != nil {
+		return nil, usage(field, fmt.Errorf("%s: %w", spec.Label, err))
+	}
+	admin := redisserver.Admin{Password: cfg.Password, DB: cfg.DB}.Client(srv.Addr)
+	top := &server{target: srv, admin: admin, spec: spec}
+	t := &target{
+		spec: spec, info: srv.Info, admin: admin, topology: top,
+		server: results.Server{Addr: srv.Addr, Name: srv.Info.Name, Version: srv.Info.Version, Managed: srv.Private != nil},
+	}
+	if err := admin.Ping(ctx).Err(); err != nil {
+		t.close()
+		return nil, usage("DB", fmt.Errorf("%s: select %d: %w", spec.Label, cfg.DB, err))
+	}
+	return t, nil
+}
+
+func (s *server) nodes(context.Context) ([]*redis.Client, error) {
+	return []*redis.Client{s.admin}, nil
+}
+
+func (s *server) endpoint(o *clients.Options) { o.Addr = s.target.Addr }
+
+func (s *server) faultActions(string) faults.Target {
+	if s.target.Private == nil {
+		return faults.Target{}
+	}
+	return faults.Target{Restart: s.target.Private.Restart}
+}
+
+func (s *server) redirects(context.Context) redirects.Snapshot { return nil }
+
+func (s *server) describe(r results.Server) string {
+	if !r.Managed {
+		return fmt.Sprintf("%s %s at %s", r.Name, r.Version, r.Addr)
+	}
+	binary := s.spec.RedisServer
+	if binary == "" {
+		binary = redisserver.DefaultBinary
+	}
+	return fmt.Sprintf("private %s %s (%s) on %s, no persistence; stopped at the end", r.Name, r.Version, binary, r.Addr)
+}
+
+func (s *server) close() { s.target.Close() }
+
+// cluster is a Redis Cluster: an existing one, or a private one that
+// rlbench started and can fail over and reshard.
+type cluster struct {
+	// seeds are the nodes the clients connect to first.
+	seeds   []string
+	admin   *redis.ClusterClient
+	managed *redisserver.Cluster
+	spec    TargetSpec
+}
+
+// openCluster starts the managed cluster or probes the first seed node.
+func openCluster(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
+	c := &cluster{seeds: spec.Cluster, spec: spec}
+	field := "Targets.Cluster"
+	if spec.ManagedCluster != "" {
+		field = "Targets.ManagedCluster"
+		masters, replicas, _ := redisserver.ParseClusterSize(spec.ManagedCluster)
+		m, err := redisserver.StartCluster(ctx, redisserver.ClusterOptions{
+			Masters: masters, Replicas: replicas, Binary: spec.RedisServer,
+			Args: []string{"--maxclients", "20000"},
+		})
+		if err != nil {
+			return nil, usage(field, fmt.Errorf("%s: %w", spec.Label, err))
+		}
+		c.managed, c.seeds = m, m.Addrs()
+	}
+	pctx, cancel := context.WithTimeout(ctx, redisserver.ProbeTimeout)
+	defer cancel()
+	info, err := redisserver.Probe(pctx, c.seeds[0], cfg.Password, 0)
+	if err != nil {
+		c.close()
+		if errors.Is(err, redisserver.ErrAuth) {
+			field = "Password"
+		}
+		return nil, usage(field, fmt.Errorf("%s: %w (is a Redis Cluster node listening there?)", spec.Label, err))
+	}
+	c.admin = redisserver.Admin{Password: cfg.Password}.Cluster(c.seeds)
+	t := &target{
+		spec: spec, info: info, admin: c.admin, topology: c,
+		server: results.Server{Addr: strings.Join(c.seeds, ","), Name: info.Name, Version: info.Version, Managed: c.managed != nil},
+	}
+	if _, err := c.nodes(ctx); err != nil {
+		t.close()
+		return nil, usage(field, fmt.Errorf("%s: %w", spec.Label, err))
+	}
+	return t, nil
+}
+
+func (c *cluster) nodes(ctx context.Context) ([]*redis.Client, error) {
+	var mu sync.Mutex
+	var nodes []*redis.Client
+	err := c.admin.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		nodes = append(nodes, m)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster masters: %w", err)
+	}
+	if len(nodes) == 0 {
+		return nil, errors.New("cluster masters: none")
+	}
+	slices.SortFunc(nodes, func(a, b *redis.Client) int { return strings.Compare(a.Options().Addr, b.Options().Addr) })
+	return nodes, nil
+}
+
+func (c *cluster) endpoint(o *clients.Options) { o.Cluster = c.seeds }
+
+// faultActions gives a private cluster's failover (when its masters have
+// replicas: it promotes a replica of the master that serves slot 0 at the
+// time) and reshard (it moves the slot of the cell's first key to the next
+// master).
+func (c *cluster) faultActions(prefix string) faults.Target {
+	if c.managed == nil {
+		return faults.Target{}
+	}
+	ft := faults.Target{Reshard: func(ctx context.Context, hold time.Duration) (string, error) {
+		key := workload.KeyNames(prefix, 1)[0]
+		slot, err := c.admin.ClusterKeySlot(ctx, key).Result()
+		if err != nil {
+			return "", fmt.Errorf("reshard: cluster keyslot %s: %w", key, err)
+		}
+		m, err := c.managed.MoveSlot(ctx, int(slot), hold)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("slot %d moved from %s to %s with its keys (%d), migrating for %s", m.Slot, m.From, m.To, m.Keys, hold), nil
+	}}
+	if c.spec.capabilities(false).Replicas {
+		ft.Failover = func(ctx context.Context) (string, error) {
+			masters := c.managed.MasterAddrs()
+			if len(masters) == 0 {
+				return "", errors.New("failover: the cluster has no master")
+			}
+			newMaster, err := c.managed.Failover(ctx, masters[0])
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%s took over from %s", newMaster, masters[0]), nil
+		}
+	}
+	return ft
+}
+
+// redirects reads the cluster's redirection and cluster-error counters on
+// every node (package redirects); nil when a node could not be read.
+func (c *cluster) redirects(ctx context.Context) redirects.Snapshot {
+	s, err := redirects.Take(ctx, c.admin)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+func (c *cluster) describe(r results.Server) string {
+	if r.Managed {
+		return fmt.Sprintf("private Redis Cluster %s of %s %s (%s); stopped at the end", c.spec.ManagedCluster, r.Name, r.Version, r.Addr)
+	}
+	return fmt.Sprintf("Redis Cluster of %s %s via %s", r.Name, r.Version, r.Addr)
+}
+
+func (c *cluster) close() {
+	if c.managed != nil {
+		c.managed.Close()
+	}
+}
+
+// clientName is the CLIENT SETNAME of a cell's connections, which the
+// kill-clients fault closes: unique to the cell, since its prefix is.
+func clientName(cellPrefix string) string {
+	return "rlbench-" + strings.Map(func(r rune) rune {
+		if r <= ' ' || r > '~' {
+			return '_'
+		}
+		return r
+	}, cellPrefix)
+}
+
+// audit audits the keys under prefix on every master; perNode has the
+// result per master on a cluster, and is nil for a single server.
+func (t *target) audit(ctx context.Context, prefix string, window int64) (res audit.Result, perNode []audit.NodeResult, err error) {
+	nodes, err := t.nodes(ctx)
+	if err != nil {
+		return audit.Result{}, nil, fmt.Errorf("audit: %w", err)
+	}
+	res, perNode, err = audit.RunNodes(ctx, nodes, prefix, window)
+	if !t.spec.isCluster() {
+		perNode = nil
+	}
+	return res, perNode, err
+}
+
+// cleanup deletes the keys under prefix on every master.
+func (t *target) cleanup(ctx context.Context, prefix string) error {
+	nodes, err := t.nodes(ctx)
+	if err != nil {
+		return fmt.Errorf("audit: cleanup: %w", err)
+	}
+	_, err = audit.CleanupNodes(ctx, nodes, prefix)
+	return err
+}

@@ -1,0 +1,137 @@
+package verify
+
+import (
+	"context"
+	"slices"
+	"sort"
+
+	"github.com/rlbench/rlbench/redisserver"
+)
+
+// Check describes one column of the matrix.
+type Check struct {
+	// Name is the column's name, e.g. "healing".
+	Name string
+	// Doc says in one line what the check does.
+	Doc string
+	// ServerWide is true for the checks that act on the whole server
+	// (SCRIPT FLUSH, a restart): they run one row at a time, after the
+	// others, and only on a private server.
+	ServerWide bool
+}
+
+// checkDef is everything about one check, declared once in the check's
+// own file (check_*.go) and passed to register from that file's init.
+type checkDef struct {
+	Check
+	// window is the window, in seconds, of the strategy the check builds;
+	// 0 means Config.Window. Checks that must stay inside one window
+	// however slow the machine is use longWindow.
+	window int64
+	// notApplicable, when set, returns why the check does not apply to the
+	// row ("" when it does). It is asked before the strategy and the client
+	// are built.
+	notApplicable func(r *row) string
+	// run runs the check on one row. The trial holds the strategy, the
+	// client and the check's keys; run returns the cell, without its Check.
+	run func(ctx context.Context, t *trial) Cell
+	// expected returns the outcomes that a strategy with properties p is
+	// documented to give on the check against server s, the server's
+	// version already known to run the strategy.
+	expected func(p Properties, s Server) []Outcome
+}
+
+// columns is the order of the matrix's columns. A check that is not listed
+// comes after these, in name order.
+var columns = []string{
+	CheckFirst, CheckRepeated, CheckExpiry, CheckNotExtended, CheckWrongType,
+	CheckConcurrent, CheckCrash, CheckRace, CheckHealing,
+	CheckNoscript, CheckRestart,
+}
+
+// allChecks holds every registered check, in column order.
+var allChecks []checkDef
+
+// register adds a check; each check file calls it from init.
+func register(def checkDef) {
+	if def.Name == "" || def.Doc == "" || def.run == nil || def.expected == nil {
+		panic("verify: check " + def.Name + " registered without its name, doc, run or expected")
+	}
+	if slices.ContainsFunc(allChecks, func(c checkDef) bool { return c.Name == def.Name }) {
+		panic("verify: duplicate check " + def.Name)
+	}
+	allChecks = append(allChecks, def)
+	sort.SliceStable(allChecks, func(i, j int) bool {
+		ci, cj := columnOf(allChecks[i].Name), columnOf(allChecks[j].Name)
+		if ci != cj {
+			return ci < cj
+		}
+		return allChecks[i].Name < allChecks[j].Name
+	})
+}
+
+// columnOf is name's place in columns, or len(columns) when it is not listed.
+func columnOf(name string) int {
+	if i := slices.Index(columns, name); i >= 0 {
+		return i
+	}
+	return len(columns)
+}
+
+// Checks returns every check, in column order.
+func Checks() []Check {
+	out := make([]Check, len(allChecks))
+	for i, c := range allChecks {
+		out[i] = c.Check
+	}
+	return out
+}
+
+func checkNames() []string {
+	names := make([]string, len(allChecks))
+	for i, c := range allChecks {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// Expected returns the outcomes that a strategy with properties p is
+// documented to give on check against server s; any of them is as
+// documented. Where the documentation leaves the result open (a
+// non-atomic strategy may or may not show a given race), both pass and
+// leaks are listed. An unknown check gives nil: nothing is as documented.
+func Expected(check string, p Properties, s Server) []Outcome {
+	if !redisserver.VersionAtLeast(s.RedisVersion, p.MinRedis) {
+		return []Outcome{Unsupported}
+	}
+	i := slices.IndexFunc(allChecks, func(c checkDef) bool { return c.Name == check })
+	if i < 0 {
+		return nil
+	}
+	return allChecks[i].expected(p, s)
+}
+
+// Expectations shared by several checks.
+
+// alwaysPass is the expectation of a check every strategy must pass.
+func alwaysPass(Properties, Server) []Outcome { return []Outcome{Pass} }
+
+// passUnlessNotAtomic is the expectation of a race: an atomic strategy
+// passes; a non-atomic one may or may not show it.
+func passUnlessNotAtomic(p Properties, _ Server) []Outcome {
+	if p.Atomic {
+		return []Outcome{Pass}
+	}
+	return []Outcome{Pass, Leaks}
+}
+
+// onlyFixedWindow is the notApplicable of the checks that look at a
+// fixed-window counter.
+func onlyFixedWindow(reason string) func(r *row) string {
+	return func(r *row) string {
+		if r.properties.FixedWindow {
+			return ""
+		}
+		return reason
+	}
+}

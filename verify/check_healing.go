@@ -1,0 +1,54 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+)
+
+// CheckHealing: fixed windows only: a counter seeded with SET k Limit and
+// no TTL has a TTL after one decision (leaks when it stays immortal).
+const CheckHealing = "healing"
+
+func init() {
+	register(checkDef{
+		Check:         Check{Name: CheckHealing, Doc: "a counter seeded with SET k 5 and no TTL gets one back on the next request"},
+		notApplicable: onlyFixedWindow("not a fixed-window counter: no counter to heal"),
+		run:           checkHealing,
+		expected: func(p Properties, _ Server) []Outcome {
+			switch {
+			case !p.FixedWindow:
+				return []Outcome{NotApplicable}
+			case p.Heals:
+				return []Outcome{Pass}
+			}
+			return []Outcome{Leaks}
+		},
+	})
+}
+
+func checkHealing(ctx context.Context, t *trial) Cell {
+	key := t.key("k")
+	if err := t.observer.Set(ctx, key, t.cfg.Limit, 0).Err(); err != nil {
+		return failf("seed SET %s %d: %v", key, t.cfg.Limit, err)
+	}
+	if _, err := t.decide(ctx, key); err != nil {
+		return failf("decision on a counter with no TTL: %v", err)
+	}
+	v, err := t.value(ctx, key)
+	if err != nil {
+		return failf("%v", err)
+	}
+	p, err := t.pttl(ctx, key)
+	if err != nil {
+		return failf("%v", err)
+	}
+	switch {
+	case p == -1:
+		return Cell{Outcome: Leaks, Note: fmt.Sprintf("counter stays immortal (n never 1 again): seeded at %d with no TTL, after one decision %s with no TTL", t.cfg.Limit, v)}
+	case p == -2:
+		return failf("the counter vanished after one decision")
+	case p > t.window*1000:
+		return failf("PTTL %dms after one decision; want at most the %ds window", p, t.window)
+	}
+	return Cell{Outcome: Pass}
+}

@@ -1,0 +1,238 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/audit"
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// Timing of the checks.
+const (
+	// longWindow is the window, in seconds, of the checks that must stay
+	// inside one window however slow the machine is ("repeated",
+	// "concurrent").
+	longWindow = 30
+	// pttlTolerance absorbs PTTL's millisecond rounding.
+	pttlTolerance = 25
+	// pollInterval is the pause between two reads of a key being waited on.
+	pollInterval = 10 * time.Millisecond
+	// expiryGrace is how long past the window the checks wait for a key to
+	// expire, or for a window-less strategy to admit again.
+	expiryGrace = 2 * time.Second
+)
+
+// decide makes one decision, bounded in time so that a lost server cannot
+// hang a check.
+func (t *trial) decide(ctx context.Context, key string) (strategies.Decision, error) {
+	return t.decideWithin(ctx, key, time.Duration(t.cfg.Window)*time.Second+expiryGrace+5*time.Second)
+}
+
+func (t *trial) decideWithin(ctx context.Context, key string, d time.Duration) (strategies.Decision, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return t.strategy.Decide(ctx, t.client, key)
+}
+
+// sequence makes limit+extra decisions on key and checks that exactly the
+// first limit are allowed. It returns a FAIL cell, or ok.
+func (t *trial) sequence(ctx context.Context, key string, extra int, when string) (Cell, bool) {
+	n := int(t.cfg.Limit) + extra
+	for i := 1; i <= n; i++ {
+		d, err := t.decide(ctx, key)
+		if err != nil {
+			return failf("%srequest %d of %d: %v", when, i, n, err), false
+		}
+		if want := int64(i) <= t.cfg.Limit; d.Allowed != want {
+			return failf("%srequest %d %s (count %d); want exactly %d allowed, then rejected", when, i, allowedWord(d.Allowed), d.Count, t.cfg.Limit), false
+		}
+	}
+	return Cell{}, true
+}
+
+// allowedFresh sends one request for key, named what in failures, and
+// checks that it is allowed and, for a fixed window, that it started a
+// fresh counter (freshCounter, with when).
+func (t *trial) allowedFresh(ctx context.Context, key, what, when string) (Cell, bool) {
+	decided := time.Now()
+	d, err := t.decide(ctx, key)
+	if err != nil {
+		return failf("%s: %v", what, err), false
+	}
+	if !d.Allowed {
+		return failf("%s rejected (count %d); want allowed", what, d.Count), false
+	}
+	if t.properties.FixedWindow {
+		return t.freshCounter(ctx, key, decided, when)
+	}
+	return Cell{}, true
+}
+
+// ttlsSet audits the trial's keys: there must be some, none immortal,
+// none with a TTL beyond the trial's window.
+func (t *trial) ttlsSet(ctx context.Context) Cell {
+	return t.row.ttlsSet(ctx, t.keyPrefix(), t.window)
+}
+
+// pttl reads key's PTTL in milliseconds: -1 for no TTL, -2 for no key.
+func (r *row) pttl(ctx context.Context, key string) (int64, error) {
+	n, err := r.observer.Do(ctx, "PTTL", key).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("pttl %s: %w", key, err)
+	}
+	return n, nil
+}
+
+// value reads key as a string; "(none)" when it does not exist.
+func (r *row) value(ctx context.Context, key string) (string, error) {
+	v, err := r.observer.Get(ctx, key).Result()
+	if err == redis.Nil {
+		return "(none)", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("get %s: %w", key, err)
+	}
+	return v, nil
+}
+
+// describe says what is at key, for a note: a string's value, or its type
+// ("a zset"), or "(none)".
+func (r *row) describe(ctx context.Context, key string) (string, error) {
+	typ, err := r.observer.Type(ctx, key).Result()
+	if err != nil {
+		return "", fmt.Errorf("type %s: %w", key, err)
+	}
+	switch typ {
+	case "string":
+		return r.value(ctx, key)
+	case "none":
+		return "(none)", nil
+	}
+	return "a " + typ, nil
+}
+
+// pttlText formats a PTTL reply for a note: "1999ms", "-1 (no TTL)" or
+// "-2 (no key)".
+func pttlText(p int64) string {
+	switch p {
+	case -1:
+		return "-1 (no TTL)"
+	case -2:
+		return "-2 (no key)"
+	}
+	return strconv.FormatInt(p, 10) + "ms"
+}
+
+// freshCounter checks that the fixed-window counter at key is at 1 with a
+// TTL within a second of the window when the decision made at decided set
+// it: the time since then is added back to the PTTL read now.
+func (r *row) freshCounter(ctx context.Context, key string, decided time.Time, when string) (Cell, bool) {
+	v, err := r.value(ctx, key)
+	if err != nil {
+		return failf("%v", err), false
+	}
+	if v != "1" {
+		return failf("counter is %s %s; want 1", v, when), false
+	}
+	p, err := r.pttl(ctx, key)
+	if err != nil {
+		return failf("%v", err), false
+	}
+	since := time.Since(decided).Milliseconds()
+	if w := r.cfg.Window * 1000; p <= 0 || p+since <= w-1000 || p > w {
+		return failf("PTTL %s %s, %dms after the decision; want within 1s of the %ds window", pttlText(p), when, since, r.cfg.Window), false
+	}
+	return Cell{}, true
+}
+
+// ttlsSet audits the keys under prefix: there must be some, none immortal,
+// none with a TTL beyond window seconds.
+func (r *row) ttlsSet(ctx context.Context, prefix string, window int64) Cell {
+	res, err := audit.Run(ctx, r.observer, prefix, window)
+	if err != nil {
+		return failf("%v", err)
+	}
+	switch {
+	case res.Keys-res.Vanished == 0:
+		return failf("no key under %s after the decisions", prefix)
+	case res.Immortal > 0:
+		return failf("%d of %d keys have no TTL", res.Immortal, res.Keys)
+	case res.TTLOverWindow > 0:
+		return failf("%d of %d keys have a TTL beyond the %ds window", res.TTLOverWindow, res.Keys, window)
+	}
+	return Cell{Outcome: Pass}
+}
+
+// waitGone polls key's PTTL until the key is gone, or has no TTL to wait
+// for, or timeout passes, and returns the last PTTL read (-2 when gone, -1
+// when it has no TTL).
+func (r *row) waitGone(ctx context.Context, key string, timeout time.Duration) (int64, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		p, err := r.pttl(ctx, key)
+		if err != nil || p < 0 || time.Now().After(deadline) {
+			return p, err
+		}
+		if err := sleep(ctx, pollInterval); err != nil {
+			return p, err
+		}
+	}
+}
+
+// keysUnder lists the keys under prefix.
+func (r *row) keysUnder(ctx context.Context, prefix string) ([]string, error) {
+	var keys []string
+	var cursor uint64
+	for {
+		batch, next, err := r.observer.Scan(ctx, cursor, audit.MatchPattern(prefix), 1000).Result()
+		if err != nil {
+			return nil, fmt.Errorf("scan %s: %w", prefix, err)
+		}
+		for _, k := range batch {
+			if strings.HasPrefix(k, prefix) && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+		if next == 0 {
+			slices.Sort(keys)
+			return keys, nil
+		}
+		cursor = next
+	}
+}
+
+func failf(format string, args ...any) Cell {
+	return Cell{Outcome: Fail, Note: firstLine(fmt.Sprintf(format, args...))}
+}
+
+// firstLine keeps a note to one line.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+func allowedWord(allowed bool) string {
+	if allowed {
+		return "allowed"
+	}
+	return "rejected"
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

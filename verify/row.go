@@ -1,0 +1,249 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// row is one strategy x client while its checks run.
+type row struct {
+	cfg           Config
+	info          strategies.Info
+	properties    Properties // PropertiesOf(info)
+	clientName    string     // the client library, e.g. "rueidis"
+	server        Server
+	privateServer *redisserver.Server // nil for a server rlbench does not manage
+	observer      *redis.Client       // independent reads and seeds, through go-redis
+	prefix        string              // <Prefix><strategy>:<client>:
+	cells         []Cell              // one per allChecks
+	scripts       int64               // EvalInts calls seen by the per-key checks
+}
+
+// newRow returns the row of strategy info x the client named clientName,
+// its cells not run yet.
+func newRow(cfg Config, info strategies.Info, clientName string, server Server, privateServer *redisserver.Server, observer *redis.Client) *row {
+	r := &row{
+		cfg:           cfg,
+		info:          info,
+		properties:    PropertiesOf(info),
+		clientName:    clientName,
+		server:        server,
+		privateServer: privateServer,
+		observer:      observer,
+		prefix:        cfg.Prefix + info.Name + ":" + clientName + ":",
+		cells:         make([]Cell, len(allChecks)),
+	}
+	for i, c := range allChecks {
+		r.cells[i] = Cell{Check: c.Name, Outcome: NotRun, Note: "not started"}
+	}
+	return r
+}
+
+// unsupported says why the server or the client cannot run the row's
+// strategy, or "" when they can.
+func (r *row) unsupported() string {
+	if !redisserver.VersionAtLeast(r.server.RedisVersion, r.info.MinRedis) {
+		return fmt.Sprintf("%s needs Redis >= %s; server is %s %s", r.info.Name, r.info.MinRedis, r.server.Name, r.server.Version)
+	}
+	if !r.properties.supports(r.clientName) {
+		return fmt.Sprintf("%s runs only on %s", r.info.Name, joinNames(r.properties.Clients))
+	}
+	return ""
+}
+
+// run runs the row's per-key checks, or its server-wide ones. The per-key
+// checks share one client; each server-wide check opens its own.
+func (r *row) run(ctx context.Context, serverWide bool) {
+	if note := r.unsupported(); note != "" {
+		r.fill(serverWide, Cell{Outcome: Unsupported, Note: note})
+		return
+	}
+	if err := ctx.Err(); err != nil {
+		r.fill(serverWide, notStarted(err))
+		return
+	}
+	var shared *countingClient
+	if !serverWide {
+		var err error
+		if shared, err = r.connect(ctx); err != nil {
+			r.fill(false, interrupted(ctx, failf("%v", err)))
+			return
+		}
+		defer func() {
+			r.scripts = shared.scripts.Load()
+			shared.Close()
+		}()
+	}
+	for i, c := range allChecks {
+		if c.ServerWide == serverWide {
+			cell := r.runCheck(ctx, c, shared)
+			cell.Check = c.Name
+			r.cells[i] = cell
+		}
+	}
+}
+
+// runCheck runs one check: it asks whether the check applies, builds the
+// trial (the shared prologue of every check), and runs it. A check that
+// ctx ends before or while it runs is not run, not failed.
+func (r *row) runCheck(ctx context.Context, c checkDef, shared *countingClient) Cell {
+	if err := ctx.Err(); err != nil {
+		return notStarted(err)
+	}
+	if c.notApplicable != nil {
+		if reason := c.notApplicable(r); reason != "" {
+			return Cell{Outcome: NotApplicable, Note: reason}
+		}
+	}
+	t, err := r.newTrial(ctx, c, shared)
+	if err != nil {
+		return interrupted(ctx, failf("%v", err))
+	}
+	defer t.close()
+	return interrupted(ctx, c.run(ctx, t))
+}
+
+// fill sets every per-key (or every server-wide) cell to cell.
+func (r *row) fill(serverWide bool, cell Cell) {
+	for i, c := range allChecks {
+		if c.ServerWide == serverWide {
+			cell.Check = c.Name
+			r.cells[i] = cell
+		}
+	}
+}
+
+// notStarted is the cell of a check that ctx ended before it started.
+func notStarted(err error) Cell {
+	return Cell{Outcome: NotRun, Note: "interrupted before it started: " + err.Error()}
+}
+
+// interrupted returns cell, or, when cell is a FAIL and ctx has ended, a
+// not-run cell: a check cut short did not fail, it did not finish.
+func interrupted(ctx context.Context, cell Cell) Cell {
+	if cell.Outcome != Fail || ctx.Err() == nil {
+		return cell
+	}
+	return Cell{Outcome: NotRun, Note: "interrupted while it ran: " + cell.Note}
+}
+
+// connect opens a client and prepares the strategy if it needs preparing.
+func (r *row) connect(ctx context.Context) (*countingClient, error) {
+	adapter, err := clients.New(r.clientName, clients.Options{Addr: r.server.Addr, Password: r.cfg.Password, DB: r.cfg.DB, Workers: r.cfg.Workers})
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	client := &countingClient{Conn: adapter}
+	if err := r.prepare(ctx, client); err != nil {
+		client.Close()
+		return nil, err
+	}
+	return client, nil
+}
+
+// prepare calls Prepare when the strategy is a strategies.Preparer.
+func (r *row) prepare(ctx context.Context, client strategies.Client) error {
+	strategy, err := r.strategy(r.cfg.Window)
+	if err != nil {
+		return err
+	}
+	if p, ok := strategy.(strategies.Preparer); ok {
+		if err := p.Prepare(ctx, client); err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+	}
+	return nil
+}
+
+// strategy builds the row's strategy with the row's limit and window seconds.
+func (r *row) strategy(window int64) (strategies.Strategy, error) {
+	return strategies.New(r.info.Name, strategies.Config{Limit: r.cfg.Limit, Window: window})
+}
+
+// trial is one check's run on one row: what every check starts with.
+type trial struct {
+	*row
+	// check is the check's name; every key of the trial is under
+	// <row prefix><check>:.
+	check string
+	// window is the strategy's window, in seconds.
+	window int64
+	// strategy is the row's strategy, built with window.
+	strategy strategies.Strategy
+	// client is the row's shared client for a per-key check, or a fresh
+	// one, prepared, for a server-wide check.
+	client *countingClient
+	// ownClient is true when client is the trial's own, closed with it.
+	ownClient bool
+}
+
+// newTrial builds the strategy with the check's window and, for a
+// server-wide check, a fresh client: an earlier row's restart may have
+// emptied the server, so it is prepared again.
+func (r *row) newTrial(ctx context.Context, c checkDef, shared *countingClient) (*trial, error) {
+	t := &trial{row: r, check: c.Name, window: c.window, client: shared}
+	if t.window == 0 {
+		t.window = r.cfg.Window
+	}
+	var err error
+	if t.strategy, err = r.strategy(t.window); err != nil {
+		return nil, err
+	}
+	if c.ServerWide {
+		if t.client, err = r.connect(ctx); err != nil {
+			return nil, err
+		}
+		t.ownClient = true
+	}
+	return t, nil
+}
+
+// close closes the trial's own client.
+func (t *trial) close() {
+	if t.ownClient {
+		t.client.Close()
+	}
+}
+
+// keyPrefix is the prefix of every key of the trial.
+func (t *trial) keyPrefix() string { return t.prefix + t.check + ":" }
+
+// key names a key of the trial: its prefix, then name in a hash tag.
+func (t *trial) key(name string) string { return t.keyPrefix() + "{" + name + "}" }
+
+// countingClient is the row's client, counting the calls that tell what
+// a strategy really sends.
+type countingClient struct {
+	clients.Conn
+	scripts       atomic.Int64 // EvalInts calls
+	functionLoads atomic.Int64 // FunctionLoad calls
+}
+
+func (c *countingClient) EvalInts(ctx context.Context, s *strategies.Script, keys []string, args strategies.Args) ([]int64, error) {
+	c.scripts.Add(1)
+	return c.Conn.EvalInts(ctx, s, keys, args)
+}
+
+func (c *countingClient) FunctionLoad(ctx context.Context, code string) error {
+	c.functionLoads.Add(1)
+	return c.Conn.FunctionLoad(ctx, code)
+}
+
+// joinNames lists names in prose: "a", "a and b", "a, b and c".
+func joinNames(names []string) string {
+	switch len(names) {
+	case 0:
+		return "no client"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
