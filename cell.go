@@ -202,8 +202,14 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 	run := results.NewRun(rec, m.load.Elapsed)
 	run.StartedAt = m.startedAt.UTC()
-	run.Rate, run.AchievedRatePerS, run.RateNote = m.load.Rate, m.load.Achieved(), m.load.Note()
-	run.ScheduleLagMS = float64(m.load.Lag) / float64(time.Millisecond)
+	run.Incomplete = m.err != nil // the load was cut short
+	if m.load.Rate > 0 {
+		if run.OpenLoop == nil { // NewRun's, unless no request was sent
+			run.OpenLoop = &results.OpenLoop{}
+		}
+		run.Rate, run.AchievedRatePerS, run.RateNote = m.load.Rate, m.load.Achieved(), m.load.Note()
+		run.ScheduleLagMS = float64(m.load.Lag) / float64(time.Millisecond)
+	}
 	run.Target, run.Server = c.target.spec.Label, &c.target.server
 	run.Strategy, run.Client, run.ClientOptions, run.Clients = c.strategy, c.client, c.conn.Options(), c.cfg.Workload.Clients
 	run.Environment = results.EnvironmentOf(clients.Modules[c.client], clients.Version(c.client))
@@ -218,7 +224,7 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 	}
 	run.Faults, run.PerSecond = m.events, m.series
 	run.Saturation = c.saturation(m)
-	run.OverAdmitted, run.MaxAdmittedPerWindow = m.admission.OverAdmitted, m.admission.MaxAdmittedPerWindow
+	run.Admission = m.admission
 	return run
 }
 
@@ -229,9 +235,9 @@ func (c *cell) saturation(m *measurement) *saturation.Report {
 		!slices.Equal(m.connected.addrs, m.before.addrs) || !slices.Equal(m.before.addrs, m.after.addrs) {
 		return nil
 	}
-	sat := saturation.CompareNodes(m.before.samples, m.after.samples)
+	sat := saturation.Compare(m.before.samples, m.after.samples)
 	// Connections count from before the client connected.
-	sat.ConnectionsOpened = saturation.CompareNodes(m.connected.samples, m.after.samples).ConnectionsOpened
+	sat.ConnectionsOpened = saturation.Compare(m.connected.samples, m.after.samples).ConnectionsOpened
 	if c.cfg.Workload.Rate > 0 && m.load.Reached() || slices.ContainsFunc(m.events, isStall) {
 		// The schedule set the pace, or a stall paused the server: neither
 		// side's CPU tells what bound the load.

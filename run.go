@@ -100,9 +100,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 					rep.Runs = append(rep.Runs, run)
 				}
 				if err != nil {
+					rep.Interrupted = true // the cells after this one did not run
 					return rep, err
 				}
 				if ctx.Err() != nil {
+					rep.Interrupted = true
 					return rep, ctx.Err()
 				}
 				if err := allFailed(c.label, run); err != nil {

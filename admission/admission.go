@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -134,16 +135,10 @@ func (ks *keyState) span(b int64) {
 	ks.spanMax = max(ks.spanMax, ks.spanSum)
 }
 
-// Result is what a Tracker found.
-type Result struct {
-	// OverAdmitted is the largest number of requests admitted beyond the
-	// limit in one fixed window of one key; nil for a strategy that is not
-	// a fixed window.
-	OverAdmitted *int64 `json:"over_admitted"`
-	// MaxAdmittedPerWindow is the largest number admitted for one key within
-	// any span of one window length (to within 1/SpanBuckets of it).
-	MaxAdmittedPerWindow int64 `json:"max_admitted_per_window_span"`
-}
+// Result is what a Tracker found: results.Admission, the group of the
+// report's run it fills. Its MaxAdmittedPerWindow is exact to within
+// 1/SpanBuckets of a window length.
+type Result = results.Admission
 
 // Result returns the counts so far.
 func (t *Tracker) Result() Result {

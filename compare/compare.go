@@ -9,6 +9,11 @@
 // same command line up), else the server's address. Two runs with the same
 // Key, in one file or in several, are runs of the same cell.
 //
+// A run that did not finish ("complete": false, from an interrupted
+// rlbench) is compared, and flagged: Describe says how many a file has, and
+// Text adds a note for each. ReadFiles refuses files that the report reader
+// refuses (see results.ReadFile and results.Validate).
+//
 //	files, err := compare.ReadFiles([]string{"a.json", "b.json"})
 //	...
 //	err = compare.Text(compare.New(files))(os.Stdout)

@@ -20,11 +20,10 @@ func ptr[T any](v T) *T { return &v }
 // run is a hand-built run with the figures compare reads.
 func run(strategy, client string, thr, p50, p99, p999 float64, immortal int64, over *int64) results.Run {
 	return results.Run{
-		Strategy: strategy, Client: client, Clients: 200, DurationS: 10,
-		Decisions: int64(thr * 10), Allowed: int64(thr * 10), ThroughputPerS: thr,
-		LatencyUS:    results.Latency{P50: p50, P90: p50 * 1.5, P99: p99, P999: p999, Max: p999 * 3, Mean: p50 * 1.1},
-		Audit:        results.Audit{Keys: 10, Immortal: immortal},
-		OverAdmitted: over,
+		Cell:      results.Cell{Strategy: strategy, Client: client, Clients: 200},
+		Load:      results.Load{DurationS: 10, Decisions: int64(thr * 10), Allowed: int64(thr * 10), ThroughputPerS: thr, LatencyUS: results.Latency{P50: p50, P90: p50 * 1.5, P99: p99, P999: p999, Max: p999 * 3, Mean: p50 * 1.1}},
+		Admission: results.Admission{OverAdmitted: over},
+		Audits:    results.Audits{Audit: results.Audit{Keys: 10, Immortal: immortal}},
 	}
 }
 
@@ -276,6 +275,8 @@ func TestTextNotes(t *testing.T) {
 	old := write("old.json", `{"tool":"rlbench","server":{"name":"redis","version":"7.0.15","managed":true},"runs":[{"target":"prod-like","strategy":"lua","client":"go-redis","throughput_per_s":100}]}`)
 	upgraded := write("new.json", `{"tool":"rlbench","server":{"name":"redis","version":"7.2.4","managed":true},"runs":[{"target":"prod-like","strategy":"lua","client":"go-redis","throughput_per_s":120}]}`)
 	other := write("other.json", `{"tool":"rlbench","server":{"name":"valkey","version":"8.0.1","managed":true},"runs":[{"strategy":"lua","client":"go-redis"}]}`)
+	// An interrupted rlbench's file: its one run stopped 0.4 s into the load.
+	partial := write("partial.json", `{"tool":"rlbench","interrupted":true,"server":{"name":"redis","version":"7.2.4","managed":true},"runs":[{"target":"prod-like","strategy":"lua","client":"go-redis","complete":false,"decisions":40,"allowed":40,"duration_s":0.4,"throughput_per_s":100}]}`)
 
 	tests := []struct {
 		name  string
@@ -285,6 +286,8 @@ func TestTextNotes(t *testing.T) {
 		{"same label, two versions", []string{old, upgraded}, "note: prod-like lua/go-redis ran on different servers: redis 7.0.15 (A), redis 7.2.4 (B)"},
 		{"same label, ratio across versions", []string{old, upgraded}, "1.20x"},
 		{"nothing shared", []string{old, other}, "note: no cell ran in more than one file"},
+		{"a partial run", []string{old, partial}, "note: prod-like lua/go-redis in B did not finish (complete: false)"},
+		{"an interrupted file", []string{old, partial}, "1 run, INTERRUPTED, 1 run did not finish"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -313,6 +316,18 @@ func TestReadFilesBad(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing.json")
+	write := func(name, body string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	// The issue's repros: a report with no runs printed nothing with exit 0,
+	// negative and 300-digit figures were printed as they came.
+	noRuns := write("no-runs.json", `{"tool":"rlbench","runs":[]}`)
+	negative := write("negative.json", `{"tool":"rlbench","runs":[{"strategy":"lua","client":"go-redis","decisions":-100,"allowed":-100,"duration_s":1,"throughput_per_s":-100}]}`)
+	absurd := write("absurd.json", `{"tool":"rlbench","runs":[{"strategy":"lua","client":"go-redis","throughput_per_s":1e300}]}`)
 	tests := []struct {
 		name  string
 		paths []string
@@ -322,6 +337,11 @@ func TestReadFilesBad(t *testing.T) {
 		{name: "no file", paths: nil, is: ErrNoFiles},
 		{name: "not a report", paths: []string{good, notReport}, is: results.ErrNotReport, names: notReport},
 		{name: "missing", paths: []string{missing, good}, is: os.ErrNotExist, names: missing},
+		// `rlbench compare /dev/zero` grew without bound.
+		{name: "endless input", paths: []string{good, "/dev/zero"}, is: results.ErrTooLarge, names: "/dev/zero"},
+		{name: "no runs", paths: []string{good, noRuns}, is: results.ErrNoRuns, names: noRuns},
+		{name: "negative figures", paths: []string{negative, good}, is: results.ErrImplausible, names: negative},
+		{name: "absurd throughput", paths: []string{good, absurd}, is: results.ErrImplausible, names: absurd},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

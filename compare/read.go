@@ -1,11 +1,8 @@
 package compare
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
 
 	"github.com/rlbench/rlbench/results"
 )
@@ -21,7 +18,7 @@ type File struct {
 	Path string
 	// Name is the file's short name in tables and charts: "A", "B", ...
 	Name string
-	// Report is the file decoded by results.ReadReport.
+	// Report is the file decoded by results.ReadFile.
 	Report *results.Report
 	// Fields holds every top-level field of the file, raw, by name.
 	Fields map[string]json.RawMessage
@@ -30,29 +27,14 @@ type File struct {
 	RunFields []map[string]json.RawMessage
 }
 
-// ReadFile reads the rlbench JSON report at path. Every error names the file.
+// ReadFile reads the rlbench JSON report at path with results.ReadFile,
+// which bounds and validates it. Every error names the file.
 func ReadFile(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	f, err := results.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read report: %w", err)
+		return nil, err
 	}
-	rep, err := results.ReadReport(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	var raw struct {
-		Runs []map[string]json.RawMessage `json:"runs"`
-	}
-	f := &File{Path: path, Report: rep}
-	// ReadReport has checked that data is one JSON object with these shapes.
-	if err := json.Unmarshal(data, &f.Fields); err != nil {
-		return nil, fmt.Errorf("%s: read report: %w", path, err)
-	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("%s: read report: runs: %w", path, err)
-	}
-	f.RunFields = raw.Runs
-	return f, nil
+	return &File{Path: f.Path, Report: f.Report, Fields: f.Fields, RunFields: f.RunFields}, nil
 }
 
 // ReadFiles reads every path with ReadFile and names the files "A", "B", ...
@@ -109,36 +91,11 @@ func (f *File) Key(i int) Key {
 	return Key{Target: f.Target(i), Strategy: r.Strategy, Client: r.Client}
 }
 
-// serverKey names a server with no label.
+// serverKey names a server with no label: its address, or its software
+// for a private server, whose address is a random port.
 func serverKey(s results.Server) string {
 	if s.Addr != "" && !s.Managed {
 		return s.Addr
 	}
-	return serverName(s)
-}
-
-// serverName is "redis 7.0.15", or "unknown server".
-func serverName(s results.Server) string {
-	switch {
-	case s.Name != "" && s.Version != "":
-		return s.Name + " " + s.Version
-	case s.Name != "":
-		return s.Name
-	case s.Version != "":
-		return "server " + s.Version
-	}
-	return "unknown server"
-}
-
-// ServerLine describes s in prose: "redis 7.0.15 (private)" or
-// "redis 7.2.4 at 10.0.0.5:6379".
-func ServerLine(s results.Server) string {
-	line := serverName(s)
-	switch {
-	case s.Managed:
-		line += " (private)"
-	case s.Addr != "":
-		line += " at " + s.Addr
-	}
-	return line
+	return s.Software()
 }

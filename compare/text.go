@@ -32,13 +32,22 @@ func Text(c *Comparison) results.Reporter {
 // does not apply.
 const missing = "-"
 
+// writeText writes the legend, the metric tables, the count tables and
+// the notes.
 func writeText(buf *bytes.Buffer, c *Comparison) {
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
 	for _, f := range c.Files {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, f.Path, Describe(f))
 	}
 	tw.Flush()
+	writeMetrics(buf, c)
+	writeCounts(buf, c)
+	writeNotes(buf, c)
+}
 
+// writeMetrics writes one table per metric: a row per cell, a column per
+// file, the ratios and, when a cell ran more than once, the spread.
+func writeMetrics(buf *bytes.Buffer, c *Comparison) {
 	repeated := c.Repeated()
 	for _, m := range Metrics {
 		fmt.Fprintf(buf, "\n%s\n", m.Name)
@@ -76,7 +85,11 @@ func writeText(buf *bytes.Buffer, c *Comparison) {
 		}
 		tw.Flush()
 	}
+}
 
+// writeCounts writes the immortal keys and the over-admission per cell and
+// file.
+func writeCounts(buf *bytes.Buffer, c *Comparison) {
 	counts := []struct {
 		title string
 		value func(*Cell, int) (int64, bool)
@@ -102,13 +115,24 @@ func writeText(buf *bytes.Buffer, c *Comparison) {
 		}
 		tw.Flush()
 	}
+}
 
+// writeNotes writes what the tables cannot say.
+func writeNotes(buf *bytes.Buffer, c *Comparison) {
+	repeated := c.Repeated()
 	var notes []string
 	if len(c.Files) > 1 && !shared(c) {
 		notes = append(notes, "no cell ran in more than one file, so there is no ratio: a cell is a target, a strategy and a client, and the files share none")
 	}
 	if repeated {
 		notes = append(notes, "spread: over every run of the cell in every file; cv is the standard deviation over the mean, and a ratio inside that noise is no difference")
+	}
+	for _, cell := range c.Cells {
+		for _, s := range cell.Samples {
+			if s.Run.Incomplete {
+				notes = append(notes, fmt.Sprintf("%s in %s did not finish (complete: false): its figures cover part of its load, and so do its ratios and spread", cell.Key, c.Files[s.File].Name))
+			}
+		}
 	}
 	for _, cell := range c.Cells {
 		if versions := serverVersions(c, cell); len(versions) > 1 {
@@ -129,7 +153,7 @@ func Describe(f *File) string {
 	var targets []string
 	seen := map[string]bool{}
 	for i := range f.Report.Runs {
-		key, srv := f.Target(i), ServerLine(f.Server(i))
+		key, srv := f.Target(i), f.Server(i).Short()
 		if seen[key] {
 			continue
 		}
@@ -141,7 +165,7 @@ func Describe(f *File) string {
 		}
 	}
 	if len(targets) == 0 {
-		targets = append(targets, ServerLine(f.Report.Server))
+		targets = append(targets, f.Report.Server.Short())
 	}
 	runs := "runs"
 	if len(f.Report.Runs) == 1 {
@@ -151,7 +175,28 @@ func Describe(f *File) string {
 	if !f.Report.Started.IsZero() {
 		started = "started " + f.Report.Started.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
-	return fmt.Sprintf("%s, %s, %d %s", strings.Join(targets, "; "), started, len(f.Report.Runs), runs)
+	line := fmt.Sprintf("%s, %s, %d %s", strings.Join(targets, "; "), started, len(f.Report.Runs), runs)
+	if f.Report.Interrupted {
+		line += ", INTERRUPTED"
+	}
+	if n := f.Partial(); n == 1 {
+		line += ", 1 run did not finish"
+	} else if n > 1 {
+		line += fmt.Sprintf(", %d runs did not finish", n)
+	}
+	return line
+}
+
+// Partial is the number of the file's runs that did not finish
+// ("complete": false).
+func (f *File) Partial() int {
+	n := 0
+	for _, r := range f.Report.Runs {
+		if r.Incomplete {
+			n++
+		}
+	}
+	return n
 }
 
 // shared reports whether some cell ran in two files or more.
@@ -172,7 +217,7 @@ func serverVersions(c *Comparison, cell *Cell) []string {
 	var names []string
 	in := map[string][]string{}
 	for _, s := range cell.Samples {
-		name := serverName(s.Server)
+		name := s.Server.Software()
 		if _, ok := in[name]; !ok {
 			names = append(names, name)
 		}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/results"
 )
 
 // Kinds of fault, as written on the command line.
@@ -204,23 +206,9 @@ type Target struct {
 	Reshard func(ctx context.Context, hold time.Duration) (string, error)
 }
 
-// Event records one fault as it happened.
-type Event struct {
-	// Fault is the fault in Parse's syntax.
-	Fault string `json:"fault"`
-	// AtS is when it was injected, in seconds from the start of the load.
-	AtS float64 `json:"at_s"`
-	// Detail says what it did, e.g. "killed 200 connections".
-	Detail string `json:"detail,omitempty"`
-	// Error is why it failed, if it did.
-	Error string `json:"error,omitempty"`
-}
-
-// Kind is the kind of the fault e records: Fault up to its "@".
-func (e Event) Kind() string {
-	kind, _, _ := strings.Cut(e.Fault, "@")
-	return kind
-}
+// Event records one fault as it happened. It is results.FaultEvent, which
+// the report's data model defines; this package injects the faults.
+type Event = results.FaultEvent
 
 // Inject performs f now and says what it did. A server-wide fault on a
 // server rlbench did not start says so, and names the server.

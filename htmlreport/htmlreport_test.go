@@ -13,11 +13,9 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench/compare"
-	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/internal/chromiumtest"
 	"github.com/rlbench/rlbench/internal/golden"
 	"github.com/rlbench/rlbench/results"
-	"github.com/rlbench/rlbench/saturation"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -41,29 +39,28 @@ func fixedReports() []*results.Report {
 	started := time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
 	naive := func(thr float64, immortal int64) results.Run {
 		return results.Run{
-			Strategy: "naive", Client: "go-redis", ClientOptions: "pool_size=200 protocol=3 retries=off", Clients: 200,
-			DurationS: 3.2, Decisions: int64(thr * 3.2), Allowed: int64(thr*3.2) - 40, Errors: 40,
-			ErrorKinds: map[string]int64{"conn-refused": 30, "conn-reset": 10}, ThroughputPerS: thr,
-			LatencyUS: results.Latency{P50: 3071, P90: 5119, P99: 8639, P999: 13119, Max: 27823, Mean: 3210.4},
-			OnError:   "open", Admitted: int64(thr * 3.2), OverAdmitted: ptr(int64(25)), MaxAdmittedPerWindow: 265,
-			Faults:      []faults.Event{{Fault: "restart@1s", AtS: 1.0004, Detail: "server restarted in 48ms"}},
-			PerSecond:   []results.Second{{T: 1, Decisions: 60000, Allowed: 60000}, {T: 2, Decisions: 30000, Allowed: 29960, Errors: 40}, {T: 3, Decisions: 61000, Allowed: 61000}, {T: 3.2, Decisions: 12000, Allowed: 12000}},
-			Audit:       results.Audit{Keys: 10, Immortal: immortal},
-			Percentiles: curveOf(200),
+			Cell:         results.Cell{Strategy: "naive", Client: "go-redis", ClientOptions: "pool_size=200 protocol=3 retries=off", Clients: 200},
+			Load:         results.Load{DurationS: 3.2, Decisions: int64(thr * 3.2), Allowed: int64(thr*3.2) - 40, Errors: 40, ErrorKinds: map[string]int64{"conn-refused": 30, "conn-reset": 10}, ThroughputPerS: thr, LatencyUS: results.Latency{P50: 3071, P90: 5119, P99: 8639, P999: 13119, Max: 27823, Mean: 3210.4}},
+			Outage:       results.Outage{OnError: "open", Admitted: int64(thr * 3.2)},
+			Faults:       []results.FaultEvent{{Fault: "restart@1s", AtS: 1.0004, Detail: "server restarted in 48ms"}},
+			PerSecond:    []results.Second{{T: 1, Decisions: 60000, Allowed: 60000}, {T: 2, Decisions: 30000, Allowed: 29960, Errors: 40}, {T: 3, Decisions: 61000, Allowed: 61000}, {T: 3.2, Decisions: 12000, Allowed: 12000}},
+			Admission:    results.Admission{OverAdmitted: ptr(int64(25)), MaxAdmittedPerWindow: 265},
+			Audits:       results.Audits{Audit: results.Audit{Keys: 10, Immortal: immortal}},
+			Distribution: results.Distribution{Percentiles: curveOf(200)},
 		}
 	}
 	lua := func(thr float64) results.Run {
 		return results.Run{
-			Strategy: "lua", Client: "go-redis", ClientOptions: "pool_size=200 protocol=3 retries=off", Clients: 200,
-			DurationS: 3.1, Decisions: int64(thr * 3.1), Allowed: int64(thr * 3.1), ErrorKinds: map[string]int64{}, ThroughputPerS: thr,
-			LatencyUS: results.Latency{P50: 2201, P90: 4011, P99: 6143, P999: 9919, Max: 19411, Mean: 2311.5},
-			OnError:   "open", Admitted: int64(thr * 3.1), OverAdmitted: ptr(int64(0)), MaxAdmittedPerWindow: 200,
-			Saturation: &saturation.Report{ClientCPU: 0.93, ServerCPU: 0.75, ConnectionsOpened: 200, PeakRSSBytes: 60 << 20,
+			Cell:      results.Cell{Strategy: "lua", Client: "go-redis", ClientOptions: "pool_size=200 protocol=3 retries=off", Clients: 200},
+			Load:      results.Load{DurationS: 3.1, Decisions: int64(thr * 3.1), Allowed: int64(thr * 3.1), ErrorKinds: map[string]int64{}, ThroughputPerS: thr, LatencyUS: results.Latency{P50: 2201, P90: 4011, P99: 6143, P999: 9919, Max: 19411, Mean: 2311.5}},
+			Outage:    results.Outage{OnError: "open", Admitted: int64(thr * 3.1)},
+			PerSecond: []results.Second{{T: 1, Decisions: 86000, Allowed: 86000}, {T: 2, Decisions: 87000, Allowed: 87000}, {T: 3, Decisions: 86500, Allowed: 86500}, {T: 3.1, Decisions: 8000, Allowed: 8000}},
+			Admission: results.Admission{OverAdmitted: ptr(int64(0)), MaxAdmittedPerWindow: 200},
+			Saturation: &results.Saturation{ClientCPU: 0.93, ServerCPU: 0.75, ConnectionsOpened: 200, PeakRSSBytes: 60 << 20,
 				Verdict: "client-bound: Redis had CPU to spare: the figures measure rlbench, not Redis"},
 			ScriptFallbacks: 3,
-			PerSecond:       []results.Second{{T: 1, Decisions: 86000, Allowed: 86000}, {T: 2, Decisions: 87000, Allowed: 87000}, {T: 3, Decisions: 86500, Allowed: 86500}, {T: 3.1, Decisions: 8000, Allowed: 8000}},
-			Audit:           results.Audit{Keys: 10},
-			Percentiles:     curveOf(150),
+			Audits:          results.Audits{Audit: results.Audit{Keys: 10}},
+			Distribution:    results.Distribution{Percentiles: curveOf(150)},
 		}
 	}
 	return []*results.Report{
@@ -72,7 +69,7 @@ func fixedReports() []*results.Report {
 		}},
 		{Tool: "rlbench", Started: started.Add(time.Minute), Server: server, Config: map[string]any{"limit": 1000000, "window_s": 1}, Runs: []results.Run{
 			naive(49000, 10), lua(90512),
-			{Strategy: "gcra", Client: "go-redis", OnError: "open", ErrorKinds: map[string]int64{}},
+			{Cell: results.Cell{Strategy: "gcra", Client: "go-redis"}, Load: results.Load{ErrorKinds: map[string]int64{}}, Outage: results.Outage{OnError: "open"}},
 		}},
 	}
 }
@@ -136,6 +133,38 @@ func TestHTMLGolden(t *testing.T) {
 	page = bytes.Replace(page, []byte(chartJS), []byte("/* Chart.js "+ChartJSVersion+" */"), 1)
 	page = bytes.ReplaceAll(page, []byte(dir+string(filepath.Separator)), nil)
 	golden.Check(t, "report.html", page)
+}
+
+// TestHTMLPartial checks that a run that did not finish (the file of an
+// interrupted rlbench) is flagged in its row and in the file's legend.
+func TestHTMLPartial(t *testing.T) {
+	t.Parallel()
+	reps := fixedReports()
+	reps[1].Interrupted = true
+	reps[1].Runs[1].Incomplete = true
+	dir := t.TempDir()
+	var paths []string
+	for i, rep := range reps {
+		var buf bytes.Buffer
+		if err := results.JSON(rep)(&buf); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "run"+strconv.Itoa(i+1)+".json")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	files, err := compare.ReadFiles(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(render(t, compare.New(files)))
+	for _, want := range []string{"(did not finish)", "INTERRUPTED, 1 run did not finish"} {
+		if n := strings.Count(page, want); n != 1 {
+			t.Errorf("the page says %q %d times; want once", want, n)
+		}
+	}
 }
 
 // external matches whatever would make the page load something: a src or
@@ -231,12 +260,17 @@ func TestCurve(t *testing.T) {
 	}{
 		{
 			name: "percentiles: q=100 and zero latencies left out",
-			run:  results.Run{Decisions: 5, Percentiles: []results.Percentile{{Quantile: 0, ValueUS: 0}, {Quantile: 50, ValueUS: 10}, {Quantile: 99, ValueUS: 40}, {Quantile: 100, ValueUS: 90}}},
+			run: results.Run{
+				Load:         results.Load{Decisions: 5},
+				Distribution: results.Distribution{Percentiles: []results.Percentile{{Quantile: 0, ValueUS: 0}, {Quantile: 50, ValueUS: 10}, {Quantile: 99, ValueUS: 40}, {Quantile: 100, ValueUS: 90}}},
+			},
 			want: [][2]float64{{2, 10}, {100, 40}},
 		},
 		{
 			name: "a file without percentiles: the summary",
-			run:  results.Run{Decisions: 5, LatencyUS: results.Latency{P50: 10, P90: 20, P99: 40, P999: 80}},
+			run: results.Run{
+				Load: results.Load{Decisions: 5, LatencyUS: results.Latency{P50: 10, P90: 20, P99: 40, P999: 80}},
+			},
 			want: [][2]float64{{2, 10}, {10, 20}, {100, 40}, {1000, 80}},
 		},
 		{name: "nothing recorded", run: results.Run{}, want: nil},
@@ -278,7 +312,9 @@ func TestSeries(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := series(&results.Run{PerSecond: tc.in})
+			got := series(&results.Run{
+				PerSecond: tc.in,
+			})
 			if !slices.EqualFunc(got, tc.want, func(a, b [3]float64) bool { return near(a[0], b[0]) && near(a[1], b[1]) && near(a[2], b[2]) }) {
 				t.Errorf("series(%v) = %v; want %v", tc.in, got, tc.want)
 			}

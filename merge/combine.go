@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench/compare"
-	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/results"
 )
 
@@ -134,47 +133,28 @@ func prefixNotes(srcs []*source, groups []int) []string {
 	return notes
 }
 
-// mergeAudit adds the audits of parts with different prefixes and takes the
-// largest, figure by figure, of parts that shared one (see combine).
-func mergeAudit(parts []part, groups []int) results.Audit {
-	return combineAudits(parts, groups, func(p part) results.Audit { return p.run.Audit })
-}
-
-// mergeAuditPerNode is mergeAudit for each master of a cluster target, by
-// address; nil when no part has per-node audits. A part that does not name
-// a master counts 0 there.
-func mergeAuditPerNode(parts []part, groups []int) map[string]results.Audit {
-	var out map[string]results.Audit
-	for _, p := range parts {
-		for addr := range p.run.AuditPerNode {
-			if _, done := out[addr]; done {
-				continue
-			}
-			if out == nil {
-				out = map[string]results.Audit{}
-			}
-			out[addr] = combineAudits(parts, groups, func(q part) results.Audit { return q.run.AuditPerNode[addr] })
+// mergeAudits combines the parts' audits: the parts of one prefix group
+// scanned the same keys, and overlap (the largest of each figure); the
+// groups' keys are disjoint, and add up. parts[i] is of the source of
+// groups[i].
+func mergeAudits(parts []part, groups []int) results.Audits {
+	byGroup := map[int]*results.Audits{}
+	var order []int
+	for i, p := range parts {
+		g := groups[i]
+		if a, ok := byGroup[g]; ok {
+			a.Overlap(p.run.Audits)
+			continue
 		}
+		a := p.run.Audits
+		byGroup[g] = &a
+		order = append(order, g)
+	}
+	out := *byGroup[order[0]]
+	for _, g := range order[1:] {
+		out.Add(*byGroup[g])
 	}
 	return out
-}
-
-// combineAudits combines, figure by figure, the audit that audit picks from
-// each part (see combine).
-func combineAudits(parts []part, groups []int, audit func(part) results.Audit) results.Audit {
-	field := func(f func(results.Audit) int64) int64 {
-		values := map[int]int64{}
-		for i, p := range parts {
-			values[i] = f(audit(p))
-		}
-		return combine(values, groups)
-	}
-	return results.Audit{
-		Keys:          field(func(a results.Audit) int64 { return a.Keys }),
-		Immortal:      field(func(a results.Audit) int64 { return a.Immortal }),
-		TTLOverWindow: field(func(a results.Audit) int64 { return a.TTLOverWindow }),
-		Vanished:      field(func(a results.Audit) int64 { return a.Vanished }),
-	}
 }
 
 // alignSeries sums the parts' per-second series on wall-clock seconds from
@@ -252,8 +232,8 @@ func combine(values map[int]int64, groups []int) int64 {
 
 // mergeFaults lists every part's faults in time order, their times moved
 // to seconds from origin and their detail led by the part's file.
-func mergeFaults(origin time.Time, parts []part) []faults.Event {
-	var out []faults.Event
+func mergeFaults(origin time.Time, parts []part) []results.FaultEvent {
+	var out []results.FaultEvent
 	for _, p := range parts {
 		offset := p.run.StartedAt.Sub(origin).Seconds()
 		for _, e := range p.run.Faults {
@@ -262,7 +242,7 @@ func mergeFaults(origin time.Time, parts []part) []faults.Event {
 			out = append(out, e)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b faults.Event) int {
+	slices.SortStableFunc(out, func(a, b results.FaultEvent) int {
 		switch {
 		case a.AtS < b.AtS:
 			return -1
@@ -283,45 +263,16 @@ func serverNotes(key compare.Key, parts []part) []string {
 	if slices.ContainsFunc(parts, func(p part) bool { return name(p.server) != name(parts[0].server) }) {
 		var list []string
 		for _, p := range parts {
-			list = append(list, compare.ServerLine(p.server)+" ("+p.src.name+")")
+			list = append(list, p.server.Short()+" ("+p.src.name+")")
 		}
 		notes = append(notes, fmt.Sprintf("%s: the parts ran against different servers: %s", key, strings.Join(list, ", ")))
 	}
 	for _, p := range parts {
 		if p.server.Managed {
-			notes = append(notes, fmt.Sprintf("%s ran against a private server it started itself (%s): its parts did not load one server; give every generator the same --addr", p.src.name, compare.ServerLine(p.server)))
+			notes = append(notes, fmt.Sprintf("%s ran against a private server it started itself (%s): its parts did not load one server; give every generator the same --addr", p.src.name, p.server.Short()))
 		}
 	}
 	return notes
-}
-
-// sameEnvironment is the parts' environment when they all had the same one,
-// else nil: each part keeps its own in parts.
-func sameEnvironment(parts []part) *results.Environment {
-	first := parts[0].run.Environment
-	for _, p := range parts[1:] {
-		e := p.run.Environment
-		if (e == nil) != (first == nil) || (e != nil && *e != *first) {
-			return nil
-		}
-	}
-	if first == nil {
-		return nil
-	}
-	e := *first
-	return &e
-}
-
-// joinDistinct joins the distinct values of field over parts, in order,
-// with " | ".
-func joinDistinct(parts []part, field func(part) string) string {
-	var vs []string
-	for _, p := range parts {
-		if v := field(p); !slices.Contains(vs, v) {
-			vs = append(vs, v)
-		}
-	}
-	return strings.Join(vs, " | ")
 }
 
 // joinNote is "a: b", or whichever is not empty.
@@ -347,17 +298,3 @@ func intervals(parts []part) string {
 // seconds converts a duration in seconds to a time.Duration, to the
 // nanosecond.
 func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
-func earlier(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}

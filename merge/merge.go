@@ -45,6 +45,12 @@
 // a note. The config is the first report's, with a note naming the keys in
 // which the reports' configs differ, the key prefix aside.
 //
+// Merge refuses what would count a decision twice or distort the common
+// interval: a run that did not finish ("complete": false, from an
+// interrupted rlbench: ErrIncomplete), and the same run in two files (the
+// same start, cell and key prefix: a file given twice, or a copy of it:
+// ErrSameRun).
+//
 // A merged report is written like any other (with merged_from, merge_notes
 // and each run's parts besides), so rlbench compare and rlbench report read
 // it, and so does Merge: a merged file is then one part, whose own parts are
@@ -60,11 +66,8 @@ import (
 	"strings"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/rlbench/rlbench/compare"
 	"github.com/rlbench/rlbench/results"
-	"github.com/rlbench/rlbench/saturation"
 )
 
 // Errors Merge returns, wrapped with the file and cell at fault.
@@ -83,6 +86,14 @@ var (
 	// ErrNoOverlap means the parts of a cell did not run at the same time:
 	// they have no common interval to compute a throughput over.
 	ErrNoOverlap = errors.New("the parts did not run at the same time")
+	// ErrIncomplete means a run did not finish ("complete": false, as in
+	// the file of an interrupted rlbench): its figures cover part of its
+	// load, and would distort the common interval and the throughput.
+	ErrIncomplete = errors.New("the run did not finish (complete: false); merge only complete runs")
+	// ErrSameRun means two files hold the same run: the same start,
+	// target, strategy, client and key prefix (the same file given twice,
+	// or a copy of it). Its decisions would count twice.
+	ErrSameRun = errors.New("the same run is in both files")
 )
 
 // overstatementNote is how far (as a fraction) the merged throughput may
@@ -153,7 +164,7 @@ type Part struct {
 	LatencyUS results.Latency `json:"latency_us"`
 	// Saturation is who was busier during the part's load: its generator
 	// or the server; nil when unmeasured.
-	Saturation *saturation.Report `json:"saturation"`
+	Saturation *results.Saturation `json:"saturation"`
 	// RateNote is the part's open-loop note, if any.
 	RateNote string `json:"rate_note,omitempty"`
 }
@@ -212,6 +223,9 @@ func Merge(files []File) (*Report, error) {
 			return nil, err
 		}
 		srcs[i] = s
+	}
+	if err := sameRuns(srcs); err != nil {
+		return nil, err
 	}
 	out := &Report{Tool: "rlbench", Server: files[0].Report.Server, Config: files[0].Report.Config}
 	for _, f := range files {
@@ -277,6 +291,43 @@ func newSource(f File) (*source, error) {
 	return s, nil
 }
 
+// runID identifies one run of rlbench: no two runs share a start, a cell
+// and a key prefix.
+type runID struct {
+	start  time.Time
+	cell   compare.Key
+	prefix string
+}
+
+// sameRuns refuses two sources with one name (a path given twice), and
+// two sources that hold the same run (a file and its copy): merged, its
+// decisions would count twice. A run without a start or a source without a
+// known prefix cannot be told apart from another, and is let through.
+func sameRuns(srcs []*source) error {
+	seen := map[runID]string{}
+	names := map[string]bool{}
+	for _, s := range srcs {
+		if names[s.name] {
+			return fmt.Errorf("%s is given twice: %w", s.name, ErrSameRun)
+		}
+		names[s.name] = true
+		if s.prefix == "" {
+			continue
+		}
+		for i, r := range s.file.Report.Runs {
+			if r.StartedAt.IsZero() {
+				continue
+			}
+			id := runID{start: r.StartedAt.UTC(), cell: s.file.Key(i), prefix: s.prefix}
+			if other, ok := seen[id]; ok && other != s.name {
+				return fmt.Errorf("%s and %s: %s started at %s with prefix %q: %w", other, s.name, id.cell, id.start.Format(time.RFC3339Nano), id.prefix, ErrSameRun)
+			}
+			seen[id] = s.name
+		}
+	}
+	return nil
+}
+
 // commonCells returns the cells that are in every source, in the first's run
 // order, and a note for each cell that is not.
 func commonCells(srcs []*source) ([]compare.Key, []string) {
@@ -309,111 +360,81 @@ func commonCells(srcs []*source) ([]compare.Key, []string) {
 	return common, notes
 }
 
-// mergeCell merges one cell's parts, one per source.
+// mergeCell merges one cell's parts, one per source: each group of the
+// run adds up as its Add says, the audit by prefix group, the series and
+// faults on the common interval's clock.
 func mergeCell(key compare.Key, parts []part, groups []int) (Run, []string, error) {
-	var notes []string
-	first := parts[0].run
-	out := Run{Run: results.Run{
-		Target:        first.Target,
-		Strategy:      first.Strategy,
-		Client:        first.Client,
-		ClientOptions: joinDistinct(parts, func(p part) string { return p.run.ClientOptions }),
-		ErrorKinds:    map[string]int64{},
-		OnError:       first.OnError,
-	}}
-	server := parts[0].server
-	out.Server = &server
-
-	var rateNotes []string
-	h := hdrhistogram.New(results.MinLatencyUS, results.MaxLatencyUS, results.LatencySignificantDigits)
-	for _, p := range parts {
-		if err := p.check(key); err != nil {
+	var out Run
+	for i, p := range parts {
+		r, err := p.prepared(key)
+		if err != nil {
 			return Run{}, nil, err
 		}
-		ph, err := hdrhistogram.Decode([]byte(p.run.HistogramEncoded))
-		if err != nil {
+		out.Parts = append(out.Parts, p.summary())
+		if i == 0 {
+			out.Run = r
+			continue
+		}
+		out.Cell.Add(r.Cell)
+		out.Load.Add(r.Load)
+		out.OpenLoop = out.OpenLoop.Add(r.OpenLoop)
+		out.Outage.Add(r.Outage)
+		out.Admission.Add(r.Admission)
+		out.ScriptFallbacks += r.ScriptFallbacks
+		out.Cluster.Add(r.Cluster)
+		if err := out.Distribution.Add(r.Distribution); err != nil {
 			return Run{}, nil, fmt.Errorf("%s: %s: latency_histogram: %w: %w", p.src.name, key, ErrInconsistent, err)
 		}
-		// Simulated crashes are counted but their latencies are not recorded.
-		if want := p.run.Decisions - p.run.ErrorKinds[results.KindCrashed]; ph.TotalCount() != want {
-			return Run{}, nil, fmt.Errorf("%s: %s: %w: latency_histogram holds %d latencies, decisions less crashes is %d", p.src.name, key, ErrInconsistent, ph.TotalCount(), want)
-		}
-		if dropped := h.Merge(ph); dropped > 0 {
-			return Run{}, nil, fmt.Errorf("%s: %s: %w: %d latencies outside %d-%d µs", p.src.name, key, ErrInconsistent, dropped, results.MinLatencyUS, results.MaxLatencyUS)
-		}
-		r := p.run
-		out.Clients += r.Clients
-		out.Decisions += r.Decisions
-		out.Allowed += r.Allowed
-		out.Rejected += r.Rejected
-		out.Errors += r.Errors
-		for k, n := range r.ErrorKinds {
-			out.ErrorKinds[k] += n
-		}
-		out.Admitted += r.Admitted
-		out.ScriptFallbacks += r.ScriptFallbacks
-		for k, n := range r.ClusterErrors {
-			if out.ClusterErrors == nil {
-				out.ClusterErrors = make(map[string]int64, len(r.ClusterErrors))
-			}
-			out.ClusterErrors[k] = max(out.ClusterErrors[k], n)
-		}
-		out.Rate += r.Rate
-		out.AchievedRatePerS += r.AchievedRatePerS
-		out.ScheduleLagMS = max(out.ScheduleLagMS, r.ScheduleLagMS)
-		if r.RateNote != "" {
-			rateNotes = append(rateNotes, p.src.name+": "+r.RateNote)
-		}
-		if r.OverAdmitted != nil {
-			over := *r.OverAdmitted
-			if out.OverAdmitted != nil {
-				over = max(over, *out.OverAdmitted)
-			}
-			out.OverAdmitted = &over
-		}
-		out.MaxAdmittedPerWindow = max(out.MaxAdmittedPerWindow, r.MaxAdmittedPerWindow)
-		out.Parts = append(out.Parts, p.summary())
 	}
-	out.RateNote = strings.Join(rateNotes, "; ")
-	out.Histogram = h
-	out.LatencyUS = results.LatencyOf(h)
-	out.Percentiles = results.PercentilesOf(h)
-	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return Run{}, nil, fmt.Errorf("%s: encode histogram: %w", key, err)
-	}
-	out.HistogramEncoded = string(enc)
-	out.Environment = sameEnvironment(parts)
-	out.Audit = mergeAudit(parts, groups)
-	out.AuditPerNode = mergeAuditPerNode(parts, groups)
-
-	// The common interval, from the latest start to the earliest end.
-	start, end := parts[0].run.StartedAt, parts[0].end
-	for _, p := range parts[1:] {
-		start, end = later(start, p.run.StartedAt), earlier(end, p.end)
-	}
-	if !end.After(start) {
+	if out.DurationS <= 0 {
 		return Run{}, nil, fmt.Errorf("%s: %w: %s", key, ErrNoOverlap, intervals(parts))
 	}
-	out.StartedAt = start.UTC()
-	out.DurationS = end.Sub(start).Seconds()
-	out.ThroughputPerS = float64(out.Decisions) / out.DurationS
+	out.StartedAt = out.StartedAt.UTC()
+	out.LatencyUS = results.LatencyOf(out.Histogram)
+	out.Audits = mergeAudits(parts, groups)
+	out.PerSecond = alignSeries(out.StartedAt, parts, groups)
+	out.Faults = mergeFaults(out.StartedAt, parts)
+
+	var notes []string
 	if n := overstatement(out.ThroughputPerS, out.DurationS, parts); n != "" {
 		notes = append(notes, key.String()+": "+n)
 	}
-	out.PerSecond = alignSeries(start, parts, groups)
-	out.Faults = mergeFaults(start, parts)
-
 	if slices.ContainsFunc(parts, func(p part) bool {
 		return slices.ContainsFunc(p.run.PerSecond, func(s results.Second) bool { return s.P50US != 0 || s.P99US != 0 })
 	}) {
 		notes = append(notes, "per_second p50_us and p99_us cannot be added from the files: they are 0 in merged runs (latency_us and latency_percentiles are exact)")
 	}
-	if slices.ContainsFunc(parts, func(p part) bool { return p.run.LatencyUncorrectedUS != nil }) {
+	if slices.ContainsFunc(parts, func(p part) bool { return p.run.OpenLoop != nil && p.run.LatencyUncorrectedUS != nil }) {
 		notes = append(notes, key.String()+": the open loop's uncorrected latencies have no histogram in the files and are not merged")
 	}
 	notes = append(notes, serverNotes(key, parts)...)
 	return out, notes, nil
+}
+
+// prepared is the part's run as it enters the merge: checked, its
+// histogram decoded and checked against its counts, its server the part's
+// (see compare.File.Server), its rate note led by its file, and without
+// its saturation, which each generator measured of itself (parts keep it).
+func (p part) prepared(key compare.Key) (results.Run, error) {
+	if err := p.check(key); err != nil {
+		return results.Run{}, err
+	}
+	r := *p.run
+	server := p.server
+	r.Server, r.Saturation, r.Histogram = &server, nil, nil
+	if err := r.Distribution.Decode(); err != nil {
+		return results.Run{}, fmt.Errorf("%s: %s: latency_histogram: %w: %w", p.src.name, key, ErrInconsistent, err)
+	}
+	// Simulated crashes are counted but their latencies are not recorded.
+	if got, want := r.Histogram.TotalCount(), r.Decisions-r.ErrorKinds[results.KindCrashed]; got != want {
+		return results.Run{}, fmt.Errorf("%s: %s: %w: latency_histogram holds %d latencies, decisions less crashes is %d", p.src.name, key, ErrInconsistent, got, want)
+	}
+	if r.OpenLoop != nil && r.RateNote != "" {
+		ol := *r.OpenLoop
+		ol.RateNote = p.src.name + ": " + ol.RateNote
+		r.OpenLoop = &ol
+	}
+	return r, nil
 }
 
 // check refuses a part that cannot be merged exactly.
@@ -423,6 +444,8 @@ func (p part) check(key compare.Key) error {
 		return fmt.Errorf("%s: %s: no latency_histogram: %w", p.src.name, key, ErrNotMergeable)
 	case p.run.StartedAt.IsZero():
 		return fmt.Errorf("%s: %s: no started_at: %w", p.src.name, key, ErrNotMergeable)
+	case bool(p.run.Incomplete):
+		return fmt.Errorf("%s: %s: %w", p.src.name, key, ErrIncomplete)
 	}
 	return nil
 }
@@ -430,12 +453,16 @@ func (p part) check(key compare.Key) error {
 // summary is the part's entry in the merged run's parts.
 func (p part) summary() Part {
 	r := p.run
-	return Part{
+	s := Part{
 		File: p.src.name, Server: p.server, Environment: r.Environment, ClientOptions: r.ClientOptions,
 		Clients: r.Clients, Prefix: p.src.prefix, StartedAt: r.StartedAt, DurationS: r.DurationS,
 		Decisions: r.Decisions, Errors: r.Errors, ThroughputPerS: r.ThroughputPerS, LatencyUS: r.LatencyUS,
-		Saturation: r.Saturation, RateNote: r.RateNote,
+		Saturation: r.Saturation,
 	}
+	if r.OpenLoop != nil {
+		s.RateNote = r.RateNote
+	}
+	return s
 }
 
 // overstatement says how far throughput, over a common interval of

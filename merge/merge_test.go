@@ -16,12 +16,10 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/rlbench/rlbench"
-	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/internal/golden"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/merge"
 	"github.com/rlbench/rlbench/results"
-	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -54,18 +52,22 @@ func handRun(t *testing.T, strategy string, start time.Time, durS float64, laten
 	errs := n / 10
 	rejected := n / 4
 	r := results.Run{
-		Target: "redis-server", Server: &results.Server{Addr: "10.0.0.5:6379", Name: "redis", Version: "7.0.15"},
-		Environment: &results.Environment{ClientModule: "github.com/redis/go-redis/v9", ClientVersion: "v9.23.0",
-			GoVersion: "go1.26.8", OS: "linux", Arch: "amd64", NumCPU: 8, GOMAXPROCS: 8},
-		Strategy: strategy, Client: "go-redis", ClientOptions: "pool_size=4 protocol=3 retries=off", Clients: 4,
-		StartedAt: start, DurationS: durS,
-		Decisions: n, Allowed: n - rejected - errs, Rejected: rejected, Errors: errs,
-		ErrorKinds:     map[string]int64{},
-		ThroughputPerS: float64(n) / durS,
-		LatencyUS:      results.LatencyOf(h), Percentiles: results.PercentilesOf(h),
-		OnError: "open", Admitted: n - rejected,
-		Audit:            results.Audit{Keys: 10, Immortal: 1},
-		HistogramEncoded: string(enc),
+		Cell: results.Cell{
+			Target: "redis-server", Server: &results.Server{Addr: "10.0.0.5:6379", Name: "redis", Version: "7.0.15"},
+			Environment: &results.Environment{ClientModule: "github.com/redis/go-redis/v9", ClientVersion: "v9.23.0",
+				GoVersion: "go1.26.8", OS: "linux", Arch: "amd64", NumCPU: 8, GOMAXPROCS: 8},
+			Strategy: strategy, Client: "go-redis", ClientOptions: "pool_size=4 protocol=3 retries=off", Clients: 4,
+		},
+		Load: results.Load{
+			StartedAt: start, DurationS: durS,
+			Decisions: n, Allowed: n - rejected - errs, Rejected: rejected, Errors: errs,
+			ErrorKinds:     map[string]int64{},
+			ThroughputPerS: float64(n) / durS,
+			LatencyUS:      results.LatencyOf(h),
+		},
+		Outage:       results.Outage{OnError: "open", Admitted: n - rejected},
+		Audits:       results.Audits{Audit: results.Audit{Keys: 10, Immortal: 1}},
+		Distribution: results.Distribution{Percentiles: results.PercentilesOf(h), HistogramEncoded: string(enc)},
 	}
 	if errs > 0 {
 		r.ErrorKinds["timeout"] = errs
@@ -109,8 +111,8 @@ func latencies(n int, from int64) []int64 {
 func twoReports(t *testing.T) []merge.File {
 	t.Helper()
 	aLua := handRun(t, "lua", t0, 2.0, latencies(400, 90)...)
-	aLua.Faults = []faults.Event{{Fault: "kill-clients@1s", AtS: 1.0002, Detail: "killed 4 connections"}}
-	aLua.Saturation = &saturation.Report{ClientCPU: 0.61, ServerCPU: 0.42, ConnectionsOpened: 5, PeakRSSBytes: 40 << 20}
+	aLua.Faults = []results.FaultEvent{{Fault: "kill-clients@1s", AtS: 1.0002, Detail: "killed 4 connections"}}
+	aLua.Saturation = &results.Saturation{ClientCPU: 0.61, ServerCPU: 0.42, ConnectionsOpened: 5, PeakRSSBytes: 40 << 20}
 	aNaive := handRun(t, "naive", t0.Add(3*time.Second), 2.0, latencies(300, 120)...)
 	aNaive.OverAdmitted, aNaive.MaxAdmittedPerWindow = ptr(int64(3)), 103
 
@@ -249,6 +251,10 @@ func TestMergeErrors(t *testing.T) {
 	twice := good("p2:", t0)
 	twice.Runs = append(twice.Runs, twice.Runs[0])
 	otherCell := handReport("p2:", handRun(t, "naive", t0, 1.0, latencies(50, 100)...))
+	// The issue's repro: B was interrupted 0.3 s into its load; merged, its
+	// few decisions shrank the common interval and inflated the throughput.
+	partial := handReport("p2:", handRun(t, "lua", t0, 0.3, latencies(15, 100)...))
+	partial.Interrupted, partial.Runs[0].Incomplete = true, true
 	tests := []struct {
 		name   string
 		second *results.Report // merged with good("p1:", t0); nil for none
@@ -264,6 +270,9 @@ func TestMergeErrors(t *testing.T) {
 		{name: "histogram disagrees with decisions", second: miscounted, want: merge.ErrInconsistent, says: "holds 50 latencies, decisions less crashes is 51"},
 		{name: "cell twice in one file", second: twice, want: merge.ErrDuplicateCell, says: "b.json: redis-server lua/go-redis"},
 		{name: "no common cell", second: otherCell, want: merge.ErrNoCommonCells, says: "a.json, b.json"},
+		{name: "partial run", second: partial, want: merge.ErrIncomplete, says: "b.json: redis-server lua/go-redis: the run did not finish"},
+		// A copy of A: the same start, cell and prefix.
+		{name: "the same run twice", second: good("p1:", t0), want: merge.ErrSameRun, says: `a.json and b.json: redis-server lua/go-redis started at 2026-01-02T15:04:05Z with prefix "p1:"`},
 		// B starts when A has ended.
 		{name: "no overlap", second: good("p2:", t0.Add(time.Second)), want: merge.ErrNoOverlap, says: "a.json from 2026-01-02T15:04:05Z for 1.000 s"},
 	}
@@ -277,6 +286,48 @@ func TestMergeErrors(t *testing.T) {
 			_, err := merge.Merge(files)
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.says) {
 				t.Errorf("Merge(%s) = %v; want %v saying %q", tc.name, err, tc.want, tc.says)
+			}
+		})
+	}
+}
+
+// TestMergeSameFile starts from the issue's repro, `rlbench merge a.json
+// a.json`, which doubled every decision: one file given twice is refused,
+// naming it, and so is a copy of it under another name.
+func TestMergeSameFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a, copyOfA := filepath.Join(dir, "a.json"), filepath.Join(dir, "copy.json")
+	var buf bytes.Buffer
+	if err := results.JSON(twoReports(t)[0].Report)(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{a, copyOfA} {
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(path string) merge.File {
+		rep, err := results.ReadReportFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return merge.File{Name: path, Report: rep}
+	}
+	tests := []struct {
+		name  string
+		files []merge.File
+		says  string
+	}{
+		{name: "a.json a.json", files: []merge.File{read(a), read(a)}, says: a + " is given twice"},
+		{name: "a.json and its copy", files: []merge.File{read(a), read(copyOfA)}, says: a + " and " + copyOfA + ": redis-server lua/go-redis started at"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m, err := merge.Merge(tc.files)
+			if !errors.Is(err, merge.ErrSameRun) || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("Merge(%s) = %v, %v; want %v saying %q", tc.name, m, err, merge.ErrSameRun, tc.says)
 			}
 		})
 	}
@@ -314,8 +365,9 @@ func TestMergeNotes(t *testing.T) {
 			says: []string{"cell redis-server naive/go-redis is only in a.json: not merged"},
 		},
 		{
-			// Same prefix: both audited the same keys.
-			name: "shared prefix", a: handReport("p1:", lua(t0)), b: handReport("p1:", lua(t0)),
+			// Same prefix: both audited the same keys. B started 1 ms
+			// after A: the same start would be the same run, refused.
+			name: "shared prefix", a: handReport("p1:", lua(t0)), b: handReport("p1:", lua(t0.Add(time.Millisecond))),
 			wantCells: []string{"lua/go-redis"}, wantAudit: results.Audit{Keys: 10, Immortal: 1},
 			says: []string{`a.json, b.json used the same key prefix "p1:"`, "lower bounds"},
 		},

@@ -506,7 +506,7 @@ type measured struct {
 func (m measured) saturation(cpus int) saturation.Report {
 	after := m.after
 	after.ProcessCPUs = cpus
-	return saturation.Compare(m.before, after)
+	return saturation.Compare([]saturation.Sample{m.before}, []saturation.Sample{after})
 }
 
 // measure runs a child between two samples of the server. The child's CPU

@@ -18,10 +18,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/results"
 )
 
-// Kinds are the reply kinds counted, in the order reports list them.
-var Kinds = []string{"MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN"}
+// Kinds are the reply kinds counted, in the order reports list them
+// (results.ClusterErrorKinds).
+var Kinds = results.ClusterErrorKinds
 
 // MinRedis is the first Redis version with INFO errorstats.
 const MinRedis = "6.2.0"

@@ -6,8 +6,6 @@ import (
 	"io"
 	"net"
 	"syscall"
-
-	"github.com/rlbench/rlbench/strategies"
 )
 
 // Error kinds that ErrorKind returns for errors that are not Redis error
@@ -28,17 +26,29 @@ const (
 	// io.ErrUnexpectedEOF or net.ErrClosed.
 	KindConnClosed = "conn-closed"
 	// KindCrashed is a client that died between or during its commands,
-	// simulated by --crash-rate (strategies.ErrCrashed).
+	// simulated by --crash-rate (strategies.ErrCrashed, whose ErrorKind it is).
 	KindCrashed = "crashed"
 	// KindOther is any error not classified otherwise.
 	KindOther = "other"
 )
 
+// KindedError is an error that names its own kind for reports. The errors
+// rlbench makes itself implement it: strategies.ReplyError (a Redis error
+// reply, whose kind is its first word) and strategies.ErrCrashed
+// (KindCrashed). Defining the interface here, where it is used, keeps this
+// package free of the packages that produce the errors.
+type KindedError interface {
+	error
+	// ErrorKind is the error's kind, e.g. "WRONGTYPE"; "" means KindOther.
+	ErrorKind() string
+}
+
 // ErrorKind classifies err for reports. It looks through wrapping, checking in
 // this order:
 //
-//   - a strategies.ReplyError: its Prefix(), e.g. "WRONGTYPE", "NOSCRIPT", "ERR";
-//   - strategies.ErrCrashed: "crashed";
+//   - a KindedError: its ErrorKind(), e.g. "WRONGTYPE", "NOSCRIPT", "ERR" for
+//     a strategies.ReplyError, "crashed" for strategies.ErrCrashed, and
+//     "other" when it is "";
 //   - context.DeadlineExceeded or a net.Error with Timeout(): "timeout";
 //   - context.Canceled: "canceled";
 //   - syscall.ECONNREFUSED: "conn-refused";
@@ -52,14 +62,11 @@ func ErrorKind(err error) string {
 	if err == nil {
 		return ""
 	}
-	if re, ok := errors.AsType[strategies.ReplyError](err); ok {
-		if p := re.Prefix(); p != "" {
-			return p
+	if ke, ok := errors.AsType[KindedError](err); ok {
+		if k := ke.ErrorKind(); k != "" {
+			return k
 		}
 		return KindOther
-	}
-	if errors.Is(err, strategies.ErrCrashed) {
-		return KindCrashed
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return KindTimeout

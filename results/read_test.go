@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,5 +128,169 @@ func TestReadReportFile(t *testing.T) {
 	rep, err := ReadReportFile(golden)
 	if err != nil || rep.Tool != "rlbench" || len(rep.Runs) == 0 {
 		t.Errorf("ReadReportFile(%s) = %+v, %v; want the report", golden, rep, err)
+	}
+}
+
+// TestReadFileTooLarge starts from the issue's repro, `rlbench compare
+// /dev/zero`, which read without end: the reader stops at MaxReportBytes,
+// and refuses a regular file over it without reading it.
+func TestReadFileTooLarge(t *testing.T) {
+	t.Parallel()
+	big := filepath.Join(t.TempDir(), "big.json")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sparse: no disk is written.
+	if err := f.Truncate(MaxReportBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, path := range []string{"/dev/zero", big} {
+		if _, err := ReadFile(path); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), path) {
+			t.Errorf("ReadFile(%s) error = %v; want ErrTooLarge naming the file", path, err)
+		}
+	}
+	if _, err := ReadReport(io.LimitReader(zeros{}, MaxReportBytes+1)); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("ReadReport(%d zero bytes) error = %v; want ErrTooLarge", MaxReportBytes+1, err)
+	}
+}
+
+// zeros reads as endless zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// TestReadFileNoRuns refuses a report with no runs (one an interrupted
+// rlbench wrote before its first cell ended), naming the file: it printed
+// nothing with exit 0.
+func TestReadFileNoRuns(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "empty.json")
+	if err := os.WriteFile(path, []byte(`{"tool": "rlbench", "interrupted": true, "runs": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(path); !errors.Is(err, ErrNoRuns) || !strings.Contains(err.Error(), path) {
+		t.Errorf("ReadFile(%s) error = %v; want ErrNoRuns naming the file", path, err)
+	}
+}
+
+// TestReadFileImplausible refuses figures no run produces, naming the file,
+// the run and the field. Each row edits one run of the golden report.
+func TestReadFileImplausible(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		name  string
+		edit  func(r map[string]any)
+		field string
+	}{
+		{name: "negative decisions", edit: func(r map[string]any) { r["decisions"], r["allowed"] = -5, -5; r["rejected"], r["errors"] = 0, 0 }, field: "decisions"},
+		{name: "300-digit throughput", edit: func(r map[string]any) { r["throughput_per_s"] = 1e300 }, field: "throughput_per_s"},
+		{name: "throughput not decisions over duration", edit: func(r map[string]any) { r["throughput_per_s"] = 152146.0 }, field: "throughput_per_s"},
+		{name: "more outcomes than decisions", edit: func(r map[string]any) { r["allowed"] = 10_000_000 }, field: "decisions"},
+		{name: "error kinds that do not add up", edit: func(r map[string]any) { r["error_kinds"] = map[string]any{"timeout": 1} }, field: "error_kinds"},
+		{name: "negative duration", edit: func(r map[string]any) { r["duration_s"] = -1 }, field: "duration_s"},
+		{name: "absurd latency", edit: func(r map[string]any) { r["latency_us"].(map[string]any)["p99"] = 1e300 }, field: "latency_us.p99"},
+		{name: "negative immortal", edit: func(r map[string]any) { r["audit"].(map[string]any)["immortal"] = -1 }, field: "audit.immortal"},
+		{name: "negative second", edit: func(r map[string]any) { r["per_second"].([]any)[0].(map[string]any)["errors"] = -3 }, field: "per_second[0].errors"},
+		{name: "negative cpu", edit: func(r map[string]any) { r["saturation"].(map[string]any)["server_cpu"] = -0.5 }, field: "saturation.server_cpu"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := editedGolden(t, dir, tc.name, tc.edit)
+			_, err := ReadFile(path)
+			if !errors.Is(err, ErrImplausible) || !strings.Contains(err.Error(), path) ||
+				!strings.Contains(err.Error(), "runs[0] (naive/go-redis): "+tc.field+":") {
+				t.Errorf("ReadFile(%s) error = %v; want ErrImplausible naming the file, runs[0] and %s", path, err, tc.field)
+			}
+		})
+	}
+}
+
+// TestValidateNaN refuses what JSON cannot carry but a Report built in Go
+// can.
+func TestValidateNaN(t *testing.T) {
+	t.Parallel()
+	rep := fixedReport()
+	rep.Runs[1].ThroughputPerS = math.NaN()
+	if err := Validate(rep); !errors.Is(err, ErrImplausible) || !strings.Contains(err.Error(), "throughput_per_s") {
+		t.Errorf("Validate(NaN throughput) = %v; want ErrImplausible naming throughput_per_s", err)
+	}
+	if err := Validate(fixedReport()); err != nil {
+		t.Errorf("Validate(fixedReport()) = %v; want nil", err)
+	}
+}
+
+// editedGolden writes testdata/report.json with edit applied to its first
+// run into dir, and returns the path.
+func editedGolden(t *testing.T, dir, name string, edit func(map[string]any)) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	edit(doc["runs"].([]any)[0].(map[string]any))
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestCompleteWire checks the wire form of a partial run and an interrupted
+// report: "complete": false and "interrupted": true when so, absent
+// otherwise, and a file without them (written before they existed) reads
+// as complete.
+func TestCompleteWire(t *testing.T) {
+	t.Parallel()
+	rep := fixedReport()
+	rep.Interrupted = true
+	rep.Runs[1].Incomplete = true
+	var buf bytes.Buffer
+	if err := JSON(rep)(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(buf.String(), `"complete": false`); got != 1 {
+		t.Errorf("JSON(one partial run) has %d \"complete\": false; want 1", got)
+	}
+	if !strings.Contains(buf.String(), `"interrupted": true`) {
+		t.Errorf("JSON(interrupted report) has no \"interrupted\": true")
+	}
+	back, err := ReadReport(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.Interrupted || bool(back.Runs[0].Incomplete) || !bool(back.Runs[1].Incomplete) {
+		t.Errorf("ReadReport(JSON(...)) = interrupted %t, incomplete %t, %t; want true, false, true",
+			back.Interrupted, back.Runs[0].Incomplete, back.Runs[1].Incomplete)
+	}
+	golden, err := ReadReportFile(filepath.Join("testdata", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if golden.Interrupted || bool(golden.Runs[0].Incomplete) {
+		t.Errorf("ReadReportFile(testdata/report.json) = interrupted %t, incomplete %t; want a complete report", golden.Interrupted, golden.Runs[0].Incomplete)
+	}
+	for _, tc := range []struct {
+		in   string
+		want Incomplete
+	}{{`true`, false}, {`false`, true}} {
+		var r Run
+		if err := json.Unmarshal([]byte(`{"complete": `+tc.in+`}`), &r); err != nil || r.Incomplete != tc.want {
+			t.Errorf(`json.Unmarshal({"complete": %s}) = %v, Incomplete %t; want nil, %t`, tc.in, err, r.Incomplete, tc.want)
+		}
 	}
 }

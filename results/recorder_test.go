@@ -217,12 +217,12 @@ func TestNewRunUncorrected(t *testing.T) {
 	var closed, open Recorder
 	closed.Record(0, time.Millisecond, true, nil)
 	open.RecordOpen(0, 5*time.Millisecond, time.Millisecond, true, nil)
-	if got := NewRun(&closed, time.Second).LatencyUncorrectedUS; got != nil {
-		t.Errorf("NewRun(closed loop).LatencyUncorrectedUS = %+v; want nil", *got)
+	if got := NewRun(&closed, time.Second).OpenLoop; got != nil {
+		t.Errorf("NewRun(closed loop).OpenLoop = %+v; want nil", *got)
 	}
 	run := NewRun(&open, time.Second)
-	if run.LatencyUncorrectedUS == nil || !within(run.LatencyUncorrectedUS.P50, 1000) || !within(run.LatencyUS.P50, 5000) {
-		t.Errorf("NewRun(open loop) latencies = %+v, uncorrected %+v; want p50 5000µs, uncorrected p50 1000µs", run.LatencyUS, run.LatencyUncorrectedUS)
+	if run.OpenLoop == nil || run.LatencyUncorrectedUS == nil || !within(run.LatencyUncorrectedUS.P50, 1000) || !within(run.LatencyUS.P50, 5000) {
+		t.Errorf("NewRun(open loop) latencies = %+v, open loop %+v; want p50 5000µs, uncorrected p50 1000µs", run.LatencyUS, run.OpenLoop)
 	}
 }
 

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/rlbench/rlbench/redirects"
 )
 
 // Reporter writes a report somewhere.
@@ -34,24 +32,36 @@ func Text(rep *Report) Reporter {
 	}
 }
 
-// writeText renders rep into buf, which cannot fail to take it.
+// writeText renders rep into buf, which cannot fail to take it: the
+// header, the table, then each section of notes, run by run.
 func writeText(buf *bytes.Buffer, rep *Report) {
 	targets := targetsOf(rep)
 	if len(targets) > 1 {
 		for _, t := range targets {
-			fmt.Fprintf(buf, "target %s: %s\n", t.label, serverLine(t.server))
+			fmt.Fprintf(buf, "target %s: %s\n", t.label, t.server)
 		}
 	} else {
-		fmt.Fprintf(buf, "server: %s\n", serverLine(rep.Server))
+		fmt.Fprintf(buf, "server: %s\n", rep.Server)
 	}
 	multi := len(targets) > 1
-	runLabel := func(r Run) string {
-		if multi {
-			return r.Target + ": " + r.Strategy + "/" + r.Client
-		}
-		return r.Strategy + "/" + r.Client
+	writeTable(buf, rep, multi)
+	if multi {
+		writeByStrategy(buf, rep, targets)
 	}
+	for _, section := range textSections {
+		for _, r := range rep.Runs {
+			label := r.Strategy + "/" + r.Client
+			if multi {
+				label = r.Target + ": " + label
+			}
+			section(buf, r, label)
+		}
+	}
+	writeImmortal(buf, rep, multi)
+}
 
+// writeTable writes one aligned row per run.
+func writeTable(buf *bytes.Buffer, rep *Report, multi bool) {
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
 	header := "strategy\tclient\tclients\tdecisions\tthr/s\tallowed\trejected\terrors\tp50\tp99\tp99.9\tmax\tkeys\timmortal\tttl>win\tover"
 	if multi {
@@ -70,118 +80,114 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 			r.Audit.Keys, r.Audit.Immortal, r.Audit.TTLOverWindow, overText(r))
 	}
 	tw.Flush() // writes to a bytes.Buffer cannot fail
-	if multi {
-		writeByStrategy(buf, rep, targets)
-	}
+}
 
-	for _, r := range rep.Runs {
-		if r.Rate <= 0 {
-			continue
-		}
-		fmt.Fprintf(buf, "%s open loop at %s/s: latencies count from each request's intended start; uncorrected (from the send):", runLabel(r), strconv.FormatFloat(r.Rate, 'f', -1, 64))
-		if u := r.LatencyUncorrectedUS; u != nil {
-			fmt.Fprintf(buf, " p50 %s, p99 %s, p99.9 %s, max %s", FormatUS(u.P50), FormatUS(u.P99), FormatUS(u.P999), FormatUS(u.Max))
-		}
-		buf.WriteByte('\n')
-		if r.RateNote != "" {
-			fmt.Fprintf(buf, "%s: %s\n", runLabel(r), r.RateNote)
-		}
-	}
+// textSections are the text report's notes after the table, in order:
+// each writes what it has to say of one run, labelled label, or nothing.
+var textSections = []func(buf *bytes.Buffer, r Run, label string){
+	writePartial, writeOpenLoop, writeErrors, writeFaults, writePerNode, writeClusterErrors, writeSaturation,
+}
 
-	for _, r := range rep.Runs {
-		if r.Errors == 0 && len(r.ErrorKinds) == 0 {
-			continue
-		}
-		fmt.Fprintf(buf, "%s errors: %s\n", runLabel(r), FormatErrorKinds(r.ErrorKinds, " "))
+func writePartial(buf *bytes.Buffer, r Run, label string) {
+	if r.Incomplete {
+		fmt.Fprintf(buf, "%s did not finish: its figures cover only part of its load\n", label)
 	}
+}
 
-	for _, r := range rep.Runs {
-		if len(r.Faults) == 0 {
-			continue
-		}
-		for _, f := range r.Faults {
-			what := f.Detail
-			if f.Error != "" {
-				what = "FAILED: " + f.Error
-			}
-			fmt.Fprintf(buf, "%s fault %s at %.2fs: %s\n", runLabel(r), f.Fault, f.AtS, what)
-		}
-		fmt.Fprintf(buf, "%s per second (decisions/errors):", runLabel(r))
-		for _, sec := range r.PerSecond {
-			fmt.Fprintf(buf, " %d/%d", sec.Decisions, sec.Errors)
-		}
-		buf.WriteByte('\n')
+func writeOpenLoop(buf *bytes.Buffer, r Run, label string) {
+	if r.OpenLoop == nil || r.Rate <= 0 {
+		return
 	}
-
-	for _, r := range rep.Runs {
-		if len(r.AuditPerNode) == 0 {
-			continue
-		}
-		fmt.Fprintf(buf, "%s keys per master:", runLabel(r))
-		for _, addr := range slices.Sorted(maps.Keys(r.AuditPerNode)) {
-			a := r.AuditPerNode[addr]
-			fmt.Fprintf(buf, " %s %d (%d immortal)", addr, a.Keys, a.Immortal)
-		}
-		buf.WriteByte('\n')
+	fmt.Fprintf(buf, "%s open loop at %s/s: latencies count from each request's intended start; uncorrected (from the send):", label, strconv.FormatFloat(r.Rate, 'f', -1, 64))
+	if u := r.LatencyUncorrectedUS; u != nil {
+		fmt.Fprintf(buf, " p50 %s, p99 %s, p99.9 %s, max %s", FormatUS(u.P50), FormatUS(u.P99), FormatUS(u.P999), FormatUS(u.Max))
 	}
-
-	for _, r := range rep.Runs {
-		if r.ClusterErrors == nil {
-			continue
-		}
-		fmt.Fprintf(buf, "%s cluster replies (nodes' errorstats):", runLabel(r))
-		for _, k := range redirects.Kinds {
-			fmt.Fprintf(buf, " %s %d", k, r.ClusterErrors[k])
-		}
-		buf.WriteByte('\n')
+	buf.WriteByte('\n')
+	if r.RateNote != "" {
+		fmt.Fprintf(buf, "%s: %s\n", label, r.RateNote)
 	}
+}
 
-	for _, r := range rep.Runs {
-		s := r.Saturation
-		if s == nil {
-			continue
-		}
-		fmt.Fprintf(buf, "%s load: %s", runLabel(r), s.Load())
-		if s.Verdict != "" {
-			buf.WriteString("; " + s.Verdict)
-		}
-		buf.WriteByte('\n')
+func writeErrors(buf *bytes.Buffer, r Run, label string) {
+	if r.Errors == 0 && len(r.ErrorKinds) == 0 {
+		return
 	}
+	fmt.Fprintf(buf, "%s errors: %s\n", label, FormatErrorKinds(r.ErrorKinds, " "))
+}
 
+func writeFaults(buf *bytes.Buffer, r Run, label string) {
+	if len(r.Faults) == 0 {
+		return
+	}
+	for _, f := range r.Faults {
+		what := f.Detail
+		if f.Error != "" {
+			what = "FAILED: " + f.Error
+		}
+		fmt.Fprintf(buf, "%s fault %s at %.2fs: %s\n", label, f.Fault, f.AtS, what)
+	}
+	fmt.Fprintf(buf, "%s per second (decisions/errors):", label)
+	for _, sec := range r.PerSecond {
+		fmt.Fprintf(buf, " %d/%d", sec.Decisions, sec.Errors)
+	}
+	buf.WriteByte('\n')
+}
+
+func writePerNode(buf *bytes.Buffer, r Run, label string) {
+	if len(r.AuditPerNode) == 0 {
+		return
+	}
+	fmt.Fprintf(buf, "%s keys per master:", label)
+	for _, addr := range slices.Sorted(maps.Keys(r.AuditPerNode)) {
+		a := r.AuditPerNode[addr]
+		fmt.Fprintf(buf, " %s %d (%d immortal)", addr, a.Keys, a.Immortal)
+	}
+	buf.WriteByte('\n')
+}
+
+func writeClusterErrors(buf *bytes.Buffer, r Run, label string) {
+	if r.ClusterErrors == nil {
+		return
+	}
+	fmt.Fprintf(buf, "%s cluster replies (nodes' errorstats):", label)
+	for _, k := range ClusterErrorKinds {
+		fmt.Fprintf(buf, " %s %d", k, r.ClusterErrors[k])
+	}
+	buf.WriteByte('\n')
+}
+
+func writeSaturation(buf *bytes.Buffer, r Run, label string) {
+	s := r.Saturation
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(buf, "%s load: %s", label, s.Load())
+	if s.Verdict != "" {
+		buf.WriteString("; " + s.Verdict)
+	}
+	buf.WriteByte('\n')
+}
+
+// writeImmortal ends the report with a loud warning when a run left
+// counters with no TTL.
+func writeImmortal(buf *bytes.Buffer, rep *Report, multi bool) {
 	var immortal []string
 	for _, r := range rep.Runs {
 		if r.Audit.Immortal > 0 {
+			label := r.Strategy + "/" + r.Client
+			if multi {
+				label = r.Target + ": " + label
+			}
 			noun := "counters"
 			if r.Audit.Immortal == 1 {
 				noun = "counter"
 			}
-			immortal = append(immortal, fmt.Sprintf("%s left %d %s with no TTL", runLabel(r), r.Audit.Immortal, noun))
+			immortal = append(immortal, fmt.Sprintf("%s left %d %s with no TTL", label, r.Audit.Immortal, noun))
 		}
 	}
 	if len(immortal) > 0 {
 		fmt.Fprintf(buf, "IMMORTAL KEYS: %s: those users are locked out forever.\n", strings.Join(immortal, "; "))
 	}
-}
-
-// serverLine describes s, e.g. "redis 7.2.4 at 127.0.0.1:6379".
-func serverLine(s Server) string {
-	var parts []string
-	for _, p := range []string{s.Name, s.Version} {
-		if p != "" {
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 0 {
-		parts = append(parts, "unknown server")
-	}
-	line := strings.Join(parts, " ")
-	if s.Addr != "" {
-		line += " at " + s.Addr
-	}
-	if s.Managed {
-		line += " (private server started by rlbench)"
-	}
-	return line
 }
 
 // overText is a run's over-admission for the table: "-" for a strategy

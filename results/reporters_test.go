@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/internal/golden"
-	"github.com/rlbench/rlbench/saturation"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -30,40 +28,29 @@ func fixedReport() *Report {
 		},
 		Runs: []Run{
 			{
-				Strategy:             "naive",
-				Client:               "go-redis",
-				ClientOptions:        "pool_size=500",
-				Clients:              500,
-				DurationS:            10.0012,
-				Decisions:            412035,
-				Allowed:              40007,
-				Rejected:             372021,
-				Errors:               7,
-				ErrorKinds:           map[string]int64{"timeout": 3, "WRONGTYPE": 1, "conn-reset": 3},
-				ThroughputPerS:       41198.56,
-				LatencyUS:            Latency{P50: 183, P90: 611, P99: 1207, P999: 4511, Max: 2_503_000, Mean: 240.25},
-				Audit:                Audit{Keys: 400, Immortal: 7, TTLOverWindow: 2, Vanished: 1},
-				OnError:              "open",
-				Admitted:             40014,
-				OverAdmitted:         ptr(int64(12)),
-				MaxAdmittedPerWindow: 188,
-				Saturation:           &saturation.Report{ClientCPU: 0.91, ClientCPUs: 2, ServerCPU: 0.8, ConnectionsOpened: 6, PeakRSSBytes: 96 << 20, Verdict: "client-bound: Redis had CPU to spare: the figures measure rlbench, not Redis"},
-				Faults:               []faults.Event{{Fault: "restart@2s", AtS: 2.0004, Detail: "server restarted in 52ms"}, {Fault: "stall@3s:500ms", AtS: 3.0001, Error: "ERR boom"}},
-				PerSecond:            []Second{{T: 1, Decisions: 41000, Allowed: 4000, Rejected: 37000}, {T: 2, Decisions: 12000, Allowed: 1200, Rejected: 10793, Errors: 7}, {T: 3, Decisions: 40500, Allowed: 4000, Rejected: 36500}},
+				Cell: Cell{Strategy: "naive", Client: "go-redis", ClientOptions: "pool_size=500", Clients: 500},
+				Load: Load{
+					DurationS: 10.0012, Decisions: 412035, Allowed: 40007, Rejected: 372021, Errors: 7,
+					ErrorKinds:     map[string]int64{"timeout": 3, "WRONGTYPE": 1, "conn-reset": 3},
+					ThroughputPerS: 41198.56,
+					LatencyUS:      Latency{P50: 183, P90: 611, P99: 1207, P999: 4511, Max: 2_503_000, Mean: 240.25},
+				},
+				Audits:     Audits{Audit: Audit{Keys: 400, Immortal: 7, TTLOverWindow: 2, Vanished: 1}},
+				Outage:     Outage{OnError: "open", Admitted: 40014},
+				Admission:  Admission{OverAdmitted: ptr(int64(12)), MaxAdmittedPerWindow: 188},
+				Saturation: &Saturation{ClientCPU: 0.91, ClientCPUs: 2, ServerCPU: 0.8, ConnectionsOpened: 6, PeakRSSBytes: 96 << 20, Verdict: "client-bound: Redis had CPU to spare: the figures measure rlbench, not Redis"},
+				Faults:     []FaultEvent{{Fault: "restart@2s", AtS: 2.0004, Detail: "server restarted in 52ms"}, {Fault: "stall@3s:500ms", AtS: 3.0001, Error: "ERR boom"}},
+				PerSecond:  []Second{{T: 1, Decisions: 41000, Allowed: 4000, Rejected: 37000}, {T: 2, Decisions: 12000, Allowed: 1200, Rejected: 10793, Errors: 7}, {T: 3, Decisions: 40500, Allowed: 4000, Rejected: 36500}},
 			},
 			{
-				Strategy:       "lua",
-				Client:         "rueidis",
-				ClientOptions:  "pipeline_multiplex=2",
-				Clients:        500,
-				DurationS:      10.0004,
-				Decisions:      803117,
-				Allowed:        40000,
-				Rejected:       763117,
-				ErrorKinds:     map[string]int64{},
-				ThroughputPerS: 80308.49,
-				LatencyUS:      Latency{P50: 95, P90: 140, P99: 310, P999: 999.4, Max: 120_400, Mean: 101.5},
-				Audit:          Audit{Keys: 400},
+				Cell: Cell{Strategy: "lua", Client: "rueidis", ClientOptions: "pipeline_multiplex=2", Clients: 500},
+				Load: Load{
+					DurationS: 10.0004, Decisions: 803117, Allowed: 40000, Rejected: 763117,
+					ErrorKinds:     map[string]int64{},
+					ThroughputPerS: 80308.49,
+					LatencyUS:      Latency{P50: 95, P90: 140, P99: 310, P999: 999.4, Max: 120_400, Mean: 101.5},
+				},
+				Audits: Audits{Audit: Audit{Keys: 400}},
 			},
 		},
 	}
@@ -388,3 +375,18 @@ func TestProgress(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestTextPartial checks that a run that did not finish says so, and that a
+// complete one does not.
+func TestTextPartial(t *testing.T) {
+	t.Parallel()
+	rep := fixedReport()
+	rep.Runs[1].Incomplete = true
+	var buf bytes.Buffer
+	if err := Text(rep)(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(buf.String(), "did not finish"); got != 1 || !strings.Contains(buf.String(), "lua/rueidis did not finish: its figures cover only part of its load\n") {
+		t.Errorf("Text(one partial run) says \"did not finish\" %d times:\n%s\nwant once, of lua/rueidis", got, buf.String())
+	}
+}

@@ -1,101 +1,61 @@
 package results
 
 import (
+	"fmt"
 	"runtime"
-
-	"github.com/rlbench/rlbench/faults"
-	"github.com/rlbench/rlbench/saturation"
-
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Latency summarises a latency histogram. Every field is in microseconds.
-type Latency struct {
-	// P50 is the median latency, in microseconds.
-	P50 float64 `json:"p50"`
-	// P90 is the 90th percentile latency, in microseconds.
-	P90 float64 `json:"p90"`
-	// P99 is the 99th percentile latency, in microseconds.
-	P99 float64 `json:"p99"`
-	// P999 is the 99.9th percentile latency, in microseconds.
-	P999 float64 `json:"p999"`
-	// Max is the highest latency recorded, in microseconds.
-	Max float64 `json:"max"`
-	// Mean is the arithmetic mean latency, in microseconds.
-	Mean float64 `json:"mean"`
-}
-
-// LatencyOf summarises h, whose values are microseconds. Percentiles and Max
-// are the highest value equivalent to the recorded ones at the histogram's
-// precision. A nil or empty histogram gives the zero Latency.
-func LatencyOf(h *hdrhistogram.Histogram) Latency {
-	if h == nil || h.TotalCount() == 0 {
-		return Latency{}
-	}
-	return Latency{
-		P50:  float64(h.ValueAtQuantile(50)),
-		P90:  float64(h.ValueAtQuantile(90)),
-		P99:  float64(h.ValueAtQuantile(99)),
-		P999: float64(h.ValueAtQuantile(99.9)),
-		Max:  float64(h.Max()),
-		Mean: h.Mean(),
-	}
-}
-
-// Percentile is one point of a latency distribution.
-type Percentile struct {
-	// Quantile is the fraction of decisions at or below Value, e.g. 99.9.
-	Quantile float64 `json:"q"`
-	// ValueUS is the latency, in microseconds.
-	ValueUS float64 `json:"us"`
-}
-
-// curveQuantiles are the points of a percentile curve: 0 to 99.9999, dense
-// in the tail, as HdrHistogram's plots space them.
-var curveQuantiles = []float64{0, 10, 20, 30, 40, 50, 60, 70, 75, 80, 85, 90, 92.5, 95, 96.25, 97.5, 98.125, 98.75, 99, 99.375, 99.5, 99.75, 99.875, 99.9, 99.95, 99.975, 99.99, 99.995, 99.999, 99.9999, 100}
-
-// PercentilesOf returns h's percentile curve, in microseconds.
-func PercentilesOf(h *hdrhistogram.Histogram) []Percentile {
-	if h == nil || h.TotalCount() == 0 {
-		return nil
-	}
-	out := make([]Percentile, len(curveQuantiles))
-	for i, q := range curveQuantiles {
-		out[i] = Percentile{Quantile: q, ValueUS: float64(h.ValueAtQuantile(q))}
-	}
-	return out
-}
-
-// Audit is what a post-run scan of a run's counter keys found. It mirrors
-// audit.Result field for field; the runner converts one into the other.
-type Audit struct {
-	// Keys is the number of counter keys the scan found.
-	Keys int64 `json:"keys"`
-	// Immortal is the number of counters with no TTL: their users stay
-	// locked out once they reach the limit.
-	Immortal int64 `json:"immortal"`
-	// TTLOverWindow is the number of counters whose TTL exceeds the window.
-	TTLOverWindow int64 `json:"ttl_over_window"`
-	// Vanished is the number of keys that expired or disappeared during the scan.
-	Vanished int64 `json:"vanished"`
-}
-
-// Server describes the Redis-compatible server the runs were made against.
-type Server struct {
-	// Addr is the server's address, host:port.
-	Addr string `json:"addr"`
-	// Name is the server's flavour: "redis" or "valkey".
-	Name string `json:"name"`
-	// Version is the server's version, e.g. "7.2.4".
-	Version string `json:"version"`
-	// Managed is true when rlbench started the server itself.
-	Managed bool `json:"managed"`
-}
-
-// Run is the result of one strategy x client load phase.
+// Run is the result of one cell: one target x strategy x client load
+// phase. It is made of groups, each filled by the part of rlbench that
+// measures it:
+//
+//   - Cell: what ran, where and with what (the runner);
+//   - Load: when the load ran, its counts, throughput and latency summary
+//     (the Recorder, through NewRun);
+//   - OpenLoop: the open loop's schedule and uncorrected latencies; nil in a
+//     closed loop (NewRun, and the runner from workload's result);
+//   - Outage: what the --on-error policy made of failed decisions (the runner);
+//   - Faults: the faults injected (package faults);
+//   - PerSecond: the time series (the runner's per-second sampler);
+//   - Admission: the over-admission of a fixed window (package admission);
+//   - Saturation: who was the busier side (package saturation);
+//   - ScriptFallbacks: scripts sent again after NOSCRIPT (the client adapter);
+//   - Cluster: the cluster's redirections and errors (package redirects);
+//   - Audits: the post-run key scan (package audit);
+//   - Distribution: the latency percentile curve and histogram (the Recorder).
+//
+// The groups are embedded, so that their fields read as the run's own
+// (run.Decisions) and the JSON is one flat object whose fields come in the
+// order of this list. Each group has the Add that package merge combines
+// runs with.
 type Run struct {
+	Cell
+	Load
+	*OpenLoop
+	Outage
+	// Faults lists the faults injected during the load, in time order.
+	Faults []FaultEvent `json:"faults,omitempty"`
+	// PerSecond is the load's time series, one entry per whole second.
+	PerSecond []Second `json:"per_second"`
+	Admission
+	// Saturation says who was the busier side during the load: rlbench or
+	// the server; nil when it could not be measured (e.g. after a restart).
+	Saturation *Saturation `json:"saturation"`
+	// ScriptFallbacks counts scripts sent again with EVAL after the server
+	// answered NOSCRIPT to EVALSHA.
+	ScriptFallbacks int64 `json:"script_fallbacks"`
+	Cluster
+	Audits
+	Distribution
+}
+
+// Cell is a run's identity and environment: the target, strategy and
+// client, the client's settings and workers, and what else shaped the
+// figures.
+type Cell struct {
 	// Target is the label of the server the run used, e.g. "127.0.0.1:6379"
 	// or "redis-7.2" (see rlbench.TargetSpec).
 	Target string `json:"target"`
@@ -112,12 +72,22 @@ type Run struct {
 	ClientOptions string `json:"client_options"`
 	// Clients is the number of concurrent workers.
 	Clients int `json:"clients"`
+}
+
+// Load is what the Recorder measured of a run's load phase: when it ran,
+// how many decisions it made and how fast, and their latency summary.
+type Load struct {
 	// DurationS is the measured wall time of the load phase, in seconds.
 	DurationS float64 `json:"duration_s"`
 	// StartedAt is the wall-clock start of the load phase, in UTC; the load
 	// ran from StartedAt to StartedAt + DurationS. Zero in files written
 	// before it was recorded.
 	StartedAt time.Time `json:"started_at,omitzero"`
+	// Incomplete is true when the load phase did not run to its end (the
+	// run was interrupted, or failed): its figures cover only part of it.
+	// It is written "complete": false, and absent for a complete run, so
+	// that files written before it existed read as complete.
+	Incomplete Incomplete `json:"complete,omitzero"`
 	// Decisions is the number of decision attempts: Allowed + Rejected + Errors.
 	Decisions int64 `json:"decisions"`
 	// Allowed is the number of requests admitted.
@@ -128,68 +98,126 @@ type Run struct {
 	Errors int64 `json:"errors"`
 	// ErrorKinds counts Errors by ErrorKind.
 	ErrorKinds map[string]int64 `json:"error_kinds"`
-	// ThroughputPerS is the rate of decision attempts, per second.
+	// ThroughputPerS is the rate of decision attempts, per second:
+	// Decisions / DurationS.
 	ThroughputPerS float64 `json:"throughput_per_s"`
 	// LatencyUS summarises the attempts' latencies, in microseconds. In an
-	// open loop (Rate > 0) they are corrected: measured from each request's
-	// intended start time on the schedule.
+	// open loop they are corrected: measured from each request's intended
+	// start time on the schedule.
 	LatencyUS Latency `json:"latency_us"`
-	// LatencyUncorrectedUS summarises an open loop's latencies measured from
-	// the moment each request was actually sent, in microseconds; nil for a
-	// closed loop. A server stall shows in LatencyUS, much less here.
+}
+
+// Incomplete is Load.Incomplete: true for a run that did not finish. Its
+// JSON is the negation, "complete".
+type Incomplete bool
+
+// MarshalJSON writes i as "complete": false for true.
+func (i Incomplete) MarshalJSON() ([]byte, error) {
+	if i {
+		return []byte("false"), nil
+	}
+	return []byte("true"), nil
+}
+
+// UnmarshalJSON reads "complete": true or false.
+func (i *Incomplete) UnmarshalJSON(data []byte) error {
+	switch string(data) {
+	case "true", "null":
+		*i = false
+	case "false":
+		*i = true
+	default:
+		return fmt.Errorf("complete: want true or false, got %s", data)
+	}
+	return nil
+}
+
+// OpenLoop is what an open loop (a target rate, workload.Config.Rate > 0)
+// adds to a run: the latencies from the send, and how well the schedule
+// was kept. A closed loop has none (Run.OpenLoop is nil).
+type OpenLoop struct {
+	// LatencyUncorrectedUS summarises the latencies measured from the
+	// moment each request was actually sent, in microseconds; nil when no
+	// request was sent. A server stall shows in LatencyUS, much less here.
 	LatencyUncorrectedUS *Latency `json:"latency_uncorrected_us,omitempty"`
-	// Rate is the open loop's target rate, in decisions per second; 0 for a
-	// closed loop.
+	// Rate is the target rate, in decisions per second.
 	Rate float64 `json:"target_rate_per_s,omitempty"`
-	// AchievedRatePerS is the rate at which an open loop started requests,
-	// in requests per second (see workload.Result.Achieved); 0 for a closed
-	// loop.
+	// AchievedRatePerS is the rate at which requests were started, in
+	// requests per second (see workload.Result.Achieved).
 	AchievedRatePerS float64 `json:"achieved_rate_per_s,omitempty"`
-	// ScheduleLagMS is how far behind its intended start time an open
-	// loop's last request started, in milliseconds.
+	// ScheduleLagMS is how far behind its intended start time the last
+	// request started, in milliseconds.
 	ScheduleLagMS float64 `json:"schedule_lag_ms,omitempty"`
-	// RateNote says that an open loop did not reach its target rate, by how
-	// much and how far behind schedule it ended; "" when it did, and for a
-	// closed loop.
+	// RateNote says that the loop did not reach its target rate, by how
+	// much and how far behind schedule it ended; "" when it did.
 	RateNote string `json:"rate_note,omitempty"`
-	// OnError is the outage policy applied to a decision that failed:
-	// "open" admits the request, "closed" rejects it.
+}
+
+// Outage is what the outage policy made of the decisions that failed.
+type Outage struct {
+	// OnError is the policy applied to a decision that failed: "open"
+	// admits the request, "closed" rejects it.
 	OnError string `json:"on_error"`
 	// Admitted is the number of requests let through: Allowed, plus Errors
-	// when OnError is "open".
+	// (less simulated crashes) when OnError is "open".
 	Admitted int64 `json:"admitted"`
-	// Faults lists the faults injected during the load, in time order.
-	Faults []faults.Event `json:"faults,omitempty"`
-	// PerSecond is the load's time series, one entry per whole second.
-	PerSecond []Second `json:"per_second"`
+}
+
+// Admission is how far a fixed window let requests through beyond its
+// limit, from package admission.
+type Admission struct {
 	// OverAdmitted is the largest number of requests admitted beyond the
-	// limit in one fixed window of one key (see package admission); nil
-	// for a strategy that is not a fixed window.
+	// limit in one fixed window of one key; nil for a strategy that is not
+	// a fixed window.
 	OverAdmitted *int64 `json:"over_admitted"`
 	// MaxAdmittedPerWindow is the largest number admitted for one key within
 	// any span of one window length: up to twice the limit for a fixed
 	// window, around a window boundary.
 	MaxAdmittedPerWindow int64 `json:"max_admitted_per_window_span"`
-	// Saturation says who was the busier side during the load: rlbench or
-	// the server; nil when it could not be measured (e.g. after a restart).
-	Saturation *saturation.Report `json:"saturation"`
-	// ScriptFallbacks counts scripts sent again with EVAL after the server
-	// answered NOSCRIPT to EVALSHA.
-	ScriptFallbacks int64 `json:"script_fallbacks"`
-	// ClusterErrors counts, by kind, the replies by which a cluster's nodes
-	// turned commands away during the load: MOVED and ASK redirections
-	// (which the clients follow without returning an error, so they are not
-	// in Errors), TRYAGAIN and CLUSTERDOWN. The counts are the nodes' own,
-	// from INFO errorstats on every master and replica (package redirects),
-	// so on a cluster that others use too they include theirs. Nil for a
-	// single server, for Redis before 6.2 (no INFO errorstats), and when the
-	// nodes could not be read.
+}
+
+// Cluster is what a Redis Cluster's nodes said about the load.
+type Cluster struct {
+	// ClusterErrors counts, by kind (ClusterErrorKinds), the replies by
+	// which a cluster's nodes turned commands away during the load: MOVED
+	// and ASK redirections (which the clients follow without returning an
+	// error, so they are not in Errors), TRYAGAIN and CLUSTERDOWN. The
+	// counts are the nodes' own, from INFO errorstats on every master and
+	// replica (package redirects), so on a cluster that others use too they
+	// include theirs. Nil for a single server, for Redis before 6.2 (no
+	// INFO errorstats), and when the nodes could not be read.
 	ClusterErrors map[string]int64 `json:"cluster_errors,omitempty"`
-	// Audit is what the post-run key scan found.
+}
+
+// ClusterErrorKinds are the kinds of Cluster.ClusterErrors, in the order
+// reports list them.
+var ClusterErrorKinds = []string{"MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN"}
+
+// Audits is what the post-run key scan found (package audit).
+type Audits struct {
+	// Audit is what the scan found over the whole target.
 	Audit Audit `json:"audit"`
 	// AuditPerNode is Audit for each master of a cluster target, by
 	// host:port; nil for a single server.
 	AuditPerNode map[string]Audit `json:"audit_per_node,omitempty"`
+}
+
+// Audit is what a scan of a run's counter keys found.
+type Audit struct {
+	// Keys is the number of counter keys the scan found.
+	Keys int64 `json:"keys"`
+	// Immortal is the number of counters with no TTL: their users stay
+	// locked out once they reach the limit.
+	Immortal int64 `json:"immortal"`
+	// TTLOverWindow is the number of counters whose TTL exceeds the window.
+	TTLOverWindow int64 `json:"ttl_over_window"`
+	// Vanished is the number of keys that expired or disappeared during the scan.
+	Vanished int64 `json:"vanished"`
+}
+
+// Distribution is the whole latency distribution of a run, in
+// microseconds, from the Recorder.
+type Distribution struct {
 	// Percentiles is the latency percentile curve, for plots and compare.
 	Percentiles []Percentile `json:"latency_percentiles"`
 	// Histogram holds the latencies, in microseconds, for reporters that need
@@ -219,40 +247,46 @@ type Second struct {
 	Immortal *int64 `json:"immortal,omitempty"`
 }
 
-// NewRun fills the counters, error kinds, throughput, latency summaries,
-// histogram (also encoded) and start time of a Run from rec and the measured
-// wall time of the load phase.
-// Strategy, client, worker count and audit are left for the caller. A
-// non-positive elapsed gives zero throughput.
+// NewRun fills the Load and Distribution of a Run from rec and the measured
+// wall time of the load phase, and its OpenLoop's uncorrected latencies
+// when rec recorded an open loop. The other groups are left for the caller.
+// A non-positive elapsed gives zero throughput.
 func NewRun(rec *Recorder, elapsed time.Duration) Run {
 	t := rec.Totals()
 	h := rec.Histogram()
 	run := Run{
-		DurationS:   elapsed.Seconds(),
-		Decisions:   t.Decisions,
-		Allowed:     t.Allowed,
-		Rejected:    t.Rejected,
-		Errors:      t.Errors,
-		ErrorKinds:  rec.ErrorKinds(),
-		LatencyUS:   LatencyOf(h),
-		Percentiles: PercentilesOf(h),
-		Histogram:   h,
+		Load: Load{
+			DurationS:  elapsed.Seconds(),
+			Decisions:  t.Decisions,
+			Allowed:    t.Allowed,
+			Rejected:   t.Rejected,
+			Errors:     t.Errors,
+			ErrorKinds: rec.ErrorKinds(),
+			LatencyUS:  LatencyOf(h),
+			// An estimate, assuming the load ended just now: a runner that
+			// noted the time just before the load sets StartedAt exactly.
+			StartedAt: time.Now().Add(-elapsed).UTC(),
+		},
+		Distribution: distributionOf(h),
 	}
-	// Encoding into memory cannot fail.
-	if enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
-		run.HistogramEncoded = string(enc)
-	}
-	// An estimate, assuming the load ended just now: a runner that noted
-	// the time just before the load sets StartedAt exactly.
-	run.StartedAt = time.Now().Add(-elapsed).UTC()
 	if elapsed > 0 {
 		run.ThroughputPerS = float64(t.Decisions) / elapsed.Seconds()
 	}
 	if u := rec.UncorrectedHistogram(); u != nil {
 		l := LatencyOf(u)
-		run.LatencyUncorrectedUS = &l
+		run.OpenLoop = &OpenLoop{LatencyUncorrectedUS: &l}
 	}
 	return run
+}
+
+// distributionOf is the Distribution of h.
+func distributionOf(h *hdrhistogram.Histogram) Distribution {
+	d := Distribution{Percentiles: PercentilesOf(h), Histogram: h}
+	// Encoding into memory cannot fail.
+	if enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+		d.HistogramEncoded = string(enc)
+	}
+	return d
 }
 
 // Environment records what shaped a run's figures besides the server and
@@ -292,6 +326,10 @@ type Report struct {
 	Tool string `json:"tool"`
 	// Started is when the invocation started.
 	Started time.Time `json:"started"`
+	// Interrupted is true when the invocation was interrupted (or failed)
+	// before every cell had run: some cells are missing, and the last run
+	// may be Incomplete. Absent when every cell ran.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Server is the server the runs were made against.
 	Server Server `json:"server"`
 	// Config is the invocation's configuration, marshalled as given.

@@ -7,7 +7,7 @@
 //	before, err := saturation.Take(ctx, rdb)
 //	// ... the load phase ...
 //	after, err := saturation.Take(ctx, rdb)
-//	rep := saturation.Compare(before, after)
+//	rep := saturation.Compare([]saturation.Sample{before}, []saturation.Sample{after})
 //
 // The process's CPU comes from getrusage(RUSAGE_SELF); the server's from
 // INFO (used_cpu_user + used_cpu_sys), so the server may be anywhere.
@@ -52,8 +52,6 @@
 package saturation
 
 import (
-	"github.com/rlbench/rlbench/redisserver"
-
 	"context"
 	"fmt"
 	"math"
@@ -62,6 +60,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/results"
 )
 
 // Busy is the share of its limit at or above which a side is saturated:
@@ -152,73 +153,22 @@ func parseInfo(text string) (Sample, error) {
 }
 
 // Report is the self-check for one run, serialised into the JSON as
-// "saturation".
-type Report struct {
-	// ClientCPU is this process's CPU over wall time, in cores (1.0 = one
-	// core busy), rounded to 0.001.
-	ClientCPU float64 `json:"client_cpu"`
-	// ClientCPUs is the CPUs the client's Go code could use at once
-	// (GOMAXPROCS, from the later sample); absent if unknown.
-	ClientCPUs int `json:"client_cpus,omitempty"`
-	// ServerCPU is the server's CPU over wall time, in cores, rounded to
-	// 0.001: on a server of several nodes, the busiest node's.
-	ServerCPU float64 `json:"server_cpu"`
-	// ServerNodes is the number of nodes (a cluster's masters) whose
-	// busiest is ServerCPU; absent for one server.
-	ServerNodes int `json:"server_nodes,omitempty"`
-	// ConnectionsOpened is the number of connections the server accepted
-	// between the two samples, from any client.
-	ConnectionsOpened int64 `json:"connections_opened"`
-	// PeakRSSBytes is this process's peak resident set, in bytes, as of the
-	// later sample: the high-water mark of the whole process so far, not of
-	// the phase alone.
-	PeakRSSBytes int64 `json:"peak_rss_bytes"`
-	// Verdict is a line that starts "server-bound:" or "client-bound:", or
-	// "" when Redis had CPU to spare and the client was not the busier side
-	// (see the package doc for the rule).
-	Verdict string `json:"verdict"`
-}
+// "saturation". It is results.Saturation, which the report's data model
+// defines; this package measures it.
+type Report = results.Saturation
 
-// Load is the report's figures as one line: "rlbench 0.98 cores of 1 CPU
-// (GOMAXPROCS), redis-server 0.93 cores, 500 connections opened, peak RSS
-// 135 MiB". The CPUs are left out when unknown.
-func (r Report) Load() string {
-	cpus := ""
-	switch {
-	case r.ClientCPUs == 1:
-		cpus = " of 1 CPU (GOMAXPROCS)"
-	case r.ClientCPUs > 1:
-		cpus = fmt.Sprintf(" of %d CPUs (GOMAXPROCS)", r.ClientCPUs)
-	}
-	conns := "connections"
-	if r.ConnectionsOpened == 1 {
-		conns = "connection"
-	}
-	busiest := ""
-	if r.ServerNodes > 1 {
-		busiest = fmt.Sprintf(" (the busiest of %d nodes)", r.ServerNodes)
-	}
-	return fmt.Sprintf("rlbench %.2f cores%s, redis-server %.2f cores%s, %d %s opened, peak RSS %d MiB",
-		r.ClientCPU, cpus, r.ServerCPU, busiest, r.ConnectionsOpened, conns, r.PeakRSSBytes>>20)
-}
-
-// Compare computes the Report between two samples, taken before and after
-// the load phase from one server process (a server restart in between resets
-// its counters and makes the differences meaningless). The verdict is judged
-// on the figures as rounded. A wall time that is not positive gives zero CPU
-// figures and no verdict.
-func Compare(before, after Sample) Report {
-	return CompareNodes([]Sample{before}, []Sample{after})
-}
-
-// CompareNodes is Compare for a server made of several nodes, such as a
-// cluster's masters: before[i] and after[i] are one node's samples, taken
-// together with the other nodes'. Each node runs its commands on its own
-// main thread, so the server's CPU is the busiest node's, and the verdict
-// is judged on it. Connections are all nodes' together. The client's CPU
-// and the wall time come from the first node's pair. Slices of different
-// lengths, which cannot be the same nodes, and empty ones give a zero Report.
-func CompareNodes(before, after []Sample) Report {
+// Compare computes the Report between samples taken before and after the
+// load phase from the server's nodes: before[i] and after[i] are one node's
+// samples, taken together with the other nodes' (a single server is one
+// node). Each node runs its commands on its own main thread, so the
+// server's CPU is the busiest node's, and the verdict is judged on it, on
+// the figures as rounded. Connections are all nodes' together. The
+// client's CPU and the wall time come from the first node's pair. A node
+// restarted in between resets its counters and makes the differences
+// meaningless. Slices of different lengths, which cannot be the same nodes,
+// and empty ones give a zero Report; a wall time that is not positive gives
+// zero CPU figures and no verdict.
+func Compare(before, after []Sample) Report {
 	n := len(before)
 	if n == 0 || len(after) != n {
 		return Report{}

@@ -88,7 +88,7 @@ func TestCompare(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.after.PeakRSSBytes = 64 << 20
-			got := Compare(tc.before, tc.after)
+			got := Compare([]Sample{tc.before}, []Sample{tc.after})
 			if got.ClientCPU != tc.wantClient || got.ServerCPU != tc.wantServer || got.ConnectionsOpened != tc.wantConns || got.Verdict != tc.want {
 				t.Errorf("Compare(%+v, %+v) = %+v; want client_cpu %v, server_cpu %v, connections %d, verdict %q",
 					tc.before, tc.after, got, tc.wantClient, tc.wantServer, tc.wantConns, tc.want)
@@ -224,7 +224,7 @@ func TestReportLoad(t *testing.T) {
 	}
 }
 
-// TestCompareNodes checks a server of three nodes: the busiest node's CPU
+// TestCompareNodes checks Compare on a server of three nodes: the busiest node's CPU
 // and verdict, every node's connections, the client from the first pair.
 func TestCompareNodes(t *testing.T) {
 	t.Parallel()
@@ -248,8 +248,8 @@ func TestCompareNodes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := CompareNodes(before, tc.after); got != tc.want {
-				t.Errorf("CompareNodes(%v, %v) = %+v; want %+v", before, tc.after, got, tc.want)
+			if got := Compare(before, tc.after); got != tc.want {
+				t.Errorf("Compare(%v, %v) = %+v; want %+v", before, tc.after, got, tc.want)
 			}
 		})
 	}

@@ -77,7 +77,7 @@ func TestTakeAgainstServer(t *testing.T) {
 		t.Errorf("ServerConnsReceived after - before = %d - %d = %d; want %d (the new connections)",
 			after.ServerConnsReceived, before.ServerConnsReceived, got, newConns)
 	}
-	rep := saturation.Compare(before, after)
+	rep := saturation.Compare([]saturation.Sample{before}, []saturation.Sample{after})
 	if rep.ConnectionsOpened != newConns || rep.ServerCPU <= 0 || rep.PeakRSSBytes <= 0 {
 		t.Errorf("Compare(before, after) = %+v; want connections_opened %d, server_cpu > 0, peak_rss_bytes > 0", rep, newConns)
 	}
@@ -93,7 +93,7 @@ func ExampleCompare() {
 		ServerConnsReceived: 3,
 		PeakRSSBytes:        96 << 20,
 	}
-	rep := saturation.Compare(before, after)
+	rep := saturation.Compare([]saturation.Sample{before}, []saturation.Sample{after})
 	fmt.Printf("client %.2f cores, server %.2f cores, %d connections, peak RSS %d MiB\n",
 		rep.ClientCPU, rep.ServerCPU, rep.ConnectionsOpened, rep.PeakRSSBytes>>20)
 	fmt.Println(rep.Verdict)

@@ -2,7 +2,6 @@ package strategies
 
 import (
 	"context"
-	"errors"
 )
 
 // Gap is called by a non-atomic strategy between two of its commands, the
@@ -13,8 +12,15 @@ import (
 type Gap func(ctx context.Context, strategy, step string) error
 
 // ErrCrashed is what a Gap returns to simulate a client that died between
-// two commands.
-var ErrCrashed = errors.New("client died between commands (simulated)")
+// two commands. Reports count it as "crashed" (results.KindCrashed).
+var ErrCrashed error = crashed{}
+
+// crashed is ErrCrashed's type, which names its kind for reports
+// (results.KindedError).
+type crashed struct{}
+
+func (crashed) Error() string     { return "client died between commands (simulated)" }
+func (crashed) ErrorKind() string { return "crashed" }
 
 type gapKey struct{}
 

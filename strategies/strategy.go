@@ -142,6 +142,10 @@ func (e ReplyError) Prefix() string {
 	return s
 }
 
+// ErrorKind is the kind reports give the error (results.KindedError): its
+// Prefix.
+func (e ReplyError) ErrorKind() string { return e.Prefix() }
+
 // Info describes a registered strategy.
 type Info struct {
 	// Name selects the strategy on the command line.

@@ -170,7 +170,7 @@ func TestCompareBadInput(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.json")
-	if err := writeJSON(good, &results.Report{Tool: "rlbench", Runs: []results.Run{{Strategy: "lua", Client: "go-redis"}}}); err != nil {
+	if err := writeJSON(good, &results.Report{Tool: "rlbench", Runs: []results.Run{{Cell: results.Cell{Strategy: "lua", Client: "go-redis"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	notReport := filepath.Join(dir, "attack.json")

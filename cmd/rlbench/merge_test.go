@@ -91,8 +91,9 @@ func TestMergeBadInput(t *testing.T) {
 		return p
 	}
 	run := func(strategy string, histogram string) results.Run {
-		return results.Run{Target: "redis-server", Strategy: strategy, Client: "go-redis", DurationS: 1,
-			StartedAt: time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC), HistogramEncoded: histogram}
+		return results.Run{Cell: results.Cell{Target: "redis-server", Strategy: strategy, Client: "go-redis"},
+			Load:         results.Load{DurationS: 1, StartedAt: time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)},
+			Distribution: results.Distribution{HistogramEncoded: histogram}}
 	}
 	// An empty histogram: zero decisions, consistently.
 	var empty results.Recorder

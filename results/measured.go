@@ -1,0 +1,75 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+)
+
+// FaultEvent records one fault as it happened (package faults injects them).
+type FaultEvent struct {
+	// Fault is the fault in faults.Parse's syntax, e.g. "stall@3s:500ms".
+	Fault string `json:"fault"`
+	// AtS is when it was injected, in seconds from the start of the load.
+	AtS float64 `json:"at_s"`
+	// Detail says what it did, e.g. "killed 200 connections".
+	Detail string `json:"detail,omitempty"`
+	// Error is why it failed, if it did.
+	Error string `json:"error,omitempty"`
+}
+
+// Kind is the kind of the fault e records: Fault up to its "@".
+func (e FaultEvent) Kind() string {
+	kind, _, _ := strings.Cut(e.Fault, "@")
+	return kind
+}
+
+// Saturation is who was the busier side during a run's load: rlbench or
+// the server (package saturation measures it and states the rule of the
+// verdict), serialised into the JSON as "saturation".
+type Saturation struct {
+	// ClientCPU is this process's CPU over wall time, in cores (1.0 = one
+	// core busy), rounded to 0.001.
+	ClientCPU float64 `json:"client_cpu"`
+	// ClientCPUs is the CPUs the client's Go code could use at once
+	// (GOMAXPROCS, from the later sample); absent if unknown.
+	ClientCPUs int `json:"client_cpus,omitempty"`
+	// ServerCPU is the server's CPU over wall time, in cores, rounded to
+	// 0.001: on a server of several nodes, the busiest node's.
+	ServerCPU float64 `json:"server_cpu"`
+	// ServerNodes is the number of nodes (a cluster's masters) whose
+	// busiest is ServerCPU; absent for one server.
+	ServerNodes int `json:"server_nodes,omitempty"`
+	// ConnectionsOpened is the number of connections the server accepted
+	// between the two samples, from any client.
+	ConnectionsOpened int64 `json:"connections_opened"`
+	// PeakRSSBytes is this process's peak resident set, in bytes, as of the
+	// later sample: the high-water mark of the whole process so far, not of
+	// the phase alone.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// Verdict is a line that starts "server-bound:" or "client-bound:", or
+	// "" when Redis had CPU to spare and the client was not the busier side.
+	Verdict string `json:"verdict"`
+}
+
+// Load is the figures as one line: "rlbench 0.98 cores of 1 CPU
+// (GOMAXPROCS), redis-server 0.93 cores, 500 connections opened, peak RSS
+// 135 MiB". The CPUs are left out when unknown.
+func (s Saturation) Load() string {
+	cpus := ""
+	switch {
+	case s.ClientCPUs == 1:
+		cpus = " of 1 CPU (GOMAXPROCS)"
+	case s.ClientCPUs > 1:
+		cpus = fmt.Sprintf(" of %d CPUs (GOMAXPROCS)", s.ClientCPUs)
+	}
+	conns := "connections"
+	if s.ConnectionsOpened == 1 {
+		conns = "connection"
+	}
+	busiest := ""
+	if s.ServerNodes > 1 {
+		busiest = fmt.Sprintf(" (the busiest of %d nodes)", s.ServerNodes)
+	}
+	return fmt.Sprintf("rlbench %.2f cores%s, redis-server %.2f cores%s, %d %s opened, peak RSS %d MiB",
+		s.ClientCPU, cpus, s.ServerCPU, busiest, s.ConnectionsOpened, conns, s.PeakRSSBytes>>20)
+}
