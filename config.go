@@ -11,6 +11,7 @@ import (
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/strategies"
@@ -43,11 +44,22 @@ type Config struct {
 	// Addr targets an existing server (host:port); "" starts a private one.
 	// A shorthand for one target; not with Targets.
 	Addr string `json:"addr,omitempty"`
+	// Username is the ACL user of every existing server; "" means the
+	// default user.
+	Username string `json:"user,omitempty"`
 	// Password authenticates against every existing server; never written
 	// to reports.
 	Password string `json:"-"`
 	// DB is the database number used on every existing server.
 	DB int `json:"db"`
+	// TLS, when not nil, makes every connection to an existing server use
+	// TLS with these files (--tls, --cacert, --cert, --key, --insecure,
+	// --sni); nil means plain TCP. A target named by a URL has its own.
+	TLS *connection.TLSFiles `json:"-"`
+	// PrivateTLS starts each private server with TLS only, with a
+	// certificate from a throwaway CA that rlbench generates and trusts:
+	// the cost of TLS, measured.
+	PrivateTLS bool `json:"private_tls,omitempty"`
 	// RedisServer is the binary started when Addr is ""; "" means
 	// redis-server on PATH. A shorthand for one target; not with Targets.
 	RedisServer string `json:"redis_server,omitempty"`
@@ -98,22 +110,70 @@ type TargetSpec struct {
 	// R replicas each (redisserver.ParseClusterSize), forms the cluster,
 	// and stops it at the end.
 	ManagedCluster string `json:"managed_cluster,omitempty"`
+	// Sentinel, when not nil, is a master that Sentinel manages: the
+	// clients ask its sentinels where it is, and follow it across
+	// failovers.
+	Sentinel *connection.Sentinel `json:"-"`
+	// ManagedSentinel is "R": rlbench starts a private master with R
+	// replicas and three sentinels, and stops them at the end.
+	ManagedSentinel string `json:"managed_sentinel,omitempty"`
+	// Login, when not nil, is how to log in to this target (from its
+	// URL), in place of Config's Username, Password, DB and TLS.
+	Login *connection.Settings `json:"-"`
 }
 
 // isCluster reports whether t names a Redis Cluster.
 func (t TargetSpec) isCluster() bool { return len(t.Cluster) > 0 || t.ManagedCluster != "" }
 
+// isSentinel reports whether t names a master that Sentinel manages.
+func (t TargetSpec) isSentinel() bool { return t.Sentinel != nil || t.ManagedSentinel != "" }
+
 // private reports whether rlbench starts t's servers itself.
-func (t TargetSpec) private() bool { return t.Addr == "" && len(t.Cluster) == 0 }
+func (t TargetSpec) private() bool { return t.Addr == "" && len(t.Cluster) == 0 && t.Sentinel == nil }
+
+// kinds counts the kinds of target t names at once; one is right.
+func (t TargetSpec) kinds() int {
+	n := 0
+	for _, set := range []bool{t.Addr != "", len(t.Cluster) > 0, t.ManagedCluster != "", t.Sentinel != nil, t.ManagedSentinel != ""} {
+		if set {
+			n++
+		}
+	}
+	return n
+}
+
+// managedReplicas is the replicas per master of a private cluster or
+// Sentinel set-up; 0 otherwise.
+func (t TargetSpec) managedReplicas() int {
+	switch {
+	case t.ManagedCluster != "":
+		_, replicas, err := redisserver.ParseClusterSize(t.ManagedCluster)
+		if err == nil {
+			return replicas
+		}
+	case t.ManagedSentinel != "":
+		replicas, err := strconv.Atoi(t.ManagedSentinel)
+		if err == nil {
+			return replicas
+		}
+	}
+	return 0
+}
 
 // capabilities says what the faults can count on in t.
 func (t TargetSpec) capabilities(allowServerWide bool) faults.Capabilities {
-	c := faults.Capabilities{Private: t.private(), Cluster: t.isCluster(), ServerWideConsent: allowServerWide}
-	if t.ManagedCluster != "" {
-		_, replicas, err := redisserver.ParseClusterSize(t.ManagedCluster)
-		c.Replicas = err == nil && replicas > 0
+	return faults.Capabilities{
+		Private: t.private(), Cluster: t.isCluster(), Sentinel: t.isSentinel(),
+		Replicas: t.managedReplicas() > 0, ServerWideConsent: allowServerWide,
 	}
-	return c
+}
+
+// login is how to log in to t: its URL's settings, or cfg's.
+func (c Config) login(t TargetSpec) connection.Settings {
+	if t.Login != nil {
+		return *t.Login
+	}
+	return connection.Settings{Username: c.Username, Password: c.Password, DB: c.DB, TLS: c.TLS}
 }
 
 // ParseTarget reads "[LABEL=]VALUE", as --addr and --redis-server take it.
@@ -127,6 +187,9 @@ func ParseTarget(s string, private bool) TargetSpec {
 	}
 	return TargetSpec{Label: label, Addr: value}
 }
+
+// maxSentinelReplicas is the most replicas a managed Sentinel set-up takes.
+const maxSentinelReplicas = 100
 
 // DefaultWarmup is the command line's warm-up before each cell.
 const DefaultWarmup = time.Second
@@ -236,16 +299,24 @@ func (c *Config) validate() error {
 // validateTarget checks one target's spec, and that every fault can be
 // injected into it.
 func (c *Config) validateTarget(t TargetSpec) error {
-	if t.Addr != "" && t.isCluster() || len(t.Cluster) > 0 && t.ManagedCluster != "" {
-		return usage("Targets.Cluster", fmt.Errorf("%s: give one of --addr, --cluster and --managed-cluster", t.Label))
+	if t.kinds() > 1 {
+		return usage("Targets.Cluster", fmt.Errorf("%s: give one of --addr, --url, --cluster, --managed-cluster, --sentinel and --managed-sentinel", t.Label))
 	}
 	if t.ManagedCluster != "" {
 		if _, _, err := redisserver.ParseClusterSize(t.ManagedCluster); err != nil {
 			return usage("Targets.ManagedCluster", err)
 		}
 	}
-	if t.isCluster() && c.DB != 0 {
+	if t.ManagedSentinel != "" {
+		if n, err := strconv.Atoi(t.ManagedSentinel); err != nil || n < 0 || n > maxSentinelReplicas {
+			return usage("Targets.ManagedSentinel", fmt.Errorf("%s: want the number of replicas, 0 to %d, got %q", t.Label, maxSentinelReplicas, t.ManagedSentinel))
+		}
+	}
+	if t.isCluster() && c.login(t).DB != 0 {
 		return usage("DB", fmt.Errorf("%s: %w", t.Label, clients.ErrClusterDB))
+	}
+	if c.PrivateTLS && (t.ManagedCluster != "" || t.ManagedSentinel != "") {
+		return usage("PrivateTLS", fmt.Errorf("%s: a TLS private server is a single server; leave out --managed-cluster and --managed-sentinel", t.Label))
 	}
 	caps := t.capabilities(c.AllowServerWideFaults)
 	for _, f := range c.Faults {
@@ -294,6 +365,10 @@ func labelTargets(ts []TargetSpec) []TargetSpec {
 				t.Label = "cluster " + t.Cluster[0]
 			case t.ManagedCluster != "":
 				t.Label = "cluster " + t.ManagedCluster
+			case t.Sentinel != nil:
+				t.Label = "sentinel " + t.Sentinel.String()
+			case t.ManagedSentinel != "":
+				t.Label = "sentinel " + t.ManagedSentinel
 			case t.RedisServer != "":
 				t.Label = filepath.Base(t.RedisServer)
 			default:

@@ -9,9 +9,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rlbench/rlbench/acl"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/redisserver"
-	"github.com/rlbench/rlbench/strategies"
 )
 
 // preflight checks, before anything is written, that every cell of cfg can
@@ -20,9 +20,6 @@ import (
 // (the audit and the clean-up treat every key under it as the run's), and
 // the target takes writes (not a replica, not a read-only user).
 func (t *target) preflight(ctx context.Context, cfg Config) error {
-	if err := checkSupport(cfg.Strategies, t.info); err != nil {
-		return err
-	}
 	nodes, err := t.nodes(ctx)
 	if err != nil {
 		return usage(t.field(), fmt.Errorf("%s: %w", t.spec.Label, err))
@@ -37,7 +34,44 @@ func (t *target) preflight(ctx context.Context, cfg Config) error {
 			return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q already holds keys (e.g. %q on %s): rlbench audits and deletes every key under its prefix, so it must start empty; choose another --prefix", t.spec.Label, cfg.Workload.Prefix, key, n.Options().Addr))
 		}
 	}
-	return t.checkWritable(ctx, cfg.Workload.Prefix)
+	if err := t.checkWritable(ctx, cfg.Workload.Prefix); err != nil {
+		return err
+	}
+	return t.checkCommands(ctx, cfg, nodes)
+}
+
+// checkCommands asks the server, rather than a table of versions, whether
+// it knows every command the cells send (COMMAND INFO on every master,
+// with UNLINK -> DEL as the one fallback) and every option they need
+// (EXPIRE NX, SET EXAT), and whether the run's user may send them all
+// (nothing is executed). Each refusal names the commands.
+func (t *target) checkCommands(ctx context.Context, cfg Config, nodes []*redis.Client) error {
+	kinds := make([]string, len(cfg.Faults))
+	for i, f := range cfg.Faults {
+		kinds[i] = f.Kind
+	}
+	cmds, err := acl.Commands(acl.Needs{Strategies: cfg.Strategies, Faults: kinds, Cluster: t.spec.isCluster(), Sentinel: t.spec.isSentinel(), DB: t.login.DB})
+	if err != nil {
+		return usage("Strategies", err)
+	}
+	for _, n := range nodes {
+		if cmds, err = acl.Supported(ctx, n, cmds); err != nil {
+			return usage("Strategies", fmt.Errorf("%s: %s: %w", t.spec.Label, n.Options().Addr, err))
+		}
+	}
+	t.unlinkToDel = !slices.ContainsFunc(cmds, func(c acl.Command) bool { return c.Name == "unlink" })
+	key := cfg.Workload.Prefix + "preflight"
+	node, err := t.nodeFor(ctx, key, nodes)
+	if err != nil {
+		return usage(t.field(), fmt.Errorf("%s: %w", t.spec.Label, err))
+	}
+	if err := acl.SupportedOptions(ctx, node, key, acl.Options(cfg.Strategies)); err != nil {
+		return usage("Strategies", fmt.Errorf("%s: %w", t.spec.Label, err))
+	}
+	if err := acl.Permitted(ctx, node, key, cmds); err != nil {
+		return usage("Username", fmt.Errorf("%s: %w", t.spec.Label, err))
+	}
+	return nil
 }
 
 // field is the Config field that names t, for errors about it.
@@ -84,17 +118,6 @@ func firstKey(ctx context.Context, node *redis.Client, prefix string) (string, e
 			return "", nil
 		}
 	}
-}
-
-// checkSupport refuses a strategy that the server's version cannot run.
-func checkSupport(names []string, info redisserver.Info) error {
-	for _, name := range names {
-		s, _ := strategies.Lookup(name)
-		if !redisserver.VersionAtLeast(info.RedisVersion, s.MinRedis) {
-			return usage("Strategies", fmt.Errorf("%s needs Redis >= %s; the server is %s %s", name, s.MinRedis, info.Name, info.Version))
-		}
-	}
-	return nil
 }
 
 // checkConnections refuses, before any load, a run whose go-redis pool (one

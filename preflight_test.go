@@ -71,10 +71,10 @@ func TestRunRefusesATargetThatTakesNoWrites(t *testing.T) {
 	}
 }
 
-// TestRunFailsWhenEveryDecisionFails checks that a cell whose every decision
-// failed (here NOPERM: the user may SET but not run scripts) makes Run
-// return ErrAllFailed, with the cell's figures, rather than a clean report.
-func TestRunFailsWhenEveryDecisionFails(t *testing.T) {
+// TestRunRefusesAUserWithoutTheCommands checks that a user who may SET but
+// not run scripts is refused at pre-flight, naming the commands, rather
+// than running a cell in which every decision fails with NOPERM.
+func TestRunRefusesAUserWithoutTheCommands(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := redistest.Client(t, srv)
@@ -82,15 +82,15 @@ func TestRunFailsWhenEveryDecisionFails(t *testing.T) {
 	if err := rdb.Do(ctx, "ACL", "SETUSER", "default", "-evalsha", "-eval").Err(); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := rlbench.Run(ctx, rlbench.Config{
+	_, err := rlbench.Run(ctx, rlbench.Config{
 		Addr:     srv.Addr(),
 		Workload: workload.Config{Clients: 2, Keys: 5, Requests: 50, Prefix: redistest.Prefix(t)},
 	}, rlbench.Options{})
-	if !errors.Is(err, rlbench.ErrAllFailed) || !strings.Contains(err.Error(), "NOPERM") {
-		t.Errorf("Run(no script permission) error = %v; want ErrAllFailed naming NOPERM", err)
+	if usageField(err) != "Username" || !strings.Contains(err.Error(), "EVALSHA") || !strings.Contains(err.Error(), "NOPERM") {
+		t.Errorf("Run(no script permission) error = %v; want a Username UsageError naming EVALSHA and NOPERM", err)
 	}
-	if rep == nil || len(rep.Runs) != 1 || rep.Runs[0].Errors != 50 {
-		t.Errorf("Run(no script permission) report = %+v; want the cell with its 50 errors", rep)
+	if n := rdb.DBSize(ctx).Val(); n != 0 {
+		t.Errorf("DBSIZE after the refused run = %d; want 0", n)
 	}
 }
 
@@ -114,9 +114,9 @@ func TestRunBlamesTheRightFlag(t *testing.T) {
 		field string
 		says  string
 	}{
-		{"database out of range", rlbench.Config{Addr: srv.Addr(), Password: "secret", DB: 16}, "DB", "select 16"},
-		{"wrong password", rlbench.Config{Addr: srv.Addr(), Password: "nope"}, "Password", "authentication failed"},
-		{"no password", rlbench.Config{Addr: srv.Addr()}, "Password", "authentication failed"},
+		{"database out of range", rlbench.Config{Addr: srv.Addr(), Password: "secret", DB: 16}, "Connection", "--db"},
+		{"wrong password", rlbench.Config{Addr: srv.Addr(), Password: "nope"}, "Connection", "--user/--password"},
+		{"no password", rlbench.Config{Addr: srv.Addr()}, "Connection", "--password"},
 	}
 	for _, tc := range tests {
 		_, err := rlbench.Run(ctx, tc.cfg, rlbench.Options{})

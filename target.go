@@ -2,6 +2,7 @@ package rlbench
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/redirects"
 	"github.com/rlbench/rlbench/redisserver"
@@ -29,10 +31,17 @@ type target struct {
 	spec   TargetSpec
 	info   redisserver.Info
 	server results.Server
+	// login is how the clients and the admin connection log in; tls is
+	// its TLS configuration, nil for plain TCP.
+	login connection.Settings
+	tls   *tls.Config
 	// admin is the run's own connection to the target, beside the clients
 	// under test.
 	admin    redis.UniversalClient
 	topology topology
+	// unlinkToDel is true on a server without UNLINK (before Redis 4.0):
+	// the clean-up sends DEL.
+	unlinkToDel bool
 }
 
 // topology is what one kind of target does its own way; everything else in
@@ -72,10 +81,39 @@ func openTarget(ctx context.Context, cfg Config, spec TargetSpec) (*target, erro
 
 // openTopology starts or reaches the servers spec names.
 func openTopology(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
-	if spec.isCluster() {
+	switch {
+	case spec.isCluster():
 		return openCluster(ctx, cfg, spec)
+	case spec.isSentinel():
+		return openSentinel(ctx, cfg, spec)
 	}
 	return openServer(ctx, cfg, spec)
+}
+
+// checkLogin is connection.Check of addr with login, as bad input: a
+// wrong CA, TLS on one side only, a refused user or password are found
+// before anything is written, and named by the flag to look at.
+func checkLogin(ctx context.Context, spec TargetSpec, addr string, login connection.Settings) error {
+	if err := connection.Check(ctx, addr, login); err != nil {
+		return usage("Connection", err) // it names the flag and the address
+	}
+	return nil
+}
+
+// newTarget completes t once its admin connection is made: the TLS
+// configuration of its clients, and what the server says of itself.
+func newTarget(ctx context.Context, t *target, managed bool) (*target, error) {
+	var err error
+	if t.tls, err = t.login.TLS.Config(); err != nil {
+		t.close()
+		return nil, usage("Connection", fmt.Errorf("%s: %w", t.spec.Label, err))
+	}
+	if t.info, err = redisserver.ReadInfo(ctx, t.admin); err != nil {
+		t.close()
+		return nil, usage(t.field(), fmt.Errorf("%s: %w", t.spec.Label, err))
+	}
+	t.server.Name, t.server.Version, t.server.Managed = t.info.Name, t.info.Version, managed
+	return t, nil
 }
 
 func (t *target) close() {
@@ -98,12 +136,23 @@ func (t *target) redirects(ctx context.Context) redirects.Snapshot {
 	return t.topology.redirects(ctx)
 }
 
+// nodeFor returns the master of nodes that serves key.
+func (t *target) nodeFor(ctx context.Context, key string, nodes []*redis.Client) (*redis.Client, error) {
+	if c, ok := t.admin.(*redis.ClusterClient); ok {
+		return c.MasterForKey(ctx, key)
+	}
+	return nodes[0], nil
+}
+
 // describe says what the target is, for the run's header.
 func (t *target) describe() string { return t.topology.describe(t.server) }
 
 // clientOptions are the options the clients under test connect with.
 func (t *target) clientOptions(cfg Config, workers int, name string) clients.Options {
-	o := clients.Options{Password: cfg.Password, DB: cfg.DB, Workers: workers, FlushDelay: cfg.FlushDelay, ClientName: name}
+	o := clients.Options{
+		Username: t.login.Username, Password: t.login.Password, DB: t.login.DB, TLS: t.tls,
+		Workers: workers, FlushDelay: cfg.FlushDelay, ClientName: name,
+	}
 	t.topology.endpoint(&o)
 	return o
 }
@@ -146,53 +195,62 @@ func (t *target) sample(ctx context.Context) (serverSamples, error) {
 // server is a single server: an existing one, or a private one that
 // rlbench started.
 type server struct {
-	target *redisserver.Target
-	admin  *redis.Client
-	spec   TargetSpec
+	// private is the server rlbench started; nil for an existing one.
+	private *redisserver.Server
+	addr    string
+	admin   *redis.Client
+	spec    TargetSpec
 }
 
-// openServer finds or starts a single server. A failure is bad input: of
-// --addr when one was given, of --redis-server otherwise, of --db or
-// --password when the server refused them.
+// openServer reaches an existing server, after a check of the login, or
+// starts a private one (with TLS when PrivateTLS).
 func openServer(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
-	srv, err := redisserver.Open(ctx, redisserver.TargetOptions{
-		Addr: spec.Addr, Password: cfg.Password,
-		Start: redisserver.Options{Binary: spec.RedisServer, Args: []string{"--maxclients", "20000"}},
-	})
-	field := "Targets.RedisServer"
+	s := &server{addr: spec.Addr, spec: spec}
+	login := cfg.login(spec)
 	if spec.Addr != "" {
-		field = "Targets.Addr"
+		if err := checkLogin(ctx, spec, spec.Addr, login); err != nil {
+			return nil, err
+		}
+	} else {
+		opts := redisserver.Options{Binary: spec.RedisServer, Args: []string{"--maxclients", "20000"}}
+		if cfg.PrivateTLS {
+			opts.TLS = &redisserver.TLSOptions{}
+		}
+		srv, err := redisserver.Start(ctx, opts)
+		if err != nil {
+			field := "Targets.RedisServer"
+			if errors.Is(err, redisserver.ErrNoTLS) {
+				field = "PrivateTLS"
+			}
+			return nil, usage(field, fmt.Errorf("%s: %w", spec.Label, err))
+		}
+		s.private, s.addr = srv, srv.Addr()
+		login = connection.Settings{}
+		if files, ok := srv.TLS(); ok {
+			login.TLS = &connection.TLSFiles{CACert: files.CACert}
+		}
 	}
-	if errors.Is(err, redisserver.ErrAuth) {
-		field = "Password"
-	}
+	admin, err := connection.Admin{Settings: login}.Client(s.addr)
 	if err != nil {
-		return nil, usage(field, fmt.Errorf("%s: %w", spec.Label, err))
+		s.close()
+		return nil, usage("Connection", fmt.Errorf("%s: %w", spec.Label, err))
 	}
-	admin := redisserver.Admin{Password: cfg.Password, DB: cfg.DB}.Client(srv.Addr)
-	top := &server{target: srv, admin: admin, spec: spec}
-	t := &target{
-		spec: spec, info: srv.Info, admin: admin, topology: top,
-		server: results.Server{Addr: srv.Addr, Name: srv.Info.Name, Version: srv.Info.Version, Managed: srv.Private != nil},
-	}
-	if err := admin.Ping(ctx).Err(); err != nil {
-		t.close()
-		return nil, usage("DB", fmt.Errorf("%s: select %d: %w", spec.Label, cfg.DB, err))
-	}
-	return t, nil
+	s.admin = admin
+	t := &target{spec: spec, login: login, admin: admin, topology: s, server: results.Server{Addr: s.addr}}
+	return newTarget(ctx, t, s.private != nil)
 }
 
 func (s *server) nodes(context.Context) ([]*redis.Client, error) {
 	return []*redis.Client{s.admin}, nil
 }
 
-func (s *server) endpoint(o *clients.Options) { o.Addr = s.target.Addr }
+func (s *server) endpoint(o *clients.Options) { o.Addr = s.addr }
 
 func (s *server) faultActions(string) faults.Target {
-	if s.target.Private == nil {
+	if s.private == nil {
 		return faults.Target{}
 	}
-	return faults.Target{Restart: s.target.Private.Restart}
+	return faults.Target{Restart: s.private.Restart}
 }
 
 func (s *server) redirects(context.Context) redirects.Snapshot { return nil }
@@ -205,10 +263,18 @@ func (s *server) describe(r results.Server) string {
 	if binary == "" {
 		binary = redisserver.DefaultBinary
 	}
-	return fmt.Sprintf("private %s %s (%s) on %s, no persistence; stopped at the end", r.Name, r.Version, binary, r.Addr)
+	tls := ""
+	if _, ok := s.private.TLS(); ok {
+		tls = ", TLS only (a throwaway CA)"
+	}
+	return fmt.Sprintf("private %s %s (%s) on %s, no persistence%s; stopped at the end", r.Name, r.Version, binary, r.Addr, tls)
 }
 
-func (s *server) close() { s.target.Close() }
+func (s *server) close() {
+	if s.private != nil {
+		s.private.Close()
+	}
+}
 
 // cluster is a Redis Cluster: an existing one, or a private one that
 // rlbench started and can fail over and reshard.
@@ -220,9 +286,11 @@ type cluster struct {
 	spec    TargetSpec
 }
 
-// openCluster starts the managed cluster or probes the first seed node.
+// openCluster starts the managed cluster, or checks the login on the
+// first seed node of an existing one.
 func openCluster(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
 	c := &cluster{seeds: spec.Cluster, spec: spec}
+	login := cfg.login(spec)
 	field := "Targets.Cluster"
 	if spec.ManagedCluster != "" {
 		field = "Targets.ManagedCluster"
@@ -234,28 +302,22 @@ func openCluster(ctx context.Context, cfg Config, spec TargetSpec) (*target, err
 		if err != nil {
 			return nil, usage(field, fmt.Errorf("%s: %w", spec.Label, err))
 		}
-		c.managed, c.seeds = m, m.Addrs()
+		c.managed, c.seeds, login = m, m.Addrs(), connection.Settings{}
+	} else if err := checkLogin(ctx, spec, c.seeds[0], login); err != nil {
+		return nil, err
 	}
-	pctx, cancel := context.WithTimeout(ctx, redisserver.ProbeTimeout)
-	defer cancel()
-	info, err := redisserver.Probe(pctx, c.seeds[0], cfg.Password, 0)
+	admin, err := connection.Admin{Settings: login}.Cluster(c.seeds)
 	if err != nil {
 		c.close()
-		if errors.Is(err, redisserver.ErrAuth) {
-			field = "Password"
-		}
-		return nil, usage(field, fmt.Errorf("%s: %w (is a Redis Cluster node listening there?)", spec.Label, err))
+		return nil, usage("Connection", fmt.Errorf("%s: %w", spec.Label, err))
 	}
-	c.admin = redisserver.Admin{Password: cfg.Password}.Cluster(c.seeds)
-	t := &target{
-		spec: spec, info: info, admin: c.admin, topology: c,
-		server: results.Server{Addr: strings.Join(c.seeds, ","), Name: info.Name, Version: info.Version, Managed: c.managed != nil},
-	}
+	c.admin = admin
+	t := &target{spec: spec, login: login, admin: admin, topology: c, server: results.Server{Addr: strings.Join(c.seeds, ",")}}
 	if _, err := c.nodes(ctx); err != nil {
 		t.close()
-		return nil, usage(field, fmt.Errorf("%s: %w", spec.Label, err))
+		return nil, usage(field, fmt.Errorf("%s: %w (is a Redis Cluster node listening there?)", spec.Label, err))
 	}
-	return t, nil
+	return newTarget(ctx, t, c.managed != nil)
 }
 
 func (c *cluster) nodes(ctx context.Context) ([]*redis.Client, error) {
@@ -299,7 +361,7 @@ func (c *cluster) faultActions(prefix string) faults.Target {
 		}
 		return fmt.Sprintf("slot %d moved from %s to %s with its keys (%d), migrating for %s", m.Slot, m.From, m.To, m.Keys, hold), nil
 	}}
-	if c.spec.capabilities(false).Replicas {
+	if c.spec.managedReplicas() > 0 {
 		ft.Failover = func(ctx context.Context) (string, error) {
 			masters := c.managed.MasterAddrs()
 			if len(masters) == 0 {

@@ -1,4 +1,4 @@
-package connection
+package connection_test
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/redisserver"
 )
 
 // BenchmarkTLSCost isolates what TLS costs a client: INCR on one private
 // server reached over plain TCP and over TLS (one-way, P-256 certificate),
-// through the options Settings builds, with go-redis (a pool of one
+// through the options connection.Settings builds, with go-redis (a pool of one
 // connection per goroutine) and rueidis (auto-pipelined). Compare the
 // plain and tls rows of each client with benchstat.
 func BenchmarkTLSCost(b *testing.B) {
@@ -26,10 +27,10 @@ func BenchmarkTLSCost(b *testing.B) {
 	servers := []struct {
 		name     string
 		addr     string
-		settings Settings
+		settings connection.Settings
 	}{
-		{"plain", plain.Addr(), Settings{}},
-		{"tls", secure.Addr(), Settings{TLS: &TLSFiles{CACert: files.CACert}}},
+		{"plain", plain.Addr(), connection.Settings{}},
+		{"tls", secure.Addr(), connection.Settings{TLS: &connection.TLSFiles{CACert: files.CACert}}},
 	}
 	for _, srv := range servers {
 		for _, client := range []string{"go-redis", "rueidis"} {
@@ -55,7 +56,7 @@ func BenchmarkTLSCost(b *testing.B) {
 
 // newIncr returns a function that INCRs a key with the named client,
 // closed at the end of b.
-func newIncr(b *testing.B, client, addr string, s Settings) func(key string) error {
+func newIncr(b *testing.B, client, addr string, s connection.Settings) func(key string) error {
 	ctx := context.Background()
 	switch client {
 	case "go-redis":

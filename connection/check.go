@@ -102,7 +102,7 @@ func Check(ctx context.Context, addr string, s Settings) error {
 	conn, err := dial(ctx, addr)
 	if err != nil {
 		return &CheckError{Addr: addr, Flag: flag(s.fromURL, "--addr"), Kind: ErrUnreachable,
-			Said: err.Error(), Hint: "is a Redis server listening there?"}
+			Said: err.Error(), Hint: "is a Redis server listening there? (leave out --addr to let rlbench start a private redis-server)"}
 	}
 	defer conn.Close()
 	if cfg != nil {

@@ -1,4 +1,4 @@
-package connection
+package connection_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/redisserver"
 )
 
@@ -31,13 +32,13 @@ func start(t testing.TB, tlsOpts *redisserver.TLSOptions, args ...string) *redis
 }
 
 // tlsFiles returns srv's CA, and its client certificate when withCert.
-func tlsFiles(t *testing.T, srv *redisserver.Server, withCert bool) *TLSFiles {
+func tlsFiles(t *testing.T, srv *redisserver.Server, withCert bool) *connection.TLSFiles {
 	t.Helper()
 	f, ok := srv.TLS()
 	if !ok {
 		t.Fatalf("%s runs no TLS", srv.Addr())
 	}
-	files := &TLSFiles{CACert: f.CACert}
+	files := &connection.TLSFiles{CACert: f.CACert}
 	if withCert {
 		files.Cert, files.Key = f.ClientCert, f.ClientKey
 	}
@@ -64,8 +65,8 @@ func TestCheck(t *testing.T) {
 	}
 	closedAddr := closed.Addr().String()
 	closed.Close()
-	rediss := func(addr string, files *TLSFiles) Settings {
-		ep, err := ParseURL("rediss://"+addr, Settings{TLS: files})
+	rediss := func(addr string, files *connection.TLSFiles) connection.Settings {
+		ep, err := connection.ParseURL("rediss://"+addr, connection.Settings{TLS: files})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,79 +76,79 @@ func TestCheck(t *testing.T) {
 	tests := []struct {
 		name     string
 		addr     string
-		settings Settings
-		wantKind error  // nil: Check succeeds
+		settings connection.Settings
+		wantKind error  // nil: connection.Check succeeds
 		wantFlag string // the flag the error names
 		wantSaid string // part of what the server said
 	}{
-		{name: "plain", addr: plain.Addr(), settings: Settings{Password: "rightpass"}},
-		{name: "acl user", addr: plain.Addr(), settings: Settings{Username: "alice", Password: "alicepass"}},
-		{name: "one-way tls", addr: oneWay.Addr(), settings: Settings{TLS: tlsFiles(t, oneWay, false)}},
-		{name: "mutual tls", addr: mutual.Addr(), settings: Settings{TLS: tlsFiles(t, mutual, true)}},
+		{name: "plain", addr: plain.Addr(), settings: connection.Settings{Password: "rightpass"}},
+		{name: "acl user", addr: plain.Addr(), settings: connection.Settings{Username: "alice", Password: "alicepass"}},
+		{name: "one-way tls", addr: oneWay.Addr(), settings: connection.Settings{TLS: tlsFiles(t, oneWay, false)}},
+		{name: "mutual tls", addr: mutual.Addr(), settings: connection.Settings{TLS: tlsFiles(t, mutual, true)}},
 		{name: "rediss url", addr: oneWay.Addr(), settings: rediss(oneWay.Addr(), tlsFiles(t, oneWay, false))},
-		{name: "insecure skips an expired certificate", addr: expired.Addr(), settings: Settings{TLS: &TLSFiles{Insecure: true}}},
+		{name: "insecure skips an expired certificate", addr: expired.Addr(), settings: connection.Settings{TLS: &connection.TLSFiles{Insecure: true}}},
 
-		{name: "wrong password", addr: plain.Addr(), settings: Settings{Password: "wrong"},
-			wantKind: ErrAuth, wantFlag: "--user/--password", wantSaid: "WRONGPASS"},
-		{name: "wrong user", addr: plain.Addr(), settings: Settings{Username: "mallory", Password: "alicepass"},
-			wantKind: ErrAuth, wantFlag: "--user/--password", wantSaid: "WRONGPASS"},
-		{name: "no password", addr: plain.Addr(), settings: Settings{},
-			wantKind: ErrNoAuth, wantFlag: "--password", wantSaid: "NOAUTH"},
-		{name: "bad db", addr: plain.Addr(), settings: Settings{Password: "rightpass", DB: 99},
-			wantKind: ErrDB, wantFlag: "--db", wantSaid: "out of range"},
-		{name: "tls client, plain server", addr: plain.Addr(), settings: Settings{TLS: &TLSFiles{Insecure: true}},
-			wantKind: ErrNotTLS, wantFlag: "--tls", wantSaid: "it "},
-		{name: "rediss url, plain server", addr: plain.Addr(), settings: rediss(plain.Addr(), &TLSFiles{Insecure: true}),
-			wantKind: ErrNotTLS, wantFlag: "--url", wantSaid: "it "},
-		{name: "plain client, tls server", addr: oneWay.Addr(), settings: Settings{},
-			wantKind: ErrTLSRequired, wantFlag: "--tls", wantSaid: "closed the connection"},
-		{name: "wrong ca", addr: oneWay.Addr(), settings: Settings{TLS: &TLSFiles{CACert: otherCA.CACert}},
-			wantKind: ErrUnknownAuthority, wantFlag: "--cacert", wantSaid: "unknown authority"},
-		{name: "expired certificate", addr: expired.Addr(), settings: Settings{TLS: tlsFiles(t, expired, false)},
-			wantKind: ErrCertExpired, wantFlag: "--insecure", wantSaid: "expired"},
-		{name: "wrong sni", addr: oneWay.Addr(), settings: Settings{TLS: &TLSFiles{CACert: tlsFiles(t, oneWay, false).CACert, SNI: "redis.example"}},
-			wantKind: ErrCertName, wantFlag: "--sni", wantSaid: "redis.example"},
-		{name: "mutual tls without a client certificate", addr: mutual.Addr(), settings: Settings{TLS: tlsFiles(t, mutual, false)},
-			wantKind: ErrClientCert, wantFlag: "--cert/--key", wantSaid: "certificate required"},
+		{name: "wrong password", addr: plain.Addr(), settings: connection.Settings{Password: "wrong"},
+			wantKind: connection.ErrAuth, wantFlag: "--user/--password", wantSaid: "WRONGPASS"},
+		{name: "wrong user", addr: plain.Addr(), settings: connection.Settings{Username: "mallory", Password: "alicepass"},
+			wantKind: connection.ErrAuth, wantFlag: "--user/--password", wantSaid: "WRONGPASS"},
+		{name: "no password", addr: plain.Addr(), settings: connection.Settings{},
+			wantKind: connection.ErrNoAuth, wantFlag: "--password", wantSaid: "NOAUTH"},
+		{name: "bad db", addr: plain.Addr(), settings: connection.Settings{Password: "rightpass", DB: 99},
+			wantKind: connection.ErrDB, wantFlag: "--db", wantSaid: "out of range"},
+		{name: "tls client, plain server", addr: plain.Addr(), settings: connection.Settings{TLS: &connection.TLSFiles{Insecure: true}},
+			wantKind: connection.ErrNotTLS, wantFlag: "--tls", wantSaid: "it "},
+		{name: "rediss url, plain server", addr: plain.Addr(), settings: rediss(plain.Addr(), &connection.TLSFiles{Insecure: true}),
+			wantKind: connection.ErrNotTLS, wantFlag: "--url", wantSaid: "it "},
+		{name: "plain client, tls server", addr: oneWay.Addr(), settings: connection.Settings{},
+			wantKind: connection.ErrTLSRequired, wantFlag: "--tls", wantSaid: "closed the connection"},
+		{name: "wrong ca", addr: oneWay.Addr(), settings: connection.Settings{TLS: &connection.TLSFiles{CACert: otherCA.CACert}},
+			wantKind: connection.ErrUnknownAuthority, wantFlag: "--cacert", wantSaid: "unknown authority"},
+		{name: "expired certificate", addr: expired.Addr(), settings: connection.Settings{TLS: tlsFiles(t, expired, false)},
+			wantKind: connection.ErrCertExpired, wantFlag: "--insecure", wantSaid: "expired"},
+		{name: "wrong sni", addr: oneWay.Addr(), settings: connection.Settings{TLS: &connection.TLSFiles{CACert: tlsFiles(t, oneWay, false).CACert, SNI: "redis.example"}},
+			wantKind: connection.ErrCertName, wantFlag: "--sni", wantSaid: "redis.example"},
+		{name: "mutual tls without a client certificate", addr: mutual.Addr(), settings: connection.Settings{TLS: tlsFiles(t, mutual, false)},
+			wantKind: connection.ErrClientCert, wantFlag: "--cert/--key", wantSaid: "certificate required"},
 		{name: "client certificate from another ca", addr: mutual.Addr(),
-			settings: Settings{TLS: &TLSFiles{CACert: tlsFiles(t, mutual, false).CACert, Cert: otherCA.ClientCert, Key: otherCA.ClientKey}},
-			wantKind: ErrClientCert, wantFlag: "--cert/--key", wantSaid: "tls:"},
-		{name: "nothing listening", addr: closedAddr, settings: Settings{},
-			wantKind: ErrUnreachable, wantFlag: "--addr", wantSaid: "refused"},
+			settings: connection.Settings{TLS: &connection.TLSFiles{CACert: tlsFiles(t, mutual, false).CACert, Cert: otherCA.ClientCert, Key: otherCA.ClientKey}},
+			wantKind: connection.ErrClientCert, wantFlag: "--cert/--key", wantSaid: "tls:"},
+		{name: "nothing listening", addr: closedAddr, settings: connection.Settings{},
+			wantKind: connection.ErrUnreachable, wantFlag: "--addr", wantSaid: "refused"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := Check(t.Context(), tc.addr, tc.settings)
+			err := connection.Check(t.Context(), tc.addr, tc.settings)
 			if tc.wantKind == nil {
 				if err != nil {
-					t.Fatalf("Check(%s, %v) = %v; want nil", tc.addr, tc.settings, err)
+					t.Fatalf("connection.Check(%s, %v) = %v; want nil", tc.addr, tc.settings, err)
 				}
 				return
 			}
-			t.Logf("Check() = %v", err)
-			var ce *CheckError
+			t.Logf("connection.Check() = %v", err)
+			var ce *connection.CheckError
 			if !errors.Is(err, tc.wantKind) || !errors.As(err, &ce) {
-				t.Fatalf("Check(%s, %v) = %v; want a *CheckError of kind %q", tc.addr, tc.settings, err, tc.wantKind)
+				t.Fatalf("connection.Check(%s, %v) = %v; want a *connection.CheckError of kind %q", tc.addr, tc.settings, err, tc.wantKind)
 			}
 			if ce.Flag != tc.wantFlag || !strings.HasPrefix(err.Error(), tc.wantFlag+": ") || !strings.Contains(ce.Said, tc.wantSaid) {
-				t.Errorf("Check(%s, %v) = %q; want flag %q first and %q in what the server said", tc.addr, tc.settings, err, tc.wantFlag, tc.wantSaid)
+				t.Errorf("connection.Check(%s, %v) = %q; want flag %q first and %q in what the server said", tc.addr, tc.settings, err, tc.wantFlag, tc.wantSaid)
 			}
 			for _, pw := range []string{"rightpass", "alicepass", "wrong"} {
 				if strings.Contains(err.Error(), pw) {
-					t.Errorf("Check() error %q shows the password %q", err, pw)
+					t.Errorf("connection.Check() error %q shows the password %q", err, pw)
 				}
 			}
 		})
 	}
 }
 
-// TestClientsOverTLS connects both clients with the options Settings
+// TestClientsOverTLS connects both clients with the options connection.Settings
 // builds, over mutual TLS, from a rediss:// URL.
 func TestClientsOverTLS(t *testing.T) {
 	t.Parallel()
 	srv := start(t, &redisserver.TLSOptions{ClientCerts: true}, "--requirepass", "pw")
-	ep, err := ParseURL("rediss://:pw@"+srv.Addr()+"/1", Settings{TLS: tlsFiles(t, srv, true)})
+	ep, err := connection.ParseURL("rediss://:pw@"+srv.Addr()+"/1", connection.Settings{TLS: tlsFiles(t, srv, true)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,17 +187,17 @@ func TestMasterAddr(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	target := Sentinel{Master: s.MasterName(), Addrs: s.SentinelAddrs()}
-	got, err := MasterAddr(t.Context(), target, Settings{})
+	target := connection.Sentinel{Master: s.MasterName(), Addrs: s.SentinelAddrs()}
+	got, err := connection.MasterAddr(t.Context(), target, connection.Settings{})
 	if want := s.Nodes()[0].Addr(); err != nil || got != want {
-		t.Errorf("MasterAddr(%s) = %q, %v; want %q", target, got, err, want)
+		t.Errorf("connection.MasterAddr(%s) = %q, %v; want %q", target, got, err, want)
 	}
-	if err := Check(t.Context(), got, Settings{}); err != nil {
-		t.Errorf("Check(master) = %v; want nil", err)
+	if err := connection.Check(t.Context(), got, connection.Settings{}); err != nil {
+		t.Errorf("connection.Check(master) = %v; want nil", err)
 	}
 	target.Master = "nosuchmaster"
-	if _, err := MasterAddr(t.Context(), target, Settings{}); !errors.Is(err, ErrUnknownMaster) || !strings.HasPrefix(err.Error(), "--sentinel ") {
-		t.Errorf("MasterAddr(unknown master) = %v; want ErrUnknownMaster naming --sentinel", err)
+	if _, err := connection.MasterAddr(t.Context(), target, connection.Settings{}); !errors.Is(err, connection.ErrUnknownMaster) || !strings.HasPrefix(err.Error(), "--sentinel ") {
+		t.Errorf("connection.MasterAddr(unknown master) = %v; want connection.ErrUnknownMaster naming --sentinel", err)
 	}
 }
 
@@ -208,11 +209,11 @@ func TestCheckUnreachableURLNamesURL(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	ep, err := ParseURL("redis://"+addr, Settings{})
+	ep, err := connection.ParseURL("redis://"+addr, connection.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Check(t.Context(), ep.Addr, ep.Settings); !errors.Is(err, ErrUnreachable) || !strings.HasPrefix(err.Error(), "--url: ") {
-		t.Errorf("Check(%s) = %v; want ErrUnreachable naming --url", ep, err)
+	if err := connection.Check(t.Context(), ep.Addr, ep.Settings); !errors.Is(err, connection.ErrUnreachable) || !strings.HasPrefix(err.Error(), "--url: ") {
+		t.Errorf("connection.Check(%s) = %v; want connection.ErrUnreachable naming --url", ep, err)
 	}
 }

@@ -36,6 +36,11 @@ const (
 	// Failover promotes a replica of one master of a private cluster
 	// (CLUSTER FAILOVER): the new master has an empty script cache.
 	Failover = "failover"
+	// SentinelFailover makes the sentinels of a private Sentinel set-up
+	// promote a replica (SENTINEL FAILOVER) and waits until the clients
+	// can reach the new master, which never saw the increments that were
+	// not yet replicated, and has an empty script cache.
+	SentinelFailover = "sentinel-failover"
 	// Reshard moves the hash slot of the cell's first key to another master
 	// of a private cluster, as redis-cli --cluster reshard does, keeping it
 	// migrating for the fault's argument (default 0): ASK redirections
@@ -44,7 +49,7 @@ const (
 )
 
 // Kinds lists the accepted kinds.
-var Kinds = []string{ScriptFlush, Restart, Stall, KillClients, Failover, Reshard}
+var Kinds = []string{ScriptFlush, Restart, Stall, KillClients, Failover, Reshard, SentinelFailover}
 
 // ErrSyntax is returned by Parse for a malformed fault.
 var ErrSyntax = errors.New("fault must be KIND@T[:ARG], e.g. script-flush@10s, restart@10s, stall@10s:500ms, kill-clients@10s, failover@10s, reshard@10s:1s")
@@ -96,7 +101,7 @@ func Parse(s string) (Fault, error) {
 				return Fault{}, fmt.Errorf("%w; got %q (bad migration hold %q)", ErrSyntax, s, arg)
 			}
 		}
-	case ScriptFlush, Restart, KillClients, Failover:
+	case ScriptFlush, Restart, KillClients, Failover, SentinelFailover:
 		if hasArg {
 			return Fault{}, fmt.Errorf("%w; got %q (%s takes no argument)", ErrSyntax, s, kind)
 		}
@@ -114,7 +119,10 @@ type Capabilities struct {
 	Private bool
 	// Cluster is true for a Redis Cluster.
 	Cluster bool
-	// Replicas is true when a private cluster's masters have replicas.
+	// Sentinel is true for a master that Sentinel manages.
+	Sentinel bool
+	// Replicas is true when a private cluster's masters, or a private
+	// Sentinel set-up's master, have replicas.
 	Replicas bool
 	// ServerWideConsent is true when the user allowed the server-wide
 	// faults on a server rlbench did not start (--allow-server-wide-faults).
@@ -139,8 +147,10 @@ var requirements = map[string]requirement{
 	ScriptFlush: {single: true, serverWide: true},
 	Stall:       {single: true, serverWide: true},
 	KillClients: {single: true},
-	Restart: {single: true, needs: func(c Capabilities) bool { return c.Private },
+	Restart: {single: true, needs: func(c Capabilities) bool { return c.Private && !c.Sentinel },
 		why: "needs private servers that rlbench starts; leave out --addr"},
+	SentinelFailover: {single: true, needs: func(c Capabilities) bool { return c.Sentinel && c.Private && c.Replicas },
+		why: "needs a private Sentinel set-up with replicas (--managed-sentinel R, R >= 1)"},
 	Failover: {needs: func(c Capabilities) bool { return c.Cluster && c.Private && c.Replicas },
 		why: "needs a private cluster with replicas (--managed-cluster NxR)"},
 	Reshard: {needs: func(c Capabilities) bool { return c.Cluster && c.Private },
@@ -196,9 +206,10 @@ type Target struct {
 	// ClientName is the CLIENT SETNAME of the run's connections, which
 	// KillClients closes.
 	ClientName string
-	// Failover promotes a replica of one master and returns what it did,
-	// e.g. "127.0.0.1:7001 took over from 127.0.0.1:7000"; nil when the
-	// target is not a private cluster with replicas.
+	// Failover promotes a replica of one master (of a private cluster, or
+	// of a private Sentinel set-up) and returns what it did, e.g.
+	// "127.0.0.1:7001 took over from 127.0.0.1:7000"; nil when the target
+	// has no replica to promote.
 	Failover func(ctx context.Context) (string, error)
 	// Reshard moves a slot that holds the run's keys to another master,
 	// keeping it migrating for hold, and returns what it did; nil when the
@@ -229,6 +240,9 @@ func inject(ctx context.Context, f Fault, t Target) (string, error) {
 	case ScriptFlush:
 		return "script cache flushed", t.Admin.ScriptFlush(ctx).Err()
 	case Restart:
+		if t.Restart == nil {
+			return "", fmt.Errorf("%s: the target gives no restart", f)
+		}
 		return timed(func() (string, error) { return "server restarted", t.Restart(ctx) })
 	case Stall:
 		// CLIENT PAUSE without a mode pauses every command (ALL).
@@ -239,9 +253,15 @@ func inject(ctx context.Context, f Fault, t Target) (string, error) {
 	case KillClients:
 		n, err := killNamed(ctx, t.Admin, t.ClientName)
 		return fmt.Sprintf("killed %d connections", n), err
-	case Failover:
+	case Failover, SentinelFailover:
+		if t.Failover == nil {
+			return "", fmt.Errorf("%s: the target gives no failover", f)
+		}
 		return timed(func() (string, error) { return t.Failover(ctx) })
 	case Reshard:
+		if t.Reshard == nil {
+			return "", fmt.Errorf("%s: the target gives no reshard", f)
+		}
 		return timed(func() (string, error) { return t.Reshard(ctx, f.Arg) })
 	}
 	return "", fmt.Errorf("unknown fault kind %q", f.Kind)

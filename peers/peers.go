@@ -30,6 +30,7 @@ import (
 
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/compare"
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
@@ -255,7 +256,7 @@ func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
 			err = cerr
 		}
 	}()
-	rdb := redisserver.Admin{PoolSize: 1}.Client(srv.Addr())
+	rdb := connection.Admin{PoolSize: 1}.PlainClient(srv.Addr())
 	defer rdb.Close()
 	host, port, _ := strings.Cut(srv.Addr(), ":")
 	b := &bench{o: o, addr: srv.Addr(), host: host, port: port, sha: strategies.SeedScript.SHA1, rdb: rdb, tmp: tmp, stdout: stdout}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/connection"
 )
 
 // ErrClusterSize is returned, wrapped, by ParseClusterSize and StartCluster
@@ -174,7 +176,7 @@ func StartCluster(ctx context.Context, o ClusterOptions) (*Cluster, error) {
 		return nil, err
 	}
 	for _, srv := range c.nodes {
-		c.clients[srv.Addr()] = Admin{Password: c.password, PoolSize: 2, FailFast: true}.Client(srv.Addr())
+		c.clients[srv.Addr()] = connection.Admin{Settings: connection.Settings{Password: c.password}, PoolSize: 2, FailFast: true}.PlainClient(srv.Addr())
 	}
 	fctx, cancel := context.WithTimeout(ctx, clusterFormTimeout)
 	defer cancel()

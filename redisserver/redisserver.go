@@ -22,6 +22,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/rlbench/rlbench/connection"
 )
 
 // ErrNotFound is returned, wrapped, by Start when the redis-server binary
@@ -406,7 +408,7 @@ func infoServer(ctx context.Context, addr, password string, db int) (map[string]
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
 	conn.Close()
-	rdb := Admin{Password: password, DB: db, PoolSize: 1, FailFast: true}.Client(addr)
+	rdb := connection.Admin{Settings: connection.Settings{Password: password, DB: db}, PoolSize: 1, FailFast: true}.PlainClient(addr)
 	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		if isAuthError(err) {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/connection"
 )
 
 const (
@@ -155,7 +157,7 @@ func (s *Sentinel) add(list *[]*Server, srv *Server) {
 	if srv.sentinel {
 		password = ""
 	}
-	s.clients[srv.Addr()] = Admin{Password: password, PoolSize: 2, FailFast: true}.Client(srv.Addr())
+	s.clients[srv.Addr()] = connection.Admin{Settings: connection.Settings{Password: password}, PoolSize: 2, FailFast: true}.PlainClient(srv.Addr())
 }
 
 // monitor tells the sentinel at addr to watch the master at host:port.

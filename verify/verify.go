@@ -36,6 +36,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/strategies"
 )
@@ -201,7 +202,7 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 		Workers: cfg.Workers,
 		Checks:  checkNames(),
 	}
-	observer := redisserver.Admin{Password: cfg.Password, DB: cfg.DB, PoolSize: 32}.Client(server.Addr)
+	observer := connection.Admin{Settings: connection.Settings{Password: cfg.Password, DB: cfg.DB}, PoolSize: 32}.PlainClient(server.Addr)
 	defer observer.Close()
 
 	var rows []*row

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -23,8 +22,8 @@ func (c cli) cleanup(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.Var(textValue{p: &cfg.Workload.Prefix, flag: "--prefix", hint: "give the prefix the killed run printed"}, "prefix", "delete every key that starts with this prefix (the killed run's, as its first lines printed it)")
 	fs.Var(targetValue{specs: &addrs, flag: "--addr", kind: targetAddr}, "addr", "[LABEL=]host:port of the server the run used, repeatable")
 	fs.Var(targetValue{specs: &clusters, flag: "--cluster", kind: targetCluster}, "cluster", "[LABEL=]host:port[,host:port...] of nodes of the Redis Cluster the run used, repeatable; every master is cleaned")
-	fs.StringVar(&cfg.Password, "password", "", "password (default: $REDISCLI_AUTH)")
-	fs.IntVar(&cfg.DB, "db", 0, "database number")
+	var conn connectionFlags
+	conn.add(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: rlbench cleanup --prefix P --addr host:port\n\nDelete the keys a killed run left: every key under --prefix, with SCAN and\nUNLINK, on every master of every target. Nothing else is touched.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -37,13 +36,13 @@ func (c cli) cleanup(ctx context.Context, args []string, stdout, stderr io.Write
 	if cfg.Workload.Prefix == "" {
 		return badInputHelp(errors.New("--prefix: give the prefix of the keys to delete"))
 	}
-	if len(addrs)+len(clusters) == 0 {
-		return badInputHelp(errors.New("--addr or --cluster: give the server the run used"))
-	}
-	if !fs.Changed("password") {
-		cfg.Password = os.Getenv("REDISCLI_AUTH")
-	}
 	cfg.Targets = append(addrs, clusters...)
+	if err := conn.apply(fs, &cfg); err != nil {
+		return err
+	}
+	if len(cfg.Targets) == 0 {
+		return badInputHelp(errors.New("--addr, --url, --cluster or --sentinel: give the server the run used"))
+	}
 	n, err := rlbench.Cleanup(ctx, cfg)
 	if uerr, ok := errors.AsType[*rlbench.UsageError](err); ok {
 		return badInput(errors.New(usageMessage(uerr, runFlags)))

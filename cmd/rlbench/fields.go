@@ -5,32 +5,37 @@ import "github.com/rlbench/rlbench"
 // runFlags names the flag that sets each rlbench.Config field, for the
 // library's *rlbench.UsageError, which names the field.
 var runFlags = map[string]string{
-	"Strategies":             "--strategy",
-	"Clients":                "--client",
-	"Limit":                  "--limit",
-	"Window":                 "--window",
-	"DB":                     "--db",
-	"Password":               "--password",
-	"OnError":                "--on-error",
-	"FlushDelay":             "--rueidis-flush-delay",
-	"AuditEvery":             "--audit-every",
-	"Warmup":                 "--warmup",
-	"Faults":                 "--fault",
-	"StartAt":                "--start-at",
-	"AllowServerWideFaults":  "--allow-server-wide-faults",
-	"Targets.Addr":           "--addr",
-	"Targets.RedisServer":    "--redis-server",
-	"Targets.Cluster":        "--cluster",
-	"Targets.ManagedCluster": "--managed-cluster",
-	"Workload.Clients":       "--clients",
-	"Workload.Keys":          "--keys",
-	"Workload.KeyDist":       "--key-dist",
-	"Workload.Requests":      "--requests",
-	"Workload.Prefix":        "--prefix",
-	"Workload.CrashRate":     "--crash-rate",
-	"Workload.RacePause":     "--race-pause",
-	"Workload.Rate":          "--rate",
-	"Workload.Duration":      "--duration",
+	"Strategies":              "--strategy",
+	"Clients":                 "--client",
+	"Limit":                   "--limit",
+	"Window":                  "--window",
+	"DB":                      "--db",
+	"Password":                "--password",
+	"Username":                "--user",
+	"Connection":              "",
+	"PrivateTLS":              "--private-tls",
+	"Targets.Sentinel":        "--sentinel",
+	"Targets.ManagedSentinel": "--managed-sentinel",
+	"OnError":                 "--on-error",
+	"FlushDelay":              "--rueidis-flush-delay",
+	"AuditEvery":              "--audit-every",
+	"Warmup":                  "--warmup",
+	"Faults":                  "--fault",
+	"StartAt":                 "--start-at",
+	"AllowServerWideFaults":   "--allow-server-wide-faults",
+	"Targets.Addr":            "--addr",
+	"Targets.RedisServer":     "--redis-server",
+	"Targets.Cluster":         "--cluster",
+	"Targets.ManagedCluster":  "--managed-cluster",
+	"Workload.Clients":        "--clients",
+	"Workload.Keys":           "--keys",
+	"Workload.KeyDist":        "--key-dist",
+	"Workload.Requests":       "--requests",
+	"Workload.Prefix":         "--prefix",
+	"Workload.CrashRate":      "--crash-rate",
+	"Workload.RacePause":      "--race-pause",
+	"Workload.Rate":           "--rate",
+	"Workload.Duration":       "--duration",
 }
 
 // verifyFlags names the flag that sets each verify.Config field.
@@ -49,8 +54,12 @@ var verifyFlags = map[string]string{
 // sets the field at fault in place of the field's name, as flags maps it.
 func usageMessage(err *rlbench.UsageError, flags map[string]string) string {
 	flag, ok := flags[err.Field]
-	if !ok {
+	switch {
+	case !ok:
 		flag = err.Field
+	case flag == "":
+		// The error names its flag itself (connection.CheckError).
+		return err.Err.Error()
 	}
 	return flag + ": " + err.Err.Error()
 }

@@ -217,6 +217,7 @@ const (
 	targetRedisServer
 	targetCluster
 	targetManagedCluster
+	targetManagedSentinel
 )
 
 // targetValue is one of the repeatable target flags, each value
@@ -266,6 +267,8 @@ func parseTargetFlag(s string, kind targetKind) (rlbench.TargetSpec, error) {
 	switch kind {
 	case targetManagedCluster:
 		t.ManagedCluster, t.Addr = t.Addr, ""
+	case targetManagedSentinel:
+		t.ManagedSentinel, t.Addr = t.Addr, ""
 	case targetCluster:
 		nodes := strings.Split(t.Addr, ",")
 		for _, n := range nodes {
@@ -281,10 +284,11 @@ func parseTargetFlag(s string, kind targetKind) (rlbench.TargetSpec, error) {
 // emptyTargetHint says, per target flag, what to do instead of giving it
 // an empty value.
 var emptyTargetHint = map[targetKind]string{
-	targetAddr:           "give [LABEL=]host:port, or leave out --addr to start a private server",
-	targetRedisServer:    "give [LABEL=]PATH, or leave out --redis-server for redis-server on PATH",
-	targetCluster:        "give [LABEL=]host:port[,host:port...]",
-	targetManagedCluster: "give [LABEL=]N[xR]",
+	targetAddr:            "give [LABEL=]host:port, or leave out --addr to start a private server",
+	targetRedisServer:     "give [LABEL=]PATH, or leave out --redis-server for redis-server on PATH",
+	targetCluster:         "give [LABEL=]host:port[,host:port...]",
+	targetManagedCluster:  "give [LABEL=]N[xR]",
+	targetManagedSentinel: "give [LABEL=]R, the number of replicas",
 }
 
 // checkAddr refuses an address that is a URL or holds credentials
@@ -294,9 +298,9 @@ var emptyTargetHint = map[targetKind]string{
 func checkAddr(s string) error {
 	switch {
 	case strings.Contains(s, "@"):
-		return fmt.Errorf("%q holds credentials; give host:port, and the password with --password or $REDISCLI_AUTH", maskCredentials(s))
+		return fmt.Errorf("%q holds credentials; give host:port, and the password with --password or $REDISCLI_AUTH (or the whole URL to --url)", maskCredentials(s))
 	case strings.Contains(s, "://"):
-		return fmt.Errorf("%q is a URL; give host:port, and the password with --password or $REDISCLI_AUTH", s)
+		return fmt.Errorf("%q is a URL; give host:port, or the URL to --url", s)
 	}
 	return nil
 }

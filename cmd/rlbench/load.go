@@ -35,7 +35,9 @@ type loadOptions struct {
 	failOnImmortal bool
 	listStrategies bool
 	// The targets by flag, put in cfg.Targets in the documented order.
-	redisServers, addrs, managed, clusters []rlbench.TargetSpec
+	redisServers, addrs, managed, clusters, managedSentinels []rlbench.TargetSpec
+	// connection holds the login flags, --url and --sentinel.
+	connection connectionFlags
 }
 
 func (c cli) newLoadFlagSet(o *loadOptions, stderr io.Writer) *pflag.FlagSet {
@@ -58,8 +60,9 @@ func (c cli) newLoadFlagSet(o *loadOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.Var(targetValue{specs: &o.addrs, flag: "--addr", kind: targetAddr}, "addr", "[LABEL=]host:port of an existing server, repeatable (default: start a private redis-server on a free loopback port)")
 	fs.Var(targetValue{specs: &o.clusters, flag: "--cluster", kind: targetCluster}, "cluster", "[LABEL=]host:port[,host:port...] of nodes of an existing Redis Cluster, repeatable; the clients discover the rest and route by slot")
 	fs.Var(targetValue{specs: &o.managed, flag: "--managed-cluster", kind: targetManagedCluster}, "managed-cluster", "[LABEL=]N[xR]: start a private Redis Cluster of N masters with R replicas each (redis-server on PATH) on free loopback ports, repeatable; stopped at the end")
-	fs.StringVar(&cfg.Password, "password", "", "password for --addr (default: $REDISCLI_AUTH)")
-	fs.IntVar(&cfg.DB, "db", 0, "database number on every server")
+	fs.Var(targetValue{specs: &o.managedSentinels, flag: "--managed-sentinel", kind: targetManagedSentinel}, "managed-sentinel", "[LABEL=]R: start a private master with R replicas and three sentinels on free loopback ports, repeatable; the clients reach it through the sentinels; stopped at the end")
+	o.connection.add(fs)
+	fs.BoolVar(&cfg.PrivateTLS, "private-tls", false, "start each private server with TLS only, with a certificate from a throwaway CA that rlbench generates and trusts (to measure what TLS costs)")
 	fs.Var(targetValue{specs: &o.redisServers, flag: "--redis-server", kind: targetRedisServer}, "redis-server", "[LABEL=]PATH of a redis-server (or valkey-server) binary to start as a private server, repeatable (default: redis-server on PATH)")
 	fs.DurationVar(&cfg.AuditEvery, "audit-every", 0, "also audit each cell's keys this often during the load, for the immortal count in the per-second series (0: only at the end)")
 	fs.DurationVar(&cfg.Warmup, "warmup", rlbench.DefaultWarmup, "unrecorded load before each cell, on keys of its own (0: none)")
@@ -147,16 +150,17 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // from the environment, the targets in order, the rueidis flush delay; and
 // refuses a run with no end.
 func (o *loadOptions) complete(fs *pflag.FlagSet) error {
-	if !fs.Changed("password") {
-		o.cfg.Password = os.Getenv("REDISCLI_AUTH")
-	}
 	if o.cfg.Workload.Duration == 0 && o.cfg.Workload.Requests == 0 {
 		return badInput(fmt.Errorf("--duration: %w (--duration 0 needs --requests N)", workload.ErrNoEnd))
 	}
 	// Private servers first, then existing ones, then clusters: managed
 	// ones, then existing ones; each in the order given.
-	for _, ts := range [][]rlbench.TargetSpec{o.redisServers, o.addrs, o.managed, o.clusters} {
+	for _, ts := range [][]rlbench.TargetSpec{o.redisServers, o.addrs, o.managed, o.clusters, o.managedSentinels} {
 		o.cfg.Targets = append(o.cfg.Targets, ts...)
+	}
+	// Then the --url targets and the --sentinel ones.
+	if err := o.connection.apply(fs, &o.cfg); err != nil {
+		return err
 	}
 	if !fs.Changed("rueidis-flush-delay") {
 		o.cfg.FlushDelay = rlbench.DefaultFlushDelay(o.cfg.Workload)

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/connection"
+)
+
+// connectionFlags are the redis-cli connection flags (and --url, and
+// --sentinel), shared by every command that reaches an existing server.
+type connectionFlags struct {
+	user, password string
+	db             int
+	tls            bool
+	files          connection.TLSFiles
+	// urls and sentinels are the values of --url and --sentinel, read once
+	// every flag is known: a URL's settings go over the flags'.
+	urls, sentinels []string
+}
+
+// add defines the flags on fs.
+func (f *connectionFlags) add(fs *pflag.FlagSet) {
+	fs.StringArrayVarP(&f.urls, "url", "u", nil, "[LABEL=]redis://[user[:password]@]host:port[/db] of an existing server, or rediss://... for TLS, repeatable; its user, password and db go over the flags' (keep it in an environment variable: ps shows arguments)")
+	fs.StringArrayVar(&f.sentinels, "sentinel", nil, "[LABEL=]MASTER@host:port[,host:port...]: a master that Sentinel manages, reached through these sentinels and followed across failovers, repeatable")
+	fs.StringVar(&f.user, "user", "", "ACL username (with --password or $REDISCLI_AUTH)")
+	fs.StringVar(&f.password, "password", "", "password (default: $REDISCLI_AUTH, which ps does not show)")
+	fs.IntVar(&f.db, "db", 0, "database number on every server")
+	fs.BoolVar(&f.tls, "tls", false, "connect with TLS")
+	fs.StringVar(&f.files.CACert, "cacert", "", "with --tls: PEM file of the CAs that sign the server's certificate (default: the system's)")
+	fs.StringVar(&f.files.Cert, "cert", "", "with --tls: PEM client certificate, for mutual TLS (with --key)")
+	fs.StringVar(&f.files.Key, "key", "", "with --tls: PEM private key of --cert")
+	fs.BoolVar(&f.files.Insecure, "insecure", false, "with --tls: do not verify the server's certificate, as redis-cli --insecure")
+	fs.StringVar(&f.files.SNI, "sni", "", "with --tls: server name for SNI and the certificate check (default: the host of each address)")
+}
+
+// settings are the flags' login settings, with $REDISCLI_AUTH when
+// --password is not given. TLS files without --tls are bad input, unless a
+// rediss:// URL uses them.
+func (f *connectionFlags) settings(fs *pflag.FlagSet) (connection.Settings, error) {
+	s := connection.Settings{Username: f.user, Password: f.password, DB: f.db}
+	if !fs.Changed("password") {
+		s.Password = os.Getenv("REDISCLI_AUTH")
+	}
+	if f.tls {
+		s.TLS = &f.files
+	}
+	if f.files != (connection.TLSFiles{}) && !f.tls && !f.anyTLSURL() {
+		return s, errors.New("--cacert, --cert, --key, --insecure and --sni need --tls (or a rediss:// URL)")
+	}
+	if (f.files.Cert == "") != (f.files.Key == "") {
+		return s, errors.New("--cert and --key: give both, for mutual TLS, or neither")
+	}
+	return s, nil
+}
+
+// anyTLSURL reports whether a --url is a rediss:// one.
+func (f *connectionFlags) anyTLSURL() bool {
+	return slices.ContainsFunc(f.urls, isTLSURL)
+}
+
+// targets are the --url and --sentinel targets, in that order; each URL
+// logs in with its own settings, put over base (the flags'), and the TLS
+// files of the flags for a rediss:// one.
+func (f *connectionFlags) targets(base connection.Settings) ([]rlbench.TargetSpec, error) {
+	var out []rlbench.TargetSpec
+	for _, u := range f.urls {
+		urlBase := base // TLS only with --tls
+		if urlBase.TLS == nil && isTLSURL(u) {
+			files := f.files // a rediss:// URL takes the flags' files
+			urlBase.TLS = &files
+		}
+		ep, err := connection.ParseURL(u, urlBase)
+		if err != nil {
+			return nil, err
+		}
+		login := ep.Settings
+		out = append(out, rlbench.TargetSpec{Label: ep.Label, Addr: ep.Addr, Login: &login})
+	}
+	for _, s := range f.sentinels {
+		label, target, err := connection.ParseSentinel(s)
+		if err != nil {
+			return nil, fmt.Errorf("--sentinel: %w", err)
+		}
+		out = append(out, rlbench.TargetSpec{Label: label, Sentinel: &target})
+	}
+	return out, nil
+}
+
+// isTLSURL reports whether u (with or without a label) is a rediss:// URL.
+func isTLSURL(u string) bool {
+	ep, err := connection.ParseURL(u, connection.Settings{})
+	return err == nil && ep.Settings.TLS != nil
+}
+
+// apply puts the flags' settings and targets into cfg: Config's login
+// fields, and the URL and Sentinel targets after cfg's own.
+func (f *connectionFlags) apply(fs *pflag.FlagSet, cfg *rlbench.Config) error {
+	s, err := f.settings(fs)
+	if err != nil {
+		return badInput(err)
+	}
+	cfg.Username, cfg.Password, cfg.DB, cfg.TLS = s.Username, s.Password, s.DB, s.TLS
+	targets, err := f.targets(s)
+	if err != nil {
+		return badInput(err)
+	}
+	cfg.Targets = append(cfg.Targets, targets...)
+	return nil
+}
