@@ -11,6 +11,10 @@ require (
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/go-redis/redis_rate/v10 v10.0.1 // indirect
+	github.com/pkg/errors v0.9.1 // indirect
+	github.com/throttled/throttled/v2 v2.15.0 // indirect
+	github.com/ulule/limiter/v3 v3.11.2 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )

@@ -32,6 +32,9 @@ type Options struct {
 	// to its key's slot through its own cluster support (go-redis
 	// ClusterClient, rueidis cluster mode). DB must then be 0.
 	Cluster []string
+	// Username is the ACL user to authenticate as; "" means the default
+	// user. Only with Password.
+	Username string
 	// Password authenticates with AUTH when not empty.
 	Password string
 	// DB is the database number SELECTed on connect; a cluster has only 0.

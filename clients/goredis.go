@@ -35,6 +35,7 @@ func newGoRedis(o Options) *goRedis {
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
 		Addrs:         addrs,
 		IsClusterMode: len(o.Cluster) > 0,
+		Username:      o.Username,
 		Password:      o.Password,
 		DB:            o.DB,
 		ClientName:    o.ClientName,
@@ -56,6 +57,7 @@ func newGoRedis(o Options) *goRedis {
 			Mode: maintnotifications.ModeDisabled,
 		},
 	})
+	rdb.AddHook(tapHook{})
 	c := &goRedis{rdb: rdb, opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off", o.Workers)}
 	if cluster, ok := rdb.(*redis.ClusterClient); ok {
 		c.cluster = cluster
@@ -68,6 +70,12 @@ func (c *goRedis) Name() string     { return "go-redis" }
 func (c *goRedis) Options() string  { return c.opts }
 func (c *goRedis) Fallbacks() int64 { return c.fallbacks.Load() }
 func (c *goRedis) Close() error     { return c.rdb.Close() }
+
+// GoRedis returns the go-redis client itself, a *redis.Client or a
+// *redis.ClusterClient, for the strategies that call a published library
+// written for go-redis (package strategies/published). Its commands go
+// through the same hook as the adapter's own.
+func (c *goRedis) GoRedis() redis.UniversalClient { return c.rdb }
 
 func (c *goRedis) Get(ctx context.Context, key string) (int64, bool, error) {
 	n, err := c.rdb.Get(ctx, key).Int64()
@@ -122,18 +130,41 @@ func (c *goRedis) EvalInts(ctx context.Context, s *strategies.Script, keys []str
 }
 
 // FunctionLoad sends FUNCTION LOAD REPLACE code; on a cluster, to every
-// master (replicas get it by replication).
+// master (replicas get it by replication). It first refuses, with
+// strategies.ErrForeignLibrary, to replace a library of the same name whose
+// code differs: that one is not rlbench's, or not this run's.
 func (c *goRedis) FunctionLoad(ctx context.Context, code string) error {
+	load := func(ctx context.Context, m redis.UniversalClient) error {
+		if err := checkLibrary(ctx, m, code); err != nil {
+			return err
+		}
+		return goRedisErr(m.FunctionLoadReplace(ctx, code).Err())
+	}
 	if c.cluster != nil {
-		err := c.cluster.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-			if err := m.FunctionLoadReplace(ctx, code).Err(); err != nil {
-				return fmt.Errorf("%s: %w", m.Options().Addr, goRedisErr(err))
+		return c.cluster.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			if err := load(ctx, m); err != nil {
+				return fmt.Errorf("%s: %w", m.Options().Addr, err)
 			}
 			return nil
 		})
-		return err
 	}
-	return goRedisErr(c.rdb.FunctionLoadReplace(ctx, code).Err())
+	return load(ctx, c.rdb)
+}
+
+// checkLibrary returns strategies.ErrForeignLibrary when the server holds a
+// library of code's name with other code.
+func checkLibrary(ctx context.Context, m redis.UniversalClient, code string) error {
+	name := strategies.LibraryName(code)
+	libs, err := m.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: name, WithCode: true}).Result()
+	if err != nil {
+		return fmt.Errorf("function list: %w", goRedisErr(err))
+	}
+	for _, l := range libs {
+		if l.Name == name && l.Code != code {
+			return fmt.Errorf("%w: %q", strategies.ErrForeignLibrary, name)
+		}
+	}
+	return nil
 }
 
 // FCallInts sends FCALL fn numkeys keys... args....

@@ -96,3 +96,21 @@ func isFunctionNotFound(err error) bool {
 	re, ok := errors.AsType[ReplyError](err)
 	return ok && strings.Contains(string(re), "Function not found")
 }
+
+// ErrForeignLibrary is returned by Client.FunctionLoad when the server
+// already holds a library of the same name with other code: a user's
+// library that happens to share the name, or another version's. rlbench
+// never replaces it; FUNCTION DELETE removes it if it is yours to drop.
+var ErrForeignLibrary = errors.New("a library of that name with other code is loaded on the server; rlbench does not replace it")
+
+// LibraryName returns the library name that code declares in its first
+// line, "#!lua name=NAME", or "" when it declares none.
+func LibraryName(code string) string {
+	first, _, _ := strings.Cut(code, "\n")
+	for _, f := range strings.Fields(first) {
+		if n, ok := strings.CutPrefix(f, "name="); ok {
+			return n
+		}
+	}
+	return ""
+}

@@ -1,0 +1,85 @@
+package clients
+
+import (
+	"context"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// tapHook is the go-redis hook that shows every round trip of a decision
+// to the context's strategies.Tap, the adapter's own commands and a
+// published library's alike. When the Tap's Gap fails, the command is not
+// sent and fails with the Gap's error: a client that died after the
+// previous reply. Its connection is not closed: go-redis returned it to the
+// pool when that reply arrived, and no state on the server belongs to it
+// between two round trips.
+type tapHook struct{}
+
+var _ redis.Hook = tapHook{}
+
+func (tapHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (tapHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if t := strategies.TapFrom(ctx); t != nil && !setupCommand(cmd.Name()) {
+			if err := t.Before(ctx, strings.ToUpper(cmd.Name())); err != nil {
+				cmd.SetErr(err)
+				return err
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (tapHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		t := strategies.TapFrom(ctx)
+		if t == nil || len(cmds) == 0 || setupCommand(cmds[0].Name()) {
+			return next(ctx, cmds)
+		}
+		names := make([]string, len(cmds))
+		for i, c := range cmds {
+			names[i] = strings.ToUpper(c.Name())
+		}
+		if err := t.Before(ctx, strings.Join(names, "+")); err != nil {
+			for _, c := range cmds {
+				c.SetErr(err)
+			}
+			return err
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// setupCommand reports whether a command is one go-redis sends to set up
+// a new connection (it runs them through the same hooks, with the context
+// of the command that needed the connection).
+func setupCommand(name string) bool {
+	switch name {
+	case "hello", "auth", "select", "client", "readonly":
+		return true
+	}
+	return false
+}
+
+// discardLogger drops go-redis's internal log lines ("redis: connection
+// pool: failed to dial ..."), which it writes to stderr by default: every
+// failure they report reaches rlbench as an error of the call that met it.
+type discardLogger struct{}
+
+func (discardLogger) Printf(context.Context, string, ...any) {}
+
+func init() { redis.SetLogger(discardLogger{}) }
+
+// tapRueidis shows a rueidis round trip of commands to the context's Tap:
+// the rueidis adapter's equivalent of tapHook. names gives the round
+// trip's commands' names, e.g. "EVALSHA" or "MULTI+INCR+EXPIRE+EXEC".
+func tapRueidis(ctx context.Context, names string) error {
+	if t := strategies.TapFrom(ctx); t != nil {
+		return t.Before(ctx, names)
+	}
+	return nil
+}
