@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -65,6 +67,10 @@ type Conn interface {
 	// Fallbacks counts scripts that were sent again with EVAL after the
 	// server answered NOSCRIPT to EVALSHA.
 	Fallbacks() int64
+	// GoRedis returns the go-redis client behind the adapter, for the
+	// strategies that call a library written for go-redis (package
+	// strategies/published); nil for any other client.
+	GoRedis() redis.UniversalClient
 	// Close closes every connection.
 	Close() error
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
 	"github.com/rlbench/rlbench/strategies"
@@ -72,6 +73,9 @@ func (a *rueidisAdapter) Options() string  { return a.opts }
 func (a *rueidisAdapter) Fallbacks() int64 { return a.fallbacks.Load() }
 func (a *rueidisAdapter) Close() error     { a.c.Close(); return nil }
 
+// GoRedis returns nil: rueidis is not go-redis.
+func (a *rueidisAdapter) GoRedis() redis.UniversalClient { return nil }
+
 func (a *rueidisAdapter) Get(ctx context.Context, key string) (int64, bool, error) {
 	n, err := a.do(ctx, "GET", a.c.B().Get().Key(key).Build()).AsInt64()
 	if rueidis.IsRedisNil(err) {
@@ -85,7 +89,7 @@ func (a *rueidisAdapter) Get(ctx context.Context, key string) (int64, bool, erro
 
 func (a *rueidisAdapter) SetExAt(ctx context.Context, key string, n int64, unixSeconds int64) error {
 	cmd := a.c.B().Set().Key(key).Value(strconv.FormatInt(n, 10)).ExatTimestamp(unixSeconds).Build()
-	return rueidisErr(a.do(ctx, "SET", cmd).Error())
+	return rueidisErr(a.do(ctx, "SET EXAT", cmd).Error())
 }
 
 func (a *rueidisAdapter) Incr(ctx context.Context, key string) (int64, error) {
@@ -114,7 +118,7 @@ func (a *rueidisAdapter) do(ctx context.Context, name string, cmd rueidis.Comple
 // the connection to the key's slot: rueidis keeps a MULTI..EXEC span
 // together).
 func (a *rueidisAdapter) IncrExpireNX(ctx context.Context, key string, seconds int64) (int64, error) {
-	if err := tapRueidis(ctx, "MULTI+INCR+EXPIRE+EXEC"); err != nil {
+	if err := tapRueidis(ctx, "MULTI+INCR+EXPIRE NX+EXEC"); err != nil {
 		return 0, err
 	}
 	b := a.c.B()

@@ -25,7 +25,7 @@ func (tapHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (tapHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if t := strategies.TapFrom(ctx); t != nil && !setupCommand(cmd.Name()) {
-			if err := t.Before(ctx, strings.ToUpper(cmd.Name())); err != nil {
+			if err := t.Before(ctx, roundTripName(cmd)); err != nil {
 				cmd.SetErr(err)
 				return err
 			}
@@ -42,7 +42,7 @@ func (tapHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 		}
 		names := make([]string, len(cmds))
 		for i, c := range cmds {
-			names[i] = strings.ToUpper(c.Name())
+			names[i] = roundTripName(c)
 		}
 		if err := t.Before(ctx, strings.Join(names, "+")); err != nil {
 			for _, c := range cmds {
@@ -52,6 +52,27 @@ func (tapHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 		}
 		return next(ctx, cmds)
 	}
+}
+
+// roundTripName is a command's name as a Tap shows it: the name in upper
+// case, then the option words that change what it does to a key's TTL or
+// existence, e.g. "SET NX" or "EXPIRE NX", so that a SET with no expiry
+// reads as one.
+func roundTripName(cmd redis.Cmder) string {
+	name := strings.ToUpper(cmd.Name())
+	args := cmd.Args()
+	for i := 2; i < len(args); i++ {
+		if s, ok := args[i].(string); ok && optionWords[strings.ToUpper(s)] {
+			name += " " + strings.ToUpper(s)
+		}
+	}
+	return name
+}
+
+// optionWords are the options roundTripName shows.
+var optionWords = map[string]bool{
+	"NX": true, "XX": true, "GT": true, "LT": true, "EX": true, "PX": true,
+	"EXAT": true, "PXAT": true, "KEEPTTL": true,
 }
 
 // setupCommand reports whether a command is one go-redis sends to set up
