@@ -85,6 +85,13 @@ type Config struct {
 	OnError string `json:"on_error"`
 	// Faults are injected into every cell's load at their times.
 	Faults []faults.Fault `json:"faults,omitempty"`
+	// Scripts registers user strategies from Lua scripts, each "NAME=FILE"
+	// (strategies.RegisterScript); with no Strategies, they are the ones run.
+	Scripts []string `json:"scripts,omitempty"`
+	// Functions registers user strategies from Redis Functions libraries,
+	// each "NAME=FILE" (strategies.RegisterFunction); with no Strategies,
+	// they are run, after Scripts.
+	Functions []string `json:"functions,omitempty"`
 }
 
 // TargetSpec names one server of a run: an existing one at Addr, or a
@@ -162,6 +169,9 @@ func usage(field string, err error) error { return &UsageError{Field: field, Err
 // withDefaults returns c with defaults applied and a run prefix chosen.
 func (c Config) withDefaults() Config {
 	if len(c.Strategies) == 0 {
+		c.Strategies = c.userStrategyNames()
+	}
+	if len(c.Strategies) == 0 {
 		c.Strategies = []string{"lua"}
 	}
 	if len(c.Clients) == 0 {
@@ -186,12 +196,19 @@ func (c Config) withDefaults() Config {
 // validate checks everything that can be checked without a server, and
 // expands "all" in the strategy and client lists.
 func (c *Config) validate() error {
+	if err := c.registerUserStrategies(); err != nil {
+		return err
+	}
+	givenStrategies, givenClients := c.Strategies, c.Clients
 	var err error
 	if c.Strategies, err = strategies.Select(c.Strategies); err != nil {
 		return usage("Strategies", err)
 	}
 	if c.Clients, err = clients.Select(c.Clients); err != nil {
 		return usage("Clients", err)
+	}
+	if err := checkClientSupport(givenStrategies, givenClients, c.Strategies, c.Clients); err != nil {
+		return err
 	}
 	if c.Limit < 1 {
 		return usage("Limit", fmt.Errorf("%w, got %d", strategies.ErrInvalidLimit, c.Limit))
@@ -448,6 +465,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 		}
 		for _, sname := range cfg.Strategies {
 			for _, cname := range cfg.Clients {
+				if unsupportedCell(sname, cname, log) {
+					continue
+				}
 				run, err := runCell(ctx, cfg, t, runPrefix, sname, cname, log, opts.Progress)
 				if run.Strategy != "" {
 					// Its figures explain a failure: keep them.
@@ -701,6 +721,9 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 		if err := p.Prepare(ctx, conn); err != nil {
 			return results.Run{}, fmt.Errorf("%s: prepare: %w", label, err)
 		}
+	}
+	if err := checkUserStrategy(ctx, cfg, t, sname, cname, wl.Prefix, log); err != nil {
+		return results.Run{}, fmt.Errorf("%s: %w", label, err)
 	}
 
 	if err := warmUp(ctx, cfg, runPrefix, sname, cname, strat, conn, t); err != nil {
