@@ -155,6 +155,10 @@ func (r *row) run(ctx context.Context, serverWide bool) {
 		r.fill(serverWide, Cell{Outcome: Unsupported, Note: note})
 		return
 	}
+	if !r.info.Supports(r.client) {
+		r.fill(serverWide, Cell{Outcome: Unsupported, Note: r.info.Name + " runs on " + r.info.ClientsText() + " only"})
+		return
+	}
 	var conn *observedConn
 	if !serverWide {
 		var err error

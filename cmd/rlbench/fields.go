@@ -16,6 +16,8 @@ var runFlags = map[string]string{
 	"AuditEvery":             "--audit-every",
 	"Warmup":                 "--warmup",
 	"Faults":                 "--fault",
+	"Scripts":                "--script",
+	"Functions":              "--function",
 	"Targets.Addr":           "--addr",
 	"Targets.RedisServer":    "--redis-server",
 	"Targets.Cluster":        "--cluster",

@@ -103,6 +103,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVar(&c.KeepKeys, "keep-keys", false, "leave each run's keys in Redis after the audit (default: UNLINK them)")
 	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when any run leaves an immortal key")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
+	addUserStrategyFlags(fs, &c.Scripts, &c.Functions)
 	fs.BoolVar(&o.listStrategies, "list-strategies", false, "list the strategies and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: rlbench [flags]\n       rlbench verify [flags]   (check each strategy's guarantees; see rlbench verify --help)\n       rlbench compare A.json B.json ...   (cells side by side, with ratios)\n       rlbench report A.json ... -o report.html   (one self-contained HTML page)\n       rlbench merge A.json B.json ... -o all.json   (several generators' reports as one, exactly)\n\nLoad-test rate-limiter counter strategies against a real Redis and count the\nimmortal keys (counters with no TTL) each leaves behind.\n\nFlags:\n%s", fs.FlagUsages())
@@ -134,6 +135,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if !fs.Changed("password") {
 		o.cfg.Password = os.Getenv("REDISCLI_AUTH")
+	}
+	if names, code, ok := registerUserStrategies(fs, "rlbench", o.cfg.Scripts, o.cfg.Functions, stderr); !ok {
+		return code
+	} else if names != nil {
+		o.cfg.Strategies = names
 	}
 	if o.listStrategies {
 		listStrategies(stdout)
@@ -303,9 +309,15 @@ func parseWindow(s string) (int64, error) {
 
 func listStrategies(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STRATEGY\tATOMIC\tHEALS\tREDIS\tCOMMANDS\tDESCRIPTION")
+	fmt.Fprintln(tw, "STRATEGY\tATOMIC\tHEALS\tREDIS\tCLIENTS\tCODE\tKEYS\tCOMMANDS\tDESCRIPTION")
 	for _, s := range strategies.All() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t>= %s\t%s\t%s\n", s.Name, yesNo(s.Atomic), yesNo(s.Heals), s.MinRedis, s.Commands, s.Summary)
+		commands := s.Commands
+		if s.Module != "" {
+			// Recorded by a strategies.Tap on a real server (strategies/published).
+			commands = "observed: " + commands
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t>= %s\t%s\t%s\t%s\t%s\t%s\n", s.Name, yesNo(s.Atomic), yesNo(s.Heals), s.MinRedis,
+			s.ClientsText(), s.Origin(), s.KeysText(), commands, s.Summary)
 	}
 	tw.Flush()
 }

@@ -17,8 +17,9 @@ import (
 
 // verifyOptions are the settings of `rlbench verify`.
 type verifyOptions struct {
-	cfg      verify.Config
-	jsonPath string
+	cfg                verify.Config
+	jsonPath           string
+	scripts, functions []string
 }
 
 func newVerifyFlagSet(o *verifyOptions, stderr io.Writer) *pflag.FlagSet {
@@ -34,6 +35,7 @@ func newVerifyFlagSet(o *verifyOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&c.RedisServer, "redis-server", "", "redis-server binary for the private server (default: redis-server on PATH)")
 	fs.StringVar(&c.Prefix, "prefix", "", `key prefix; every key the checks write starts with it, and is deleted at the end (default "rlbench-verify:<id>:")`)
 	fs.StringVar(&o.jsonPath, "json", "", "write the matrix as JSON to this file")
+	addUserStrategyFlags(fs, &o.scripts, &o.functions)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: rlbench verify [flags]\n\n"+
 			"Check each strategy's documented guarantees on each client against a real Redis\n"+
@@ -64,6 +66,11 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "rlbench verify: unexpected argument %q (see rlbench verify --help)\n", fs.Arg(0))
 		return exitUsage
+	}
+	if names, code, ok := registerUserStrategies(fs, "rlbench verify", o.scripts, o.functions, stderr); !ok {
+		return code
+	} else if names != nil {
+		o.cfg.Strategies = names
 	}
 	if !fs.Changed("password") {
 		o.cfg.Password = os.Getenv("REDISCLI_AUTH")

@@ -13,15 +13,14 @@ import (
 
 func init() {
 	mustRegister(strategies.Info{
-		Name: "redis_rate",
-		Summary: "go-redis/redis_rate v10's GCRA, through Limiter.Allow with Rate and Burst --limit per --window: " +
-			"one script that writes its timestamp with SET EX only when it allows",
+		Name:     "redis_rate",
+		Summary:  "go-redis/redis_rate v10's GCRA: Limiter.Allow(key, Limit{Rate: --limit, Burst: --limit, Period: --window})",
 		Commands: Observed["redis_rate"],
 		Atomic:   true,
 		MinRedis: "3.2.0", // redis.replicate_commands
 		Clients:  GoRedisClients,
 		Module:   "github.com/go-redis/redis_rate/v10",
-		Keys:     "K (redis_rate names it rate:K; rlbench's rediser drops the rate:)",
+		Keys:     "K (redis_rate's rate:K, rate: dropped)",
 		New:      func(c strategies.Config) strategies.Strategy { return &redisRate{cfg: c} },
 	})
 }

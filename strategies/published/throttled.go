@@ -13,14 +13,14 @@ import (
 func init() {
 	mustRegister(strategies.Info{
 		Name: "throttled",
-		Summary: "throttled/throttled v2's GCRA, through GCRARateLimiterCtx.RateLimitCtx with store/goredisstore.v9, " +
-			"--limit per --window with a burst of --limit: a new key is SETNX with no TTL, then a separate EXPIRE",
+		Summary: "throttled/throttled v2's GCRA: GCRARateLimiterCtx.RateLimitCtx(key, 1) on store/goredisstore.v9, " +
+			"MaxRate --limit per --window, MaxBurst --limit - 1",
 		Commands: Observed["throttled"],
 		Atomic:   false,
 		MinRedis: "2.6.0",
 		Clients:  GoRedisClients,
 		Module:   "github.com/throttled/throttled/v2",
-		Keys:     "K (the store's key prefix is empty)",
+		Keys:     "K (key prefix \"\")",
 		New:      func(c strategies.Config) strategies.Strategy { return &throttledGCRA{cfg: c} },
 	})
 }

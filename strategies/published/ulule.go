@@ -15,15 +15,15 @@ import (
 func init() {
 	mustRegister(strategies.Info{
 		Name: "ulule",
-		Summary: "ulule/limiter v3's fixed window, through limiter.New(store, Rate{Period: --window, Limit: --limit}).Get " +
-			"with its drivers/store/redis: PEXPIRE only when the increment created the key",
+		Summary: "ulule/limiter v3's fixed window: limiter.New(store, Rate{Period: --window, Limit: --limit}).Get(key) " +
+			"on drivers/store/redis",
 		Commands:    Observed["ulule"],
 		Atomic:      true,
 		FixedWindow: true,
 		MinRedis:    "2.6.0",
 		Clients:     GoRedisClients,
 		Module:      "github.com/ulule/limiter/v3",
-		Keys:        "K (the store's Prefix is K up to its last ':', which ulule puts back)",
+		Keys:        "K (store Prefix: K up to its last ':')",
 		New:         func(c strategies.Config) strategies.Strategy { return &ulule{cfg: c} },
 	})
 }
