@@ -57,8 +57,8 @@ func newGoRedis(o Options) *goRedis {
 			Mode: maintnotifications.ModeDisabled,
 		},
 	})
-	rdb.AddHook(tapHook{})
 	c := &goRedis{rdb: rdb, opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off", o.Workers)}
+	rdb.AddHook(tapHook{noscripts: &c.fallbacks})
 	if cluster, ok := rdb.(*redis.ClusterClient); ok {
 		c.cluster = cluster
 		c.opts = fmt.Sprintf("cluster pool_size=%d/node protocol=3 retries=off", o.Workers)
@@ -117,12 +117,12 @@ func (c *goRedis) IncrExpireNX(ctx context.Context, key string, seconds int64) (
 }
 
 // EvalInts does what redis.Script.Run does (EVALSHA with the SHA-1
-// computed on the client, then EVAL on NOSCRIPT), spelled out so that the
-// fallbacks can be counted.
+// computed on the client, then EVAL on NOSCRIPT); the hook counts the
+// fallbacks, the published libraries' too.
 func (c *goRedis) EvalInts(ctx context.Context, s *strategies.Script, keys []string, args strategies.Args) ([]int64, error) {
 	r := c.rdb.EvalSha(ctx, s.SHA1, keys, args.Any()...)
 	if isNoScript(r.Err()) {
-		c.fallbacks.Add(1)
+		// tapHook counted the NOSCRIPT.
 		r = c.rdb.Eval(ctx, s.Src, keys, args.Any()...)
 	}
 	v, err := r.Int64Slice()

@@ -3,6 +3,7 @@ package clients
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -16,13 +17,19 @@ import (
 // previous reply. Its connection is not closed: go-redis returned it to the
 // pool when that reply arrived, and no state on the server belongs to it
 // between two round trips.
-type tapHook struct{}
+//
+// It also counts the EVALSHA commands the server answered NOSCRIPT,
+// whoever sent them: each is followed by the script sent again (the
+// adapter's EVAL, redis_rate's EVAL, ulule's SCRIPT LOAD and EVALSHA).
+type tapHook struct {
+	noscripts *atomic.Int64
+}
 
 var _ redis.Hook = tapHook{}
 
 func (tapHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (tapHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h tapHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if t := strategies.TapFrom(ctx); t != nil && !setupCommand(cmd.Name()) {
 			if err := t.Before(ctx, roundTripName(cmd)); err != nil {
@@ -30,7 +37,11 @@ func (tapHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 				return err
 			}
 		}
-		return next(ctx, cmd)
+		err := next(ctx, cmd)
+		if err != nil && cmd.Name() == "evalsha" && isNoScript(err) {
+			h.noscripts.Add(1)
+		}
+		return err
 	}
 }
 

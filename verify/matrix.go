@@ -66,6 +66,9 @@ type Properties struct {
 	MinRedis string `json:"min_redis"`
 	// Commands lists the Redis commands one decision sends.
 	Commands string `json:"commands"`
+	// Clients lists the clients the strategy runs on; nil means all. On
+	// any other, every cell is expected unsupported.
+	Clients []string `json:"clients,omitempty"`
 }
 
 // PropertiesOf returns the documented properties of the strategy i.
@@ -78,6 +81,7 @@ func PropertiesOf(i strategies.Info) Properties {
 		EVALSHA:          strings.Contains(i.Commands, "EVALSHA"),
 		MinRedis:         i.MinRedis,
 		Commands:         i.Commands,
+		Clients:          i.Clients,
 	}
 }
 
@@ -145,6 +149,19 @@ type Matrix struct {
 // non-atomic strategy may or may not show a given race), both pass and
 // leaks are listed. An unknown check gives nil: nothing is as documented.
 func Expected(check string, p Properties, s Server) []Outcome {
+	return expected(check, p, s)
+}
+
+// expected is Expected for the row's strategy on the row's client: every
+// cell of a client the strategy does not run on is unsupported.
+func (r Row) expected(check string, s Server) []Outcome {
+	if r.Properties.Clients != nil && !slices.Contains(r.Properties.Clients, r.Client) {
+		return []Outcome{Unsupported}
+	}
+	return expected(check, r.Properties, s)
+}
+
+func expected(check string, p Properties, s Server) []Outcome {
 	if !redisserver.VersionAtLeast(s.RedisVersion, p.MinRedis) {
 		return []Outcome{Unsupported}
 	}
@@ -204,7 +221,7 @@ func (m *Matrix) Unexpected() []Mismatch {
 	var out []Mismatch
 	for _, r := range m.Rows {
 		for _, c := range r.Cells {
-			want := Expected(c.Check, r.Properties, m.Server)
+			want := r.expected(c.Check, m.Server)
 			if !slices.Contains(want, c.Outcome) {
 				out = append(out, Mismatch{Row: r.Label(), Cell: c, Expected: want})
 			}
@@ -246,7 +263,7 @@ func writeText(buf *bytes.Buffer, m *Matrix) {
 		fmt.Fprintf(tw, "%s\t%s", r.Strategy, r.Client)
 		for _, c := range r.Cells {
 			mark := ""
-			if !slices.Contains(Expected(c.Check, r.Properties, m.Server), c.Outcome) {
+			if !slices.Contains(r.expected(c.Check, m.Server), c.Outcome) {
 				mark = "*"
 			}
 			fmt.Fprintf(tw, "\t%s%s", c.Outcome, mark)
@@ -350,7 +367,7 @@ func groupNotes(m *Matrix) []string {
 // pass that is, " (as documented)" for another outcome that is, and
 // " (NOT AS DOCUMENTED: expected ...)" otherwise.
 func verdictOf(c Cell, r Row, s Server) string {
-	want := Expected(c.Check, r.Properties, s)
+	want := r.expected(c.Check, s)
 	switch {
 	case !slices.Contains(want, c.Outcome):
 		return " (NOT AS DOCUMENTED: expected " + joinOutcomes(want) + ")"
@@ -451,7 +468,10 @@ func JSON(m *Matrix) results.Reporter {
 		for _, r := range m.Rows {
 			jr := jsonRow{Row: r, Cells: []jsonCell{}}
 			for _, c := range r.Cells {
-				want := Expected(c.Check, r.Properties, m.Server)
+				want := r.expected(c.Check, m.Server)
+				if r.Properties.Clients != nil && !slices.Contains(r.Properties.Clients, r.Client) {
+					want = []Outcome{Unsupported}
+				}
 				jr.Cells = append(jr.Cells, jsonCell{Cell: c, Expected: want, AsDocumented: slices.Contains(want, c.Outcome)})
 			}
 			out.Rows = append(out.Rows, jr)
