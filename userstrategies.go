@@ -127,13 +127,20 @@ func checkUserStrategy(ctx context.Context, cfg Config, t *runTarget, sname, cna
 	if cerr := t.cleanup(context.WithoutCancel(ctx), prefix); cerr != nil && err == nil {
 		err = cerr
 	}
-	if re, ok := errors.AsType[strategies.ReplyError](err); ok && acl && strings.Contains(string(re), "NOPERM") {
+	if re, ok := errors.AsType[strategies.ReplyError](err); ok && acl && keyRefused(string(re)) {
 		return fmt.Errorf("%s (%s): %w %q: %w", sname, info.Source, ErrOutsidePrefix, prefix, err)
 	}
 	if err != nil {
 		return fmt.Errorf("first decision: %w", err)
 	}
 	return nil
+}
+
+// keyRefused reports whether a reply is the server's refusal of a key the
+// ACL user may not touch: NOPERM from a command, or, inside a script on
+// Redis 7, "The user executing the script can't access ... keys".
+func keyRefused(reply string) bool {
+	return strings.Contains(reply, "NOPERM") || strings.Contains(reply, "user executing the script can't access")
 }
 
 // prefixUser creates, on every node, an ACL user that may run any command

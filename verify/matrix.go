@@ -152,9 +152,10 @@ func Expected(check string, p Properties, s Server) []Outcome {
 	return expected(check, p, s)
 }
 
-// expected is Expected for the row's strategy on the row's client: every
-// cell of a client the strategy does not run on is unsupported.
-func (r Row) expected(check string, s Server) []Outcome {
+// Expected is the package's Expected for the row's strategy on the row's
+// client: every cell of a client the strategy does not run on
+// (Properties.Clients) is expected unsupported.
+func (r Row) Expected(check string, s Server) []Outcome {
 	if r.Properties.Clients != nil && !slices.Contains(r.Properties.Clients, r.Client) {
 		return []Outcome{Unsupported}
 	}
@@ -221,7 +222,7 @@ func (m *Matrix) Unexpected() []Mismatch {
 	var out []Mismatch
 	for _, r := range m.Rows {
 		for _, c := range r.Cells {
-			want := r.expected(c.Check, m.Server)
+			want := r.Expected(c.Check, m.Server)
 			if !slices.Contains(want, c.Outcome) {
 				out = append(out, Mismatch{Row: r.Label(), Cell: c, Expected: want})
 			}
@@ -263,7 +264,7 @@ func writeText(buf *bytes.Buffer, m *Matrix) {
 		fmt.Fprintf(tw, "%s\t%s", r.Strategy, r.Client)
 		for _, c := range r.Cells {
 			mark := ""
-			if !slices.Contains(r.expected(c.Check, m.Server), c.Outcome) {
+			if !slices.Contains(r.Expected(c.Check, m.Server), c.Outcome) {
 				mark = "*"
 			}
 			fmt.Fprintf(tw, "\t%s%s", c.Outcome, mark)
@@ -367,7 +368,7 @@ func groupNotes(m *Matrix) []string {
 // pass that is, " (as documented)" for another outcome that is, and
 // " (NOT AS DOCUMENTED: expected ...)" otherwise.
 func verdictOf(c Cell, r Row, s Server) string {
-	want := r.expected(c.Check, s)
+	want := r.Expected(c.Check, s)
 	switch {
 	case !slices.Contains(want, c.Outcome):
 		return " (NOT AS DOCUMENTED: expected " + joinOutcomes(want) + ")"
@@ -468,7 +469,7 @@ func JSON(m *Matrix) results.Reporter {
 		for _, r := range m.Rows {
 			jr := jsonRow{Row: r, Cells: []jsonCell{}}
 			for _, c := range r.Cells {
-				want := r.expected(c.Check, m.Server)
+				want := r.Expected(c.Check, m.Server)
 				if r.Properties.Clients != nil && !slices.Contains(r.Properties.Clients, r.Client) {
 					want = []Outcome{Unsupported}
 				}
