@@ -50,10 +50,11 @@ func goRedisOf(name string, c strategies.Client) (redis.UniversalClient, error) 
 
 // perClient builds a library's limiter once per go-redis client (and, for
 // a library whose prefix is fixed when it is built, once per prefix), on
-// the first decision that needs it.
+// the first decision that needs it. Decisions after it read it without a
+// lock.
 type perClient[T any] struct {
+	m  sync.Map // perClientKey -> T
 	mu sync.Mutex
-	m  map[perClientKey]T
 }
 
 type perClientKey struct {
@@ -64,20 +65,20 @@ type perClientKey struct {
 // get returns the value for (rdb, prefix), building it with build the
 // first time.
 func (p *perClient[T]) get(rdb redis.UniversalClient, prefix string, build func() (T, error)) (T, error) {
+	k := perClientKey{rdb, prefix}
+	if v, ok := p.m.Load(k); ok {
+		return v.(T), nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	k := perClientKey{rdb, prefix}
-	if v, ok := p.m[k]; ok {
-		return v, nil
+	if v, ok := p.m.Load(k); ok {
+		return v.(T), nil
 	}
 	v, err := build()
 	if err != nil {
 		return v, err
 	}
-	if p.m == nil {
-		p.m = map[perClientKey]T{}
-	}
-	p.m[k] = v
+	p.m.Store(k, v)
 	return v, nil
 }
 
