@@ -137,10 +137,17 @@ func checkUserStrategy(ctx context.Context, cfg Config, t *runTarget, sname, cna
 }
 
 // keyRefused reports whether a reply is the server's refusal of a key the
-// ACL user may not touch: NOPERM from a command, or, inside a script on
-// Redis 7, "The user executing the script can't access ... keys".
+// ACL user may not touch: NOPERM from a command (and from a script on Redis
+// 6.2), "The user executing the script can't access ... keys" from a script
+// on Redis 7, "ACL failure in script: No permissions to access a key" on
+// Valkey 8.
 func keyRefused(reply string) bool {
-	return strings.Contains(reply, "NOPERM") || strings.Contains(reply, "user executing the script can't access")
+	for _, s := range []string{"NOPERM", "user executing the script can't access", "No permissions to access a key"} {
+		if strings.Contains(reply, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // prefixUser creates, on every node, an ACL user that may run any command

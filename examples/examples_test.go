@@ -156,6 +156,7 @@ func TestBadUserStrategies(t *testing.T) {
 		{name: "reads-elsewhere", src: "redis.call('GET', 'not-the-prefix')\nreturn {1, 1}\n", want: rlbench.ErrOutsidePrefix},
 		{name: "bad-claim", src: "-- rlbench: atomic fast\nreturn {1, 1}\n", usage: true, want: strategies.ErrBadUserStrategy},
 		{name: "bad_library", function: true, src: "#!lua name=rlbench_test_bad\nredis.register_function('bad_library', function(keys, args) return {1 end)\n", wantText: "function load"},
+		{name: "fn_elsewhere", function: true, src: "#!lua name=rlbench_test_elsewhere\nredis.register_function('fn_elsewhere', function(keys, args) redis.call('INCR', 'not-the-prefix') return {1, 1} end)\n", want: rlbench.ErrOutsidePrefix},
 		{name: "no_shebang", function: true, src: "redis.register_function('no_shebang', function(keys, args) return {1} end)\n", usage: true, want: strategies.ErrBadUserStrategy},
 	}
 	for _, tc := range tests {
