@@ -161,7 +161,7 @@ func checkLibrary(ctx context.Context, m redis.UniversalClient, code string) err
 	}
 	for _, l := range libs {
 		if l.Name == name && l.Code != code {
-			return fmt.Errorf("%w: %q", strategies.ErrForeignLibrary, name)
+			return fmt.Errorf("%w: %q (FUNCTION DELETE %s removes it, if it is yours to drop)", strategies.ErrForeignLibrary, name, name)
 		}
 	}
 	return nil

@@ -202,7 +202,7 @@ func checkRueidisLibrary(ctx context.Context, c rueidis.Client, code string) err
 		n, _ := nm.ToString()
 		got, _ := cm.ToString()
 		if n == name && got != code {
-			return fmt.Errorf("%w: %q", strategies.ErrForeignLibrary, name)
+			return fmt.Errorf("%w: %q (FUNCTION DELETE %s removes it, if it is yours to drop)", strategies.ErrForeignLibrary, name, name)
 		}
 	}
 	return nil

@@ -10,9 +10,11 @@ import (
 
 // FunctionLibrary is the name of the Redis Function library the function
 // strategy loads. A library is server-global state, not a key: it does not
-// carry the run's key prefix, every run against a server shares it, and
-// loading it (FUNCTION LOAD REPLACE) replaces an earlier rlbench library of
-// the same name. Remove it with FUNCTION DELETE rlbench.
+// carry the run's key prefix, and every run against a server shares it.
+// Loading it (FUNCTION LOAD REPLACE) replaces only a library of the same
+// name and code; a library of that name with other code, a user's or
+// another rlbench version's, is refused (ErrForeignLibrary), never
+// replaced. Remove it with FUNCTION DELETE rlbench.
 const FunctionLibrary = "rlbench"
 
 // FunctionName is the function in FunctionLibrary that the function
@@ -57,8 +59,9 @@ var _ Preparer = function{}
 
 func (function) Name() string { return "function" }
 
-// Prepare loads FunctionLibrary with FUNCTION LOAD REPLACE. Loading is
-// idempotent, so concurrent runs may each call it.
+// Prepare loads FunctionLibrary with FUNCTION LOAD REPLACE, unless a
+// library of that name with other code is loaded (ErrForeignLibrary).
+// Loading the same code is idempotent, so concurrent runs may each call it.
 func (function) Prepare(ctx context.Context, c Client) error {
 	if err := c.FunctionLoad(ctx, functionLibraryCode); err != nil {
 		return fmt.Errorf("function: function load: %w", err)
