@@ -121,6 +121,10 @@ func (c *cell) connect(ctx context.Context, log io.Writer) error {
 			return fmt.Errorf("%s: prepare: %w", c.label, err)
 		}
 	}
+	if err := c.checkUserStrategy(ctx, log); err != nil {
+		conn.Close()
+		return fmt.Errorf("%s: %w", c.label, err)
+	}
 	return nil
 }
 

@@ -81,6 +81,13 @@ type Config struct {
 	OnError string `json:"on_error"`
 	// Faults are injected into every cell's load at their times.
 	Faults []faults.Fault `json:"faults,omitempty"`
+	// Scripts registers user strategies from Lua scripts, each "NAME=FILE"
+	// (strategies.RegisterScript); with no Strategies, they are the ones run.
+	Scripts []string `json:"scripts,omitempty"`
+	// Functions registers user strategies from Redis Functions libraries,
+	// each "NAME=FILE" (strategies.RegisterFunction); with no Strategies,
+	// they are run, after Scripts.
+	Functions []string `json:"functions,omitempty"`
 	// StartAt, when not zero, is the instant the first cell's measured load
 	// starts (after its warm-up): several generators given one StartAt load
 	// the server together. It must be in the future when Run starts.
@@ -224,6 +231,9 @@ func usage(field string, err error) error { return &UsageError{Field: field, Err
 // withDefaults returns c with defaults applied and a run prefix chosen.
 func (c Config) withDefaults() Config {
 	if len(c.Strategies) == 0 {
+		c.Strategies = c.userStrategyNames()
+	}
+	if len(c.Strategies) == 0 {
 		c.Strategies = []string{"lua"}
 	}
 	if len(c.Clients) == 0 {
@@ -248,12 +258,19 @@ func (c Config) withDefaults() Config {
 // validate checks everything that can be checked without a server, and
 // expands "all" in the strategy and client lists.
 func (c *Config) validate() error {
+	if err := c.registerUserStrategies(); err != nil {
+		return err
+	}
+	givenStrategies, givenClients := c.Strategies, c.Clients
 	var err error
 	if c.Strategies, err = strategies.Select(c.Strategies); err != nil {
 		return usage("Strategies", err)
 	}
 	if c.Clients, err = clients.Select(c.Clients); err != nil {
 		return usage("Clients", err)
+	}
+	if err := checkClientSupport(givenStrategies, givenClients, c.Strategies, c.Clients); err != nil {
+		return err
 	}
 	checks := []struct {
 		field string

@@ -90,6 +90,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 		}
 		for _, strategy := range cfg.Strategies {
 			for _, client := range cfg.Clients {
+				if unsupportedCell(strategy, client, log) {
+					continue
+				}
 				c, err := newCell(cfg, t, runPrefix, strategy, client)
 				if err != nil {
 					return rep, err

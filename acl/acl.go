@@ -10,6 +10,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -58,10 +60,38 @@ var strategyCommands = map[string][]string{
 	"multi-nx":     {"multi", "incr", "expire", "exec"},
 	"lua":          {"evalsha", "eval", "incr", "expire", "ttl"},
 	"lua-heal":     {"evalsha", "eval", "incr", "ttl", "expire"},
-	"function":     {"fcall", "function|load", "incr", "ttl", "expire"},
+	"function":     {"fcall", "function|list", "function|load", "incr", "ttl", "expire"},
 	"gcra":         {"evalsha", "eval", "time", "get", "set"},
 	"sliding-log":  {"evalsha", "eval", "time", "zremrangebyscore", "zcard", "incr", "zadd", "pexpire"},
 	"token-bucket": {"evalsha", "eval", "time", "hmget", "exists", "hset", "pexpire"},
+	// The published limiters, from their sources (v10.0.1, v3.11.2, v2.15.0).
+	"redis_rate": {"evalsha", "eval", "time", "get", "set"},
+	"ulule":      {"script|load", "evalsha", "get", "incrby", "pexpire", "pttl"},
+	"throttled":  {"time", "get", "set", "expire", "eval", "setex"},
+}
+
+// scriptCall finds the commands a Lua source calls: redis.call('GET', ...)
+// and redis.pcall("set", ...).
+var scriptCall = regexp.MustCompile(`redis\.p?call\(\s*['"]([A-Za-z]+)['"]`)
+
+// userCommands returns the commands of a user strategy (--script,
+// --function): how it is called, then what its source calls, as written
+// literally; a command name the source builds at run time is not found.
+func userCommands(info strategies.Info) ([]string, error) {
+	src, err := os.ReadFile(info.Source)
+	if err != nil {
+		return nil, fmt.Errorf("acl: strategy %s: %w", info.Name, err)
+	}
+	cmds := []string{"evalsha", "eval"}
+	if strings.Contains(info.Commands, "FCALL") {
+		cmds = []string{"fcall", "function|load", "function|list"}
+	}
+	for _, m := range scriptCall.FindAllStringSubmatch(string(src), -1) {
+		if name := strings.ToLower(m[1]); !slices.Contains(cmds, name) {
+			cmds = append(cmds, name)
+		}
+	}
+	return cmds, nil
 }
 
 // ownCommands are what rlbench itself sends beside the strategies, to
@@ -101,11 +131,16 @@ func Commands(n Needs) ([]Command, error) {
 		}
 	}
 	for _, s := range n.Strategies {
-		if _, err := strategies.Lookup(s); err != nil {
+		info, err := strategies.Lookup(s)
+		if err != nil {
 			return nil, fmt.Errorf("acl: %w", err)
 		}
 		cmds, ok := strategyCommands[s]
-		if !ok {
+		if !ok && info.Source != "" {
+			if cmds, err = userCommands(info); err != nil {
+				return nil, err
+			}
+		} else if !ok {
 			return nil, fmt.Errorf("acl: strategy %q has no command list in package acl", s)
 		}
 		for _, c := range cmds {

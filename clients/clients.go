@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/strategies"
 )
@@ -72,9 +74,15 @@ type Conn interface {
 	// Options describes the client settings that change how load reaches
 	// the server, e.g. "pool_size=500 protocol=3".
 	Options() string
-	// Fallbacks counts scripts that were sent again with EVAL after the
-	// server answered NOSCRIPT to EVALSHA.
+	// Fallbacks counts scripts that were sent again after the server
+	// answered NOSCRIPT to EVALSHA: with EVAL by the adapters and
+	// redis_rate, with SCRIPT LOAD and EVALSHA by ulule. On go-redis it
+	// counts every EVALSHA answered NOSCRIPT, the libraries' included.
 	Fallbacks() int64
+	// GoRedis returns the go-redis client behind the adapter, for the
+	// strategies that call a library written for go-redis (package
+	// strategies/published); nil for any other client.
+	GoRedis() redis.UniversalClient
 	// Close closes every connection.
 	Close() error
 }

@@ -70,6 +70,7 @@ func newGoRedis(o Options) *goRedis {
 	if o.Sentinel.Master != "" {
 		c.opts = "sentinel " + c.opts
 	}
+	rdb.AddHook(tapHook{noscripts: &c.fallbacks})
 	if cluster, ok := rdb.(*redis.ClusterClient); ok {
 		c.cluster = cluster
 		c.opts = fmt.Sprintf("cluster pool_size=%d/node protocol=3 retries=off", o.Workers)
@@ -81,6 +82,12 @@ func (c *goRedis) Name() string     { return "go-redis" }
 func (c *goRedis) Options() string  { return c.opts }
 func (c *goRedis) Fallbacks() int64 { return c.fallbacks.Load() }
 func (c *goRedis) Close() error     { return c.rdb.Close() }
+
+// GoRedis returns the go-redis client itself, a *redis.Client or a
+// *redis.ClusterClient, for the strategies that call a published library
+// written for go-redis (package strategies/published). Its commands go
+// through the same hook as the adapter's own.
+func (c *goRedis) GoRedis() redis.UniversalClient { return c.rdb }
 
 func (c *goRedis) Get(ctx context.Context, key string) (int64, bool, error) {
 	n, err := c.rdb.Get(ctx, key).Int64()
@@ -122,12 +129,12 @@ func (c *goRedis) IncrExpireNX(ctx context.Context, key string, seconds int64) (
 }
 
 // EvalInts does what redis.Script.Run does (EVALSHA with the SHA-1
-// computed on the client, then EVAL on NOSCRIPT), spelled out so that the
-// fallbacks can be counted.
+// computed on the client, then EVAL on NOSCRIPT); the hook counts the
+// fallbacks, the published libraries' too.
 func (c *goRedis) EvalInts(ctx context.Context, s *strategies.Script, keys []string, args strategies.Args) ([]int64, error) {
 	r := c.rdb.EvalSha(ctx, s.SHA1, keys, args.Any()...)
 	if isNoScript(r.Err()) {
-		c.fallbacks.Add(1)
+		// tapHook counted the NOSCRIPT.
 		r = c.rdb.Eval(ctx, s.Src, keys, args.Any()...)
 	}
 	v, err := r.Int64Slice()
@@ -135,18 +142,41 @@ func (c *goRedis) EvalInts(ctx context.Context, s *strategies.Script, keys []str
 }
 
 // FunctionLoad sends FUNCTION LOAD REPLACE code; on a cluster, to every
-// master (replicas get it by replication).
+// master (replicas get it by replication). It first refuses, with
+// strategies.ErrForeignLibrary, to replace a library of the same name whose
+// code differs: that one is not rlbench's, or not this run's.
 func (c *goRedis) FunctionLoad(ctx context.Context, code string) error {
+	load := func(ctx context.Context, m redis.UniversalClient) error {
+		if err := checkLibrary(ctx, m, code); err != nil {
+			return err
+		}
+		return goRedisErr(m.FunctionLoadReplace(ctx, code).Err())
+	}
 	if c.cluster != nil {
-		err := c.cluster.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-			if err := m.FunctionLoadReplace(ctx, code).Err(); err != nil {
-				return fmt.Errorf("%s: %w", m.Options().Addr, goRedisErr(err))
+		return c.cluster.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			if err := load(ctx, m); err != nil {
+				return fmt.Errorf("%s: %w", m.Options().Addr, err)
 			}
 			return nil
 		})
-		return err
 	}
-	return goRedisErr(c.rdb.FunctionLoadReplace(ctx, code).Err())
+	return load(ctx, c.rdb)
+}
+
+// checkLibrary returns strategies.ErrForeignLibrary when the server holds a
+// library of code's name with other code.
+func checkLibrary(ctx context.Context, m redis.UniversalClient, code string) error {
+	name := strategies.LibraryName(code)
+	libs, err := m.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: name, WithCode: true}).Result()
+	if err != nil {
+		return fmt.Errorf("function list: %w", goRedisErr(err))
+	}
+	for _, l := range libs {
+		if l.Name == name && l.Code != code {
+			return fmt.Errorf("%w: %q (FUNCTION DELETE %s removes it, if it is yours to drop)", strategies.ErrForeignLibrary, name, name)
+		}
+	}
+	return nil
 }
 
 // FCallInts sends FCALL fn numkeys keys... args....

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
 	"github.com/rlbench/rlbench/strategies"
@@ -34,8 +35,8 @@ func newRueidis(o Options) (*rueidisAdapter, error) {
 	multiplex = min(max(multiplex, 0), 2)
 	opt := rueidis.ClientOption{
 		InitAddress:           []string{o.Addr},
-		Password:              o.Password,
 		Username:              o.Username,
+		Password:              o.Password,
 		TLSConfig:             o.TLS,
 		SelectDB:              o.DB,
 		ClientName:            o.ClientName,
@@ -85,8 +86,11 @@ func (a *rueidisAdapter) Options() string  { return a.opts }
 func (a *rueidisAdapter) Fallbacks() int64 { return a.fallbacks.Load() }
 func (a *rueidisAdapter) Close() error     { a.c.Close(); return nil }
 
+// GoRedis returns nil: rueidis is not go-redis.
+func (a *rueidisAdapter) GoRedis() redis.UniversalClient { return nil }
+
 func (a *rueidisAdapter) Get(ctx context.Context, key string) (int64, bool, error) {
-	n, err := a.c.Do(ctx, a.c.B().Get().Key(key).Build()).AsInt64()
+	n, err := a.do(ctx, "GET", a.c.B().Get().Key(key).Build()).AsInt64()
 	if rueidis.IsRedisNil(err) {
 		return 0, false, nil
 	}
@@ -98,17 +102,28 @@ func (a *rueidisAdapter) Get(ctx context.Context, key string) (int64, bool, erro
 
 func (a *rueidisAdapter) SetExAt(ctx context.Context, key string, n int64, unixSeconds int64) error {
 	cmd := a.c.B().Set().Key(key).Value(strconv.FormatInt(n, 10)).ExatTimestamp(unixSeconds).Build()
-	return rueidisErr(a.c.Do(ctx, cmd).Error())
+	return rueidisErr(a.do(ctx, "SET EXAT", cmd).Error())
 }
 
 func (a *rueidisAdapter) Incr(ctx context.Context, key string) (int64, error) {
-	n, err := a.c.Do(ctx, a.c.B().Incr().Key(key).Build()).AsInt64()
+	n, err := a.do(ctx, "INCR", a.c.B().Incr().Key(key).Build()).AsInt64()
 	return n, rueidisErr(err)
 }
 
 func (a *rueidisAdapter) Expire(ctx context.Context, key string, seconds int64) (bool, error) {
-	ok, err := a.c.Do(ctx, a.c.B().Expire().Key(key).Seconds(seconds).Build()).AsBool()
+	ok, err := a.do(ctx, "EXPIRE", a.c.B().Expire().Key(key).Seconds(seconds).Build()).AsBool()
 	return ok, rueidisErr(err)
+}
+
+// do sends cmd, a round trip named name, unless the context's
+// strategies.Tap stops it (a client that died after the previous reply):
+// the rueidis adapter's equivalent of the go-redis tapHook. The shared
+// connections stay open: they carry every worker's commands.
+func (a *rueidisAdapter) do(ctx context.Context, name string, cmd rueidis.Completed) rueidis.RedisResult {
+	if err := tapRueidis(ctx, name); err != nil {
+		return rueidis.NewErrorResult(err)
+	}
+	return a.c.Do(ctx, cmd)
 }
 
 // IncrExpireNX sends MULTI, INCR, EXPIRE NX and EXEC as one DoMulti slice,
@@ -116,6 +131,9 @@ func (a *rueidisAdapter) Expire(ctx context.Context, key string, seconds int64) 
 // the connection to the key's slot: rueidis keeps a MULTI..EXEC span
 // together).
 func (a *rueidisAdapter) IncrExpireNX(ctx context.Context, key string, seconds int64) (int64, error) {
+	if err := tapRueidis(ctx, "MULTI+INCR+EXPIRE NX+EXEC"); err != nil {
+		return 0, err
+	}
 	b := a.c.B()
 	resps := a.c.DoMulti(ctx,
 		b.Multi().Build(),
@@ -144,10 +162,10 @@ func (a *rueidisAdapter) IncrExpireNX(ctx context.Context, key string, seconds i
 // NOSCRIPT), spelled out so that the fallbacks can be counted.
 func (a *rueidisAdapter) EvalInts(ctx context.Context, s *strategies.Script, keys []string, args strategies.Args) ([]int64, error) {
 	b := a.c.B()
-	r := a.c.Do(ctx, b.Evalsha().Sha1(s.SHA1).Numkeys(int64(len(keys))).Key(keys...).Arg(args.Strings()...).Build())
+	r := a.do(ctx, "EVALSHA", b.Evalsha().Sha1(s.SHA1).Numkeys(int64(len(keys))).Key(keys...).Arg(args.Strings()...).Build())
 	if re, ok := rueidis.IsRedisErr(r.Error()); ok && re.IsNoScript() {
 		a.fallbacks.Add(1)
-		r = a.c.Do(ctx, b.Eval().Script(s.Src).Numkeys(int64(len(keys))).Key(keys...).Arg(args.Strings()...).Build())
+		r = a.do(ctx, "EVAL", b.Eval().Script(s.Src).Numkeys(int64(len(keys))).Key(keys...).Arg(args.Strings()...).Build())
 	}
 	v, err := r.AsIntSlice()
 	return v, rueidisErr(err)
@@ -155,19 +173,49 @@ func (a *rueidisAdapter) EvalInts(ctx context.Context, s *strategies.Script, key
 
 // FunctionLoad sends FUNCTION LOAD REPLACE code; on a cluster, to every
 // node. A replica answers READONLY, which is not an error here: it gets the
-// library from its master by replication.
+// library from its master by replication. It first refuses, with
+// strategies.ErrForeignLibrary, to replace a library of the same name whose
+// code differs: that one is not rlbench's, or not this run's.
 func (a *rueidisAdapter) FunctionLoad(ctx context.Context, code string) error {
-	if !a.cluster {
-		cmd := a.c.B().FunctionLoad().Replace().FunctionCode(code).Build()
-		return rueidisErr(a.c.Do(ctx, cmd).Error())
+	nodes := map[string]rueidis.Client{"": a.c}
+	if a.cluster {
+		nodes = a.c.Nodes()
 	}
-	for addr, node := range a.c.Nodes() {
+	for addr, node := range nodes {
+		if err := checkRueidisLibrary(ctx, node, code); err != nil {
+			return fmt.Errorf("%s: %w", addr, err)
+		}
 		err := node.Do(ctx, node.B().FunctionLoad().Replace().FunctionCode(code).Build()).Error()
-		if re, ok := rueidis.IsRedisErr(err); ok && strings.HasPrefix(re.Error(), "READONLY") {
+		if re, ok := rueidis.IsRedisErr(err); ok && a.cluster && strings.HasPrefix(re.Error(), "READONLY") {
 			continue
 		}
 		if err != nil {
+			if addr == "" {
+				return rueidisErr(err)
+			}
 			return fmt.Errorf("%s: %w", addr, rueidisErr(err))
+		}
+	}
+	return nil
+}
+
+// checkRueidisLibrary is checkLibrary's rueidis twin.
+func checkRueidisLibrary(ctx context.Context, c rueidis.Client, code string) error {
+	name := strategies.LibraryName(code)
+	libs, err := c.Do(ctx, c.B().FunctionList().Libraryname(name).Withcode().Build()).ToArray()
+	if err != nil {
+		return fmt.Errorf("function list: %w", rueidisErr(err))
+	}
+	for _, l := range libs {
+		m, err := l.AsMap()
+		if err != nil {
+			return fmt.Errorf("function list: %w", err)
+		}
+		nm, cm := m["library_name"], m["library_code"]
+		n, _ := nm.ToString()
+		got, _ := cm.ToString()
+		if n == name && got != code {
+			return fmt.Errorf("%w: %q (FUNCTION DELETE %s removes it, if it is yours to drop)", strategies.ErrForeignLibrary, name, name)
 		}
 	}
 	return nil
@@ -176,7 +224,7 @@ func (a *rueidisAdapter) FunctionLoad(ctx context.Context, code string) error {
 // FCallInts sends FCALL fn numkeys keys... args....
 func (a *rueidisAdapter) FCallInts(ctx context.Context, fn string, keys []string, args strategies.Args) ([]int64, error) {
 	cmd := a.c.B().Fcall().Function(fn).Numkeys(int64(len(keys))).Key(keys...).Arg(args.Strings()...).Build()
-	v, err := a.c.Do(ctx, cmd).AsIntSlice()
+	v, err := a.do(ctx, "FCALL", cmd).AsIntSlice()
 	return v, rueidisErr(err)
 }
 

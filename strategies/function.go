@@ -10,9 +10,11 @@ import (
 
 // FunctionLibrary is the name of the Redis Function library the function
 // strategy loads. A library is server-global state, not a key: it does not
-// carry the run's key prefix, every run against a server shares it, and
-// loading it (FUNCTION LOAD REPLACE) replaces an earlier rlbench library of
-// the same name. Remove it with FUNCTION DELETE rlbench.
+// carry the run's key prefix, and every run against a server shares it.
+// Loading it (FUNCTION LOAD REPLACE) replaces only a library of the same
+// name and code; a library of that name with other code, a user's or
+// another rlbench version's, is refused (ErrForeignLibrary), never
+// replaced. Remove it with FUNCTION DELETE rlbench.
 const FunctionLibrary = "rlbench"
 
 // FunctionName is the function in FunctionLibrary that the function
@@ -57,8 +59,9 @@ var _ Preparer = function{}
 
 func (function) Name() string { return "function" }
 
-// Prepare loads FunctionLibrary with FUNCTION LOAD REPLACE. Loading is
-// idempotent, so concurrent runs may each call it.
+// Prepare loads FunctionLibrary with FUNCTION LOAD REPLACE, unless a
+// library of that name with other code is loaded (ErrForeignLibrary).
+// Loading the same code is idempotent, so concurrent runs may each call it.
 func (function) Prepare(ctx context.Context, c Client) error {
 	if err := c.FunctionLoad(ctx, functionLibraryCode); err != nil {
 		return fmt.Errorf("function: function load: %w", err)
@@ -95,4 +98,22 @@ func (s function) Decide(ctx context.Context, c Client, key string) (Decision, e
 func isFunctionNotFound(err error) bool {
 	re, ok := errors.AsType[ReplyError](err)
 	return ok && strings.Contains(string(re), "Function not found")
+}
+
+// ErrForeignLibrary is returned by Client.FunctionLoad when the server
+// already holds a library of the same name with other code: a user's
+// library that happens to share the name, or another version's. rlbench
+// never replaces it; FUNCTION DELETE removes it if it is yours to drop.
+var ErrForeignLibrary = errors.New("a library of that name with other code is loaded on the server; rlbench does not replace it")
+
+// LibraryName returns the library name that code declares in its first
+// line, "#!lua name=NAME", or "" when it declares none.
+func LibraryName(code string) string {
+	first, _, _ := strings.Cut(code, "\n")
+	for _, f := range strings.Fields(first) {
+		if n, ok := strings.CutPrefix(f, "name="); ok {
+			return n
+		}
+	}
+	return ""
 }

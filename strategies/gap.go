@@ -4,11 +4,15 @@ import (
 	"context"
 )
 
-// Gap is called by a non-atomic strategy between two of its commands, the
-// moment where a client can die or a key can expire. strategy and step name
+// Gap is called between two round trips of a decision, the moment where a
+// client can die or a key can expire: after one command's reply has
+// arrived and before the next command leaves. The client adapters call it
+// (see Tap), so it reaches every strategy, a published library's included,
+// without the strategy's help. strategy names the strategy deciding, step
 // the spot, e.g. ("incr-expire", "after INCR"). A Gap that sleeps widens the
-// race; one that returns an error makes the strategy stop right there, as a
-// client that died would, and the strategy returns that error.
+// race; one that returns an error stops the decision right there, as a
+// client that died would: the next command is never sent, and the decision
+// returns that error.
 type Gap func(ctx context.Context, strategy, step string) error
 
 // ErrCrashed is what a Gap returns to simulate a client that died between
@@ -22,18 +26,9 @@ type crashed struct{}
 func (crashed) Error() string     { return "client died between commands (simulated)" }
 func (crashed) ErrorKind() string { return "crashed" }
 
-type gapKey struct{}
-
-// WithGap returns a context whose decisions call g between the commands of
-// non-atomic strategies. Atomic strategies have no gap and never call it.
+// WithGap returns a context whose decisions call g between their round
+// trips: WithTap with a Tap of g alone. Like every Tap, it serves one
+// goroutine's decisions at a time.
 func WithGap(ctx context.Context, g Gap) context.Context {
-	return context.WithValue(ctx, gapKey{}, g)
-}
-
-// gap calls the context's Gap, if any.
-func gap(ctx context.Context, strategy, step string) error {
-	if g, ok := ctx.Value(gapKey{}).(Gap); ok && g != nil {
-		return g(ctx, strategy, step)
-	}
-	return nil
+	return WithTap(ctx, &Tap{Gap: g})
 }

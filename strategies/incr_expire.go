@@ -31,9 +31,6 @@ func (s incrExpire) Decide(ctx context.Context, c Client, key string) (Decision,
 		return Decision{}, fmt.Errorf("incr-expire: incr: %w", err)
 	}
 	if n == 1 {
-		if err := gap(ctx, "incr-expire", "after INCR"); err != nil {
-			return Decision{}, fmt.Errorf("incr-expire: %w", err)
-		}
 		if _, err := c.Expire(ctx, key, s.cfg.Window); err != nil {
 			return Decision{}, fmt.Errorf("incr-expire: expire: %w", err)
 		}

@@ -42,9 +42,6 @@ func (s naive) Decide(ctx context.Context, c Client, key string) (Decision, erro
 	if n >= s.cfg.Limit {
 		return Decision{Allowed: false, Count: n}, nil
 	}
-	if err := gap(ctx, "naive", "after GET"); err != nil {
-		return Decision{}, fmt.Errorf("naive: %w", err)
-	}
 	if _, err := c.Incr(ctx, key); err != nil {
 		return Decision{}, fmt.Errorf("naive: incr: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -108,7 +109,9 @@ type Client interface {
 	// answers NOSCRIPT, and returns its reply, which must be an array of integers.
 	EvalInts(ctx context.Context, s *Script, keys []string, args Args) ([]int64, error)
 	// FunctionLoad loads a library of Redis Functions, replacing a library
-	// of the same name: FUNCTION LOAD REPLACE code. Redis >= 7.0.
+	// of the same name and code: FUNCTION LOAD REPLACE code. It returns
+	// ErrForeignLibrary, and loads nothing, when a library of that name
+	// with other code is loaded. Redis >= 7.0.
 	FunctionLoad(ctx context.Context, code string) error
 	// FCallInts calls a loaded Redis Function: FCALL fn numkeys keys...
 	// args..., and returns its reply, which must be an array of integers.
@@ -176,31 +179,73 @@ type Info struct {
 	// before writing (naive), not the counter's value after its own
 	// increment, which is the request's rank in its window.
 	CountIsRead bool
+	// Clients lists the clients the strategy runs on, by their names in
+	// package clients; nil means every client. A published Go library that
+	// takes a go-redis client runs on "go-redis" only.
+	Clients []string
+	// Module is the Go module of the published library the strategy calls,
+	// e.g. "github.com/ulule/limiter/v3"; "" for rlbench's own code. Its
+	// version is the build's (debug.ReadBuildInfo).
+	Module string
+	// Keys says which keys one decision writes, in terms of the decision's
+	// key K; "" means K alone.
+	Keys string
+	// Source is the file a user strategy was registered from (--script,
+	// --function); "" for a built-in one.
+	Source string
 	// New builds the strategy from a validated config with defaults applied.
 	New func(Config) Strategy
 }
 
-var registry = map[string]Info{}
+// Supports reports whether the strategy runs on the named client.
+func (i Info) Supports(client string) bool {
+	return i.Clients == nil || slices.Contains(i.Clients, client)
+}
 
-// register adds a strategy; each strategy file calls it from init.
-func register(i Info) {
+// ErrDuplicateStrategy is returned by Register for a name already taken.
+var ErrDuplicateStrategy = errors.New("a strategy of that name exists")
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Info{}
+)
+
+// Register adds a strategy to the registry: the strategies of sibling
+// packages call it from init, and user strategies (RegisterScript) at run
+// time, before the strategies are selected.
+func Register(i Info) error {
+	registryMu.Lock()
+	defer registryMu.Unlock()
 	if _, dup := registry[i.Name]; dup {
-		panic("strategies: duplicate name " + i.Name)
+		return fmt.Errorf("%w: %q", ErrDuplicateStrategy, i.Name)
 	}
 	registry[i.Name] = i
+	return nil
+}
+
+// register adds a strategy of this package; each strategy file calls it
+// from init.
+func register(i Info) {
+	if err := Register(i); err != nil {
+		panic("strategies: " + err.Error())
+	}
 }
 
 // order is the order in which All lists the strategies: the seeds' broken
 // shapes first, then their fixes, then the fixed window's healing variants,
-// then the designs that are not fixed windows.
+// then the designs that are not fixed windows, then the published libraries
+// (package strategies/published registers them); user strategies follow, by name.
 var order = []string{
 	"naive", "incr-expire", "multi-nx", "lua",
 	"lua-heal", "function",
 	"gcra", "sliding-log", "token-bucket",
+	"redis_rate", "ulule", "throttled",
 }
 
 // All returns every registered strategy, in a stable order.
 func All() []Info {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
 	out := make([]Info, 0, len(registry))
 	seen := map[string]bool{}
 	for _, n := range order {
@@ -234,7 +279,9 @@ func Names() []string {
 
 // Lookup returns the Info registered under name.
 func Lookup(name string) (Info, error) {
+	registryMu.RLock()
 	i, ok := registry[name]
+	registryMu.RUnlock()
 	if !ok {
 		return Info{}, fmt.Errorf("%w %q (accepted: %s)", ErrUnknownStrategy, name, strings.Join(Names(), ", "))
 	}
@@ -279,7 +326,7 @@ func New(name string, cfg Config) (Strategy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return info.New(cfg), nil
+	return withTap(info.New(cfg)), nil
 }
 
 // now is the client clock that naive reads for its EXAT, as the first

@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -84,27 +83,8 @@ func PropertiesOf(i strategies.Info) Properties {
 		EVALSHA:          strings.Contains(i.Commands, "EVALSHA"),
 		MinRedis:         i.MinRedis,
 		Commands:         i.Commands,
-		Clients:          clientsOf(i),
+		Clients:          slices.Clone(i.Clients),
 	}
-}
-
-// clientsOf returns the strategy's Info.Clients, the clients that can run
-// it, or nil (every client) while strategies.Info has no such field. It
-// reads the field by name so that verify builds before the field exists
-// and shows unsupported cells as soon as a strategy sets it; replace it
-// with i.Clients once the field is there.
-func clientsOf(i strategies.Info) []string {
-	return stringsField(i, "Clients")
-}
-
-// stringsField returns the []string field called name of the struct v, or
-// nil when v has no such field.
-func stringsField(v any, name string) []string {
-	f := reflect.ValueOf(v).FieldByName(name)
-	if !f.IsValid() || f.Type() != reflect.TypeFor[[]string]() {
-		return nil
-	}
-	return slices.Clone(f.Interface().([]string))
 }
 
 // Server describes the server a Matrix was made against.

@@ -55,33 +55,6 @@ func TestRowUnsupportedClient(t *testing.T) {
 	}
 }
 
-// TestStringsField checks the reading of a []string field by name that
-// PropertiesOf uses for strategies.Info.Clients.
-func TestStringsField(t *testing.T) {
-	t.Parallel()
-	type withClients struct{ Clients []string }
-	type withOther struct{ Clients string }
-	tests := []struct {
-		name string
-		v    any
-		want []string
-	}{
-		{"set", withClients{Clients: []string{"go-redis"}}, []string{"go-redis"}},
-		{"nil", withClients{}, nil},
-		{"not a []string", withOther{Clients: "go-redis"}, nil},
-		{"absent", strategies.Info{}, nil},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			got := stringsField(tc.v, "Clients")
-			if len(got) != len(tc.want) || (len(got) > 0 && got[0] != tc.want[0]) {
-				t.Errorf("stringsField(%+v, Clients) = %v; want %v", tc.v, got, tc.want)
-			}
-		})
-	}
-}
-
 // TestRowCancelled checks that a row whose context has ended before its
 // checks start is all not-run, not FAIL, without connecting.
 func TestRowCancelled(t *testing.T) {

@@ -81,6 +81,7 @@ func (c cli) newLoadFlagSet(o *loadOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVar(&cfg.KeepKeys, "keep-keys", false, "leave each run's keys in Redis after the audit (default: UNLINK them)")
 	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when any run leaves an immortal key")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
+	addUserStrategyFlags(fs, &cfg.Scripts, &cfg.Functions)
 	fs.BoolVar(&o.listStrategies, "list-strategies", false, "list the strategies and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s\nLoad-test rate-limiter counter strategies against a real Redis and count the\nimmortal keys (counters with no TTL) each leaves behind.\n\nFlags:\n%s", c.usageLines(), fs.FlagUsages())
@@ -98,6 +99,13 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if fs.NArg() > 0 {
 		return badInputHelp(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	names, err := registerUserStrategies(fs, o.cfg.Scripts, o.cfg.Functions)
+	if err != nil {
+		return err
+	}
+	if names != nil {
+		o.cfg.Strategies = names
 	}
 	if o.listStrategies {
 		return printed(listStrategies(stdout))
@@ -294,9 +302,15 @@ func (out *loadOutputs) writeReport(rep *results.Report) error {
 
 func listStrategies(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STRATEGY\tATOMIC\tHEALS\tREDIS\tCOMMANDS\tDESCRIPTION")
+	fmt.Fprintln(tw, "STRATEGY\tATOMIC\tHEALS\tREDIS\tCLIENTS\tCODE\tKEYS\tCOMMANDS\tDESCRIPTION")
 	for _, s := range strategies.All() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t>= %s\t%s\t%s\n", s.Name, yesNo(s.Atomic), yesNo(s.Heals), s.MinRedis, s.Commands, s.Summary)
+		commands := s.Commands
+		if s.Module != "" {
+			// Recorded by a strategies.Tap on a real server (strategies/published).
+			commands = "observed: " + commands
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t>= %s\t%s\t%s\t%s\t%s\t%s\n", s.Name, yesNo(s.Atomic), yesNo(s.Heals), s.MinRedis,
+			s.ClientsText(), s.Origin(), s.KeysText(), commands, s.Summary)
 	}
 	return tw.Flush()
 }

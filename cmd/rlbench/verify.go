@@ -17,8 +17,9 @@ import (
 
 // verifyOptions are the settings of `rlbench verify`.
 type verifyOptions struct {
-	cfg      verify.Config
-	jsonPath string
+	cfg                verify.Config
+	jsonPath           string
+	scripts, functions []string
 }
 
 func newVerifyFlagSet(o *verifyOptions, stderr io.Writer) *pflag.FlagSet {
@@ -34,6 +35,7 @@ func newVerifyFlagSet(o *verifyOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.Var(textValue{p: &c.RedisServer, flag: "--redis-server", hint: "give PATH, or leave out --redis-server for redis-server on PATH"}, "redis-server", "redis-server binary for the private server (default: redis-server on PATH)")
 	fs.Var(textValue{p: &c.Prefix, flag: "--prefix", hint: `leave out --prefix for "rlbench-verify:<id>:"`}, "prefix", `key prefix; every key the checks write starts with it, and is deleted at the end (default "rlbench-verify:<id>:")`)
 	fs.StringVar(&o.jsonPath, "json", "", "write the matrix as JSON to this file")
+	addUserStrategyFlags(fs, &o.scripts, &o.functions)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: rlbench verify [flags]\n\n"+
 			"Check each strategy's documented guarantees on each client against a real Redis\n"+
@@ -63,6 +65,13 @@ func (c cli) verify(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	if fs.NArg() > 0 {
 		return badInputHelp(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	names, err := registerUserStrategies(fs, o.scripts, o.functions)
+	if err != nil {
+		return err
+	}
+	if names != nil {
+		o.cfg.Strategies = names
 	}
 	if !fs.Changed("password") {
 		o.cfg.Password = os.Getenv("REDISCLI_AUTH")

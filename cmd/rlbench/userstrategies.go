@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// registerUserStrategies registers --script and --function strategies, so
+// that --list-strategies and --strategy know them, and, when --strategy is
+// not given, returns their names as the strategies to run (nil otherwise).
+func registerUserStrategies(fs *pflag.FlagSet, scripts, functions []string) ([]string, error) {
+	var names []string
+	for _, f := range []struct {
+		flag     string
+		specs    []string
+		register func(string) error
+	}{
+		{"--script", scripts, strategies.RegisterScript},
+		{"--function", functions, strategies.RegisterFunction},
+	} {
+		for _, spec := range f.specs {
+			if err := f.register(spec); err != nil {
+				return nil, badInput(fmt.Errorf("%s: %w", f.flag, err))
+			}
+			name, _, _ := strings.Cut(spec, "=")
+			names = append(names, name)
+		}
+	}
+	if fs.Changed("strategy") {
+		names = nil
+	}
+	return names, nil
+}
+
+// addUserStrategyFlags adds --script and --function to fs.
+func addUserStrategyFlags(fs *pflag.FlagSet, scripts, functions *[]string) {
+	fs.StringArrayVar(scripts, "script", nil, "NAME=FILE.lua: a Lua script of yours as strategy NAME, repeatable (contract: KEYS[1] the counter, ARGV[1] --limit, ARGV[2] the window in seconds, reply {1|0, count}; claims in a header: -- rlbench: atomic heals fixed-window)")
+	fs.StringArrayVar(functions, "function", nil, "NAME=FILE.lua: function NAME of a Redis Functions library of yours as strategy NAME, repeatable (FUNCTION LOAD before the run, FCALL per request; the --script contract)")
+}

@@ -1,0 +1,204 @@
+// Package examples_test runs the user strategies of this folder, and
+// others written by the tests, the way --script and --function do: on both
+// clients, through rlbench verify, and through a run that must refuse the
+// bad ones.
+package examples_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/verify"
+)
+
+// writeFile writes src to a file named name in a temporary folder and
+// returns its path.
+func writeFile(t *testing.T, name, src string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestExamples runs the two example files on both clients: exactly limit
+// allowed, then rejected, with the counter's TTL the window.
+func TestExamples(t *testing.T) {
+	t.Parallel()
+	if err := strategies.RegisterScript("example-script=fixed_window.lua"); err != nil {
+		t.Fatal(err)
+	}
+	if err := strategies.RegisterFunction("example_fixed_window=fixed_window_function.lua"); err != nil {
+		t.Fatal(err)
+	}
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := context.Background()
+	for _, name := range []string{"example-script", "example_fixed_window"} {
+		for _, cname := range clients.Names {
+			c, err := clients.New(cname, clients.Options{Addr: srv.Addr()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			s, err := strategies.New(name, strategies.Config{Limit: 3, Window: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, ok := s.(strategies.Preparer); ok {
+				if err := p.Prepare(ctx, c); err != nil {
+					t.Fatalf("%s/%s: Prepare error: %v", name, cname, err)
+				}
+			}
+			key := redistest.Prefix(t) + name + ":" + cname + ":{k}"
+			for i := int64(1); i <= 5; i++ {
+				d, err := s.Decide(ctx, c, key)
+				if want := (strategies.Decision{Allowed: i <= 3, Count: i}); err != nil || d != want {
+					t.Errorf("%s/%s: Decide #%d = %+v, %v; want %+v", name, cname, i, d, err, want)
+				}
+			}
+			if ttl := rdb.PTTL(ctx, key).Val(); ttl <= 9*time.Second || ttl > 10*time.Second {
+				t.Errorf("%s/%s: PTTL = %v; want the 10s window", name, cname, ttl)
+			}
+		}
+	}
+}
+
+// The test's own user strategies: a function whose claims hold, and a
+// script that claims to heal and does not (the second seed's n == 1).
+const (
+	honestFunction = `#!lua name=rlbench_test_honest
+-- rlbench: atomic heals fixed-window
+redis.register_function('honest_fw', function(keys, args)
+  local n = redis.call('INCR', keys[1])
+  if redis.call('TTL', keys[1]) < 0 then
+    redis.call('EXPIRE', keys[1], tonumber(args[2]))
+  end
+  return {n <= tonumber(args[1]) and 1 or 0, n}
+end)
+`
+	boastfulScript = `-- rlbench: atomic heals fixed-window
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+end
+return {n <= tonumber(ARGV[1]) and 1 or 0, n}
+`
+)
+
+// TestVerifyChecksClaims runs rlbench verify on both user strategies on
+// both clients: the function's heals claim is confirmed (healing pass), the
+// script's refuted (healing leaks, not as documented), so verify's verdict,
+// and its exit status, fail.
+func TestVerifyChecksClaims(t *testing.T) {
+	t.Parallel()
+	if err := strategies.RegisterFunction("honest_fw=" + writeFile(t, "honest.lua", honestFunction)); err != nil {
+		t.Fatal(err)
+	}
+	if err := strategies.RegisterScript("boastful=" + writeFile(t, "boastful.lua", boastfulScript)); err != nil {
+		t.Fatal(err)
+	}
+	srv := redistest.Start(t)
+	m, err := verify.Run(context.Background(), verify.Config{Strategies: []string{"honest_fw", "boastful"}, Addr: srv.Addr(), Window: 2})
+	if err != nil {
+		t.Fatalf("verify.Run error: %v", err)
+	}
+	unexpected := map[string]bool{}
+	for _, u := range m.Unexpected() {
+		unexpected[u.Row+" "+u.Cell.Check] = true
+	}
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			id := r.Strategy + "/" + r.Client + " " + c.Check
+			refuted := r.Strategy == "boastful" && c.Check == verify.CheckHealing
+			if refuted && c.Outcome != verify.Leaks {
+				t.Errorf("%s = %s (%s); want leaks: the script claims heals and does not", id, c.Outcome, c.Note)
+			}
+			if got := unexpected[r.Label()+" "+c.Check]; got != refuted {
+				t.Errorf("%s = %s (%s): not as documented %t; want %t", id, c.Outcome, c.Note, got, refuted)
+			}
+		}
+	}
+	if len(m.Rows) != 4 || m.AsDocumented() {
+		t.Errorf("verify: %d rows, as documented %t; want 4 rows, not as documented", len(m.Rows), m.AsDocumented())
+	}
+}
+
+// TestBadUserStrategies runs each bad script as a run would: each is
+// refused with an error naming its file, and leaves no key.
+func TestBadUserStrategies(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	tests := []struct {
+		name     string
+		function bool
+		src      string
+		usage    bool  // refused before the run, as bad input
+		want     error // nil: any error naming the file
+		wantText string
+	}{
+		{name: "does-not-compile", src: "return {1, 1\n", wantText: "Error compiling script"},
+		{name: "replies-a-string", src: "return 'yes'\n", want: strategies.ErrBadReply},
+		{name: "replies-a-three", src: "return {3, 1}\n", want: strategies.ErrBadReply},
+		{name: "replies-too-long", src: "return {1, 1, 1}\n", want: strategies.ErrBadReply},
+		{name: "writes-elsewhere", src: "redis.call('SET', 'not-the-prefix', 1)\nreturn {1, 1}\n", want: rlbench.ErrOutsidePrefix},
+		{name: "reads-elsewhere", src: "redis.call('GET', 'not-the-prefix')\nreturn {1, 1}\n", want: rlbench.ErrOutsidePrefix},
+		{name: "bad-claim", src: "-- rlbench: atomic fast\nreturn {1, 1}\n", usage: true, want: strategies.ErrBadUserStrategy},
+		{name: "bad_library", function: true, src: "#!lua name=rlbench_test_bad\nredis.register_function('bad_library', function(keys, args) return {1 end)\n", wantText: "function load"},
+		{name: "fn_elsewhere", function: true, src: "#!lua name=rlbench_test_elsewhere\nredis.register_function('fn_elsewhere', function(keys, args) redis.call('INCR', 'not-the-prefix') return {1, 1} end)\n", want: rlbench.ErrOutsidePrefix},
+		{name: "no_shebang", function: true, src: "redis.register_function('no_shebang', function(keys, args) return {1} end)\n", usage: true, want: strategies.ErrBadUserStrategy},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			file := writeFile(t, tc.name+".lua", tc.src)
+			prefix := redistest.Prefix(t)
+			cfg := rlbench.Config{
+				Addr:     srv.Addr(),
+				Limit:    10,
+				Window:   5,
+				Workload: workloadOf(prefix),
+			}
+			spec := tc.name + "=" + file
+			if tc.function {
+				cfg.Functions = []string{spec}
+			} else {
+				cfg.Scripts = []string{spec}
+			}
+			for _, cname := range clients.Names {
+				cfg.Clients = []string{cname}
+				_, err := rlbench.Run(context.Background(), cfg, rlbench.Options{})
+				_, usage := errors.AsType[*rlbench.UsageError](err)
+				switch {
+				case err == nil:
+					t.Fatalf("%s on %s: Run error = nil; want an error", tc.name, cname)
+				case !strings.Contains(err.Error(), file):
+					t.Errorf("%s on %s: Run error = %v; want it to name %s", tc.name, cname, err, file)
+				case tc.want != nil && !errors.Is(err, tc.want):
+					t.Errorf("%s on %s: Run error = %v; want %v", tc.name, cname, err, tc.want)
+				case !strings.Contains(err.Error(), tc.wantText):
+					t.Errorf("%s on %s: Run error = %v; want it to say %q", tc.name, cname, err, tc.wantText)
+				case usage != tc.usage:
+					t.Errorf("%s on %s: Run error = %v: usage error %t; want %t", tc.name, cname, err, usage, tc.usage)
+				}
+				keys, _ := rdb.Keys(context.Background(), "*").Result()
+				for _, k := range keys {
+					if strings.HasPrefix(k, prefix) || k == "not-the-prefix" {
+						t.Errorf("%s on %s: key %q left behind", tc.name, cname, k)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,257 @@
+package strategies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A user strategy is a Lua script (--script NAME=FILE) or a Redis Functions
+// library (--function NAME=FILE) registered at run time, unchanged. The
+// contract:
+//
+//   - KEYS[1] is the counter key. It carries the cell's {N} hash tag, so
+//     keys derived from it by appending stay in its cluster slot, and under
+//     the cell's prefix.
+//   - ARGV[1] is the limit (--limit), ARGV[2] the window in whole seconds
+//     (--window).
+//   - The reply is an array of integers: the first is 1 (allowed) or 0
+//     (rejected), an optional second is the count the decision was based on.
+//
+// A header line declares what the script claims, e.g.
+//
+//	-- rlbench: atomic heals fixed-window
+//
+// and becomes its Info, which rlbench verify checks. A script is run with
+// EVALSHA and the EVAL fallback; a function with FCALL NAME after FUNCTION
+// LOAD of its library on every master.
+
+// ClaimsHeader starts the line of a user strategy that declares its claims.
+const ClaimsHeader = "-- rlbench:"
+
+// Claims lists the words a claims header accepts.
+var Claims = []string{"atomic", "heals", "fixed-window"}
+
+// Sentinel errors of user strategies.
+var (
+	// ErrBadUserStrategy is returned for a NAME=FILE that cannot be
+	// registered: a malformed spec, an unreadable file, a bad header.
+	ErrBadUserStrategy = errors.New("bad user strategy")
+	// ErrBadReply is returned by a user strategy's decision whose reply
+	// breaks the contract.
+	ErrBadReply = errors.New("reply breaks the contract: want an array {1|0, count?}")
+)
+
+// userName is what a user strategy's name may be.
+var userName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// RegisterScript registers the Lua script of spec, "NAME=FILE", as
+// strategy NAME. Registering the same name and file again is allowed (it
+// must read the same), so that several runs in one process may each do it.
+func RegisterScript(spec string) error { return registerUser(spec, false) }
+
+// RegisterFunction registers the Redis Functions library of spec,
+// "NAME=FILE", as strategy NAME: it calls the library's function NAME.
+func RegisterFunction(spec string) error { return registerUser(spec, true) }
+
+func registerUser(spec string, function bool) error {
+	name, file, ok := strings.Cut(spec, "=")
+	if !ok || name == "" || file == "" {
+		return fmt.Errorf("%w: %q: want NAME=FILE.lua", ErrBadUserStrategy, spec)
+	}
+	if !userName.MatchString(name) {
+		return fmt.Errorf("%w: %q: a name is letters, digits, '_', '.' and '-'", ErrBadUserStrategy, name)
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrBadUserStrategy, file, err)
+	}
+	info, err := userInfo(name, file, string(src), function)
+	if err != nil {
+		return err
+	}
+	if old, err := Lookup(name); err == nil && old.Source == file && old.Commands == info.Commands && sameSource(old, info) {
+		return nil
+	}
+	return Register(info)
+}
+
+// userInfo builds the Info of a user strategy from its source.
+func userInfo(name, file, src string, function bool) (Info, error) {
+	claims, err := parseClaims(file, src)
+	if err != nil {
+		return Info{}, err
+	}
+	u := &user{name: name, file: file, src: src}
+	info := Info{
+		Name:        name,
+		Atomic:      claims["atomic"],
+		Heals:       claims["heals"],
+		FixedWindow: claims["fixed-window"],
+		Keys:        "K, and keys made from K by appending",
+		Source:      file,
+	}
+	if function {
+		lib := LibraryName(src)
+		if lib == "" {
+			return Info{}, fmt.Errorf("%w: %s: a Functions library starts with #!lua name=LIBRARY", ErrBadUserStrategy, file)
+		}
+		u.function = true
+		info.Summary = fmt.Sprintf("user function %s of library %s (%s); claims: %s", name, lib, file, claimText(claims))
+		info.Commands = fmt.Sprintf("FCALL %s (FUNCTION LOAD REPLACE of %s before the run)", name, file)
+		info.MinRedis = "7.0.0"
+	} else {
+		u.script = NewScript(src)
+		info.Summary = fmt.Sprintf("user script %s; claims: %s", file, claimText(claims))
+		info.Commands = fmt.Sprintf("EVALSHA (EVAL on NOSCRIPT) of %s", file)
+		info.MinRedis = "2.6.0"
+	}
+	info.New = func(c Config) Strategy {
+		s := *u
+		s.args = NewArgs(strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10))
+		if s.function {
+			return userFunction{&s}
+		}
+		return &s
+	}
+	return info, nil
+}
+
+// sameSource reports whether two Infos of user strategies run the same code.
+func sameSource(a, b Info) bool {
+	sa, sb := a.New(Config{}), b.New(Config{})
+	ua, ok1 := userOf(sa)
+	ub, ok2 := userOf(sb)
+	return ok1 && ok2 && ua.src == ub.src && ua.function == ub.function
+}
+
+func userOf(s Strategy) (*user, bool) {
+	switch u := s.(type) {
+	case *user:
+		return u, true
+	case userFunction:
+		return u.user, true
+	}
+	return nil, false
+}
+
+// parseClaims reads the claims header among the comment lines that open
+// src (a Functions library's #! line may come first).
+func parseClaims(file, src string) (map[string]bool, error) {
+	claims := map[string]bool{}
+	for _, line := range strings.Split(src, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "#!") || line == "" {
+			continue
+		}
+		if !strings.HasPrefix(line, "--") {
+			break
+		}
+		rest, ok := strings.CutPrefix(line, ClaimsHeader)
+		if !ok {
+			continue
+		}
+		for _, w := range strings.Fields(rest) {
+			if !slices.Contains(Claims, w) {
+				return nil, fmt.Errorf("%w: %s: unknown claim %q in %q (accepted: %s)", ErrBadUserStrategy, file, w, line, strings.Join(Claims, ", "))
+			}
+			claims[w] = true
+		}
+	}
+	if claims["heals"] && !claims["fixed-window"] {
+		return nil, fmt.Errorf("%w: %s: heals is a claim about a fixed-window counter; claim fixed-window too", ErrBadUserStrategy, file)
+	}
+	return claims, nil
+}
+
+// claimText lists the claims made, or "none".
+func claimText(claims map[string]bool) string {
+	var out []string
+	for _, c := range Claims {
+		if claims[c] {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, " ")
+}
+
+// user is a user script; userFunction wraps it for a Functions library.
+type user struct {
+	name, file, src string
+	function        bool
+	script          *Script
+	args            Args // ARGV: limit, window seconds
+}
+
+func (s *user) Name() string { return s.name }
+
+func (s *user) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+	keys := [1]string{key}
+	r, err := c.EvalInts(ctx, s.script, keys[:], s.args)
+	if err != nil {
+		return Decision{}, s.fail("evalsha", err)
+	}
+	return s.decision(r)
+}
+
+// fail names the strategy, its file and the operation; an error that is
+// not the server's (nor a crash or an interrupt) is likely a reply of
+// another shape, and gets the contract.
+func (s *user) fail(op string, err error) error {
+	_, reply := errors.AsType[ReplyError](err)
+	if reply || errors.Is(err, ErrCrashed) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s (%s): %s: %w", s.name, s.file, op, err)
+	}
+	return fmt.Errorf("%s (%s): %s: %w: %w", s.name, s.file, op, ErrBadReply, err)
+}
+
+// decision checks the reply against the contract.
+func (s *user) decision(r []int64) (Decision, error) {
+	if len(r) < 1 || len(r) > 2 || (r[0] != 0 && r[0] != 1) {
+		return Decision{}, fmt.Errorf("%s (%s): %w, got %v", s.name, s.file, ErrBadReply, r)
+	}
+	d := Decision{Allowed: r[0] == 1}
+	if len(r) == 2 {
+		d.Count = r[1]
+	}
+	return d, nil
+}
+
+// userFunction calls the function NAME of a user's Functions library.
+type userFunction struct{ *user }
+
+var _ Preparer = userFunction{}
+
+// Prepare loads the library on every master (see Client.FunctionLoad: a
+// library of the same name with other code is refused, not replaced).
+func (s userFunction) Prepare(ctx context.Context, c Client) error {
+	if err := c.FunctionLoad(ctx, s.src); err != nil {
+		return fmt.Errorf("%s (%s): function load: %w", s.name, s.file, err)
+	}
+	return nil
+}
+
+// Decide calls FCALL NAME; a library lost since Prepare is loaded again,
+// once, as the function strategy does.
+func (s userFunction) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+	keys := [1]string{key}
+	r, err := c.FCallInts(ctx, s.name, keys[:], s.args)
+	if isFunctionNotFound(err) {
+		if err := s.Prepare(ctx, c); err != nil {
+			return Decision{}, err
+		}
+		r, err = c.FCallInts(ctx, s.name, keys[:], s.args)
+	}
+	if err != nil {
+		return Decision{}, s.fail("fcall", err)
+	}
+	return s.decision(r)
+}
