@@ -765,6 +765,9 @@ func runCell(ctx context.Context, cfg Config, t *runTarget, runPrefix, sname, cn
 	}
 	admitted := adm.Result()
 	run.OverAdmitted, run.MaxAdmittedPerWindow = admitted.OverAdmitted, admitted.MaxAdmittedPerWindow
+	if admitted.Sampled() {
+		run.AdmissionKeysTracked = admitted.TrackedKeys
+	}
 
 	// The audit and the clean-up run even after an interrupt: they are
 	// short, and the user's keys should not outlive the run.

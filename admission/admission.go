@@ -20,6 +20,15 @@
 //
 // The span count uses SpanBuckets buckets per window length, so a span is
 // measured to within one bucket (1/SpanBuckets of the window).
+//
+// Memory is bounded: a Tracker follows at most MaxTrackedKeys keys (about
+// 230 bytes each), exactly. With more keys it follows keys 0 to
+// MaxTrackedKeys-1, a fixed sample whose figures are exact for every key
+// in it, and ignores decisions on the others; Result says how many it
+// covered. Under the uniform key distribution every key is as likely as
+// any other, so these keys are a sample like any other; under zipf and hot
+// they are the most requested ones, where contention (and so
+// over-admission) is highest.
 package admission
 
 import (
@@ -33,6 +42,9 @@ import (
 // the span count.
 const SpanBuckets = 20
 
+// MaxTrackedKeys is the most keys New follows: keys 0 to MaxTrackedKeys-1.
+const MaxTrackedKeys = 100_000
+
 // Tracker counts admissions per key. It is safe for concurrent use; each
 // key has its own lock, so workers on different keys never contend.
 type Tracker struct {
@@ -40,7 +52,10 @@ type Tracker struct {
 	bucket      time.Duration
 	fixed       bool
 	countIsRead bool
-	keys        []keyState
+	// total is the run's number of keys; keys holds the first of them,
+	// those followed.
+	total int
+	keys  []keyState
 }
 
 // keyState is one key's counts.
@@ -61,21 +76,31 @@ type keyState struct {
 }
 
 // New returns a Tracker for keys counters of a strategy with the given
-// limit and window (in whole seconds).
+// limit and window (in whole seconds), following at most MaxTrackedKeys of
+// them: NewBounded(info, keys, MaxTrackedKeys, limit, window).
 func New(info strategies.Info, keys int, limit, window int64) *Tracker {
+	return NewBounded(info, keys, MaxTrackedKeys, limit, window)
+}
+
+// NewBounded is New following keys 0 to tracked-1 only, when keys is more
+// than tracked.
+func NewBounded(info strategies.Info, keys, tracked int, limit, window int64) *Tracker {
+	keys = max(keys, 0)
 	return &Tracker{
 		limit:       limit,
 		bucket:      max(time.Duration(window)*time.Second/SpanBuckets, 1),
 		fixed:       info.FixedWindow,
 		countIsRead: info.CountIsRead,
-		keys:        make([]keyState, max(keys, 0)),
+		total:       keys,
+		keys:        make([]keyState, min(keys, max(tracked, 0))),
 	}
 }
 
 // Observe records a decision for key index k that completed at elapsed time
-// at from the start of the load.
+// at from the start of the load. A key the Tracker does not follow is
+// ignored.
 func (t *Tracker) Observe(k int, d strategies.Decision, at time.Duration) {
-	if !d.Allowed {
+	if !d.Allowed || uint(k) >= uint(len(t.keys)) {
 		return
 	}
 	ks := &t.keys[k]
@@ -143,11 +168,19 @@ type Result struct {
 	// MaxAdmittedPerWindow is the largest number admitted for one key within
 	// any span of one window length (to within 1/SpanBuckets of it).
 	MaxAdmittedPerWindow int64 `json:"max_admitted_per_window_span"`
+	// Keys is the run's number of keys, and TrackedKeys how many of them
+	// the two figures above cover: keys 0 to TrackedKeys-1, all of them
+	// unless Keys is more than the Tracker's bound (see MaxTrackedKeys).
+	Keys        int64 `json:"keys"`
+	TrackedKeys int64 `json:"tracked_keys"`
 }
+
+// Sampled reports whether the figures cover only some of the keys.
+func (r Result) Sampled() bool { return r.TrackedKeys < r.Keys }
 
 // Result returns the counts so far.
 func (t *Tracker) Result() Result {
-	var r Result
+	r := Result{Keys: int64(t.total), TrackedKeys: int64(len(t.keys))}
 	var over int64
 	for i := range t.keys {
 		ks := &t.keys[i]

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -111,5 +112,110 @@ func TestNaiveNewWindow(t *testing.T) {
 	}
 	if got := tr.Result().OverAdmitted; got == nil || *got != 0 {
 		t.Errorf("OverAdmitted over two windows of 2 each = %v; want 0", got)
+	}
+}
+
+// decisionStream simulates decisions on keys counters of limit per window
+// (1 s), one every 20µs on a random key: for naive, a fifth of the reads
+// are stale (other workers read the same value), which over-admits; for
+// an increment-first strategy, the server's count.
+func decisionStream(info strategies.Info, keys int, limit int64, n int) (ks []int, ds []strategies.Decision, ats []time.Duration) {
+	r := rand.New(rand.NewPCG(1, 2))
+	count := make([]int64, keys)
+	opened := make([]time.Duration, keys)
+	for i := range n {
+		k := r.IntN(keys)
+		// Key k's share of the traffic grows with k, so that the busiest
+		// keys lie beyond any sample of the first ones.
+		if r.IntN(2) == 0 {
+			k = keys - 1 - r.IntN(keys/10)
+		}
+		at := time.Duration(i) * 20 * time.Microsecond
+		if count[k] == 0 || at-opened[k] >= time.Second {
+			count[k], opened[k] = 0, at
+		}
+		var d strategies.Decision
+		if info.CountIsRead {
+			read := count[k]
+			if r.IntN(5) == 0 {
+				// Staler on busier keys: more workers read at once.
+				read -= min(read, int64(1+r.IntN(1+k/50)))
+			}
+			d = strategies.Decision{Allowed: read < limit, Count: read}
+			if d.Allowed {
+				count[k]++
+			}
+		} else {
+			count[k]++
+			d = strategies.Decision{Allowed: count[k] <= limit, Count: count[k]}
+		}
+		ks, ds, ats = append(ks, k), append(ds, d), append(ats, at)
+	}
+	return ks, ds, ats
+}
+
+// TestSampleMatchesExact checks a Tracker that follows the first 100 of
+// 1,000 keys against one that follows all of them, on the same decisions:
+// the sample's figures are the exact tracker's largest over keys 0 to 99,
+// and they are below the exact figures over all keys (the stream puts its
+// busiest keys beyond the sample), so a sample that counted other keys
+// would show.
+func TestSampleMatchesExact(t *testing.T) {
+	t.Parallel()
+	const keys, tracked, limit = 1000, 100, 20
+	for _, info := range []strategies.Info{naiveInfo, luaInfo, gcraInfo} {
+		t.Run(info.Name, func(t *testing.T) {
+			t.Parallel()
+			exact := NewBounded(info, keys, keys, limit, 1)
+			sample := NewBounded(info, keys, tracked, limit, 1)
+			ks, ds, ats := decisionStream(info, keys, limit, 200_000)
+			for i := range ks {
+				exact.Observe(ks[i], ds[i], ats[i])
+				sample.Observe(ks[i], ds[i], ats[i])
+			}
+			var wantOver, wantSpan int64
+			for k := range tracked {
+				ks := &exact.keys[k]
+				wantOver, wantSpan = max(wantOver, ks.overMax), max(wantSpan, ks.spanMax)
+			}
+			got, all := sample.Result(), exact.Result()
+			if got.Keys != keys || got.TrackedKeys != tracked || !got.Sampled() {
+				t.Errorf("sample Result() keys %d, tracked %d, sampled %t; want %d, %d, true", got.Keys, got.TrackedKeys, got.Sampled(), keys, tracked)
+			}
+			if all.TrackedKeys != keys || all.Sampled() {
+				t.Errorf("exact Result() tracked %d, sampled %t; want %d, false", all.TrackedKeys, all.Sampled(), keys)
+			}
+			if got.MaxAdmittedPerWindow != wantSpan || got.MaxAdmittedPerWindow >= all.MaxAdmittedPerWindow {
+				t.Errorf("sample MaxAdmittedPerWindow = %d; want %d (exact over keys 0-%d), below %d (exact over all keys)",
+					got.MaxAdmittedPerWindow, wantSpan, tracked-1, all.MaxAdmittedPerWindow)
+			}
+			if !info.FixedWindow {
+				return
+			}
+			if *got.OverAdmitted != wantOver {
+				t.Errorf("sample OverAdmitted = %d; want %d (exact over keys 0-%d)", *got.OverAdmitted, wantOver, tracked-1)
+			}
+			if info.CountIsRead && (wantOver == 0 || wantOver >= *all.OverAdmitted) {
+				t.Errorf("naive: exact OverAdmitted %d over keys 0-%d, %d over all; want > 0 and below", wantOver, tracked-1, *all.OverAdmitted)
+			}
+		})
+	}
+}
+
+// BenchmarkObserve measures one allowed decision on a followed key and on
+// a key beyond the bound, which the Tracker ignores.
+func BenchmarkObserve(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		key  int
+	}{{"followed", 7}, {"beyond", MaxTrackedKeys + 7}} {
+		b.Run("key="+tc.name, func(b *testing.B) {
+			tr := New(luaInfo, 2*MaxTrackedKeys, 1<<40, 60)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				tr.Observe(tc.key, allow(int64(i+1)), time.Duration(i)*time.Microsecond)
+			}
+		})
 	}
 }

@@ -96,6 +96,12 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 	}
 
 	for _, r := range rep.Runs {
+		if n := r.AdmissionKeysTracked; n > 0 {
+			fmt.Fprintf(buf, "%s over and the window-span figure cover keys {0} to {%d} only (%d keys, a fixed sample; see package admission)\n", runLabel(r), n-1, n)
+		}
+	}
+
+	for _, r := range rep.Runs {
 		if len(r.Faults) == 0 {
 			continue
 		}
