@@ -157,7 +157,7 @@ func (b *bench) bareRun(ctx context.Context, t target, procs int) (side, error) 
 		return side{}, fmt.Errorf("bare loop: parse its output %q: %w", m.stdout, err)
 	}
 	s := side{
-		Command:     append(append([]string{"bareloop"}, args...), env...),
+		Command:     append(append(env, "bareloop"), args...), // GOMAXPROCS=N bareloop ...
 		PerS:        r.PerS,
 		Requests:    r.Decisions,
 		WallS:       m.wall.Seconds(),
