@@ -21,8 +21,8 @@
 // The span count uses SpanBuckets buckets per window length, so a span is
 // measured to within one bucket (1/SpanBuckets of the window).
 //
-// Memory is bounded: a Tracker follows at most MaxTrackedKeys keys (about
-// 230 bytes each), exactly. With more keys it follows keys 0 to
+// Memory is bounded: a Tracker follows at most MaxTrackedKeys keys (144
+// bytes each), exactly. With more keys it follows keys 0 to
 // MaxTrackedKeys-1, a fixed sample whose figures are exact for every key
 // in it, and ignores decisions on the others; Result says how many it
 // covered. Under the uniform key distribution every key is as likely as
@@ -32,6 +32,7 @@
 package admission
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -58,22 +59,27 @@ type Tracker struct {
 	keys  []keyState
 }
 
-// keyState is one key's counts.
+// keyState is one key's counts: 144 bytes, of which the ring is 80.
 type keyState struct {
 	mu sync.Mutex
 	// winAdmitted is the current fixed window's admissions, counted as the
 	// package doc says; winOpen is false until the first window starts.
 	winAdmitted int64
-	winOpen     bool
 	winOpenedAt time.Duration // when the current window's first creator completed
 	overMax     int64
-	// ring holds admissions per bucket; newest is the absolute index of
-	// the newest bucket written, spanSum the sum of the ring.
-	ring    [SpanBuckets]int64
+	// ring holds admissions per bucket, each up to bucketMax; newest is
+	// the absolute index of the newest bucket written, spanSum the sum of
+	// the ring.
+	ring    [SpanBuckets]int32
 	newest  int64
 	spanSum int64
 	spanMax int64
+	winOpen bool
 }
+
+// bucketMax is the most admissions one bucket of one key counts: more
+// than 2 billion within 1/SpanBuckets of a window, beyond any real run.
+const bucketMax = math.MaxInt32
 
 // New returns a Tracker for keys counters of a strategy with the given
 // limit and window (in whole seconds), following at most MaxTrackedKeys of
@@ -145,13 +151,16 @@ func (ks *keyState) span(b int64) {
 	case b > ks.newest:
 		// Clear the buckets that fell out of the span.
 		for i := ks.newest + 1; i <= b && i <= ks.newest+SpanBuckets; i++ {
-			ks.spanSum -= ks.ring[i%SpanBuckets]
+			ks.spanSum -= int64(ks.ring[i%SpanBuckets])
 			ks.ring[i%SpanBuckets] = 0
 		}
 		ks.newest = b
 	case b <= ks.newest-SpanBuckets:
 		// Older than the span that ends now: it fell in a span already
 		// measured. Count it there, but not in the running sum.
+		return
+	}
+	if ks.ring[b%SpanBuckets] == bucketMax {
 		return
 	}
 	ks.ring[b%SpanBuckets]++

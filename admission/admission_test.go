@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/rlbench/rlbench/strategies"
 )
@@ -217,5 +218,29 @@ func BenchmarkObserve(b *testing.B) {
 				tr.Observe(tc.key, allow(int64(i+1)), time.Duration(i)*time.Microsecond)
 			}
 		})
+	}
+}
+
+// TestKeyStateSize guards the per-key cost that MaxTrackedKeys multiplies.
+func TestKeyStateSize(t *testing.T) {
+	if got := unsafe.Sizeof(keyState{}); got != 144 {
+		t.Errorf("unsafe.Sizeof(keyState{}) = %d; want 144 (update the package doc)", got)
+	}
+}
+
+// TestBucketSaturates checks that a full bucket stops counting, and that
+// the running sum stays the ring's sum.
+func TestBucketSaturates(t *testing.T) {
+	t.Parallel()
+	var ks keyState
+	ks.ring[0], ks.spanSum = bucketMax-1, bucketMax-1
+	ks.span(0)
+	ks.span(0)
+	if ks.ring[0] != bucketMax || ks.spanSum != bucketMax {
+		t.Errorf("after two more admissions in a bucket one short of full: ring %d, spanSum %d; want %d, %d", ks.ring[0], ks.spanSum, int64(bucketMax), int64(bucketMax))
+	}
+	ks.span(SpanBuckets) // the bucket falls out of the span
+	if ks.spanSum != 1 {
+		t.Errorf("spanSum after the full bucket fell out = %d; want 1", ks.spanSum)
 	}
 }
