@@ -16,10 +16,10 @@ import (
 
 // goRedisBufferSize is each go-redis connection's read and write buffer,
 // in bytes (go-redis' default is 32 KiB each). A decision's request and
-// reply are a few hundred bytes; larger ones pass through in several reads
-// or writes. 10,000 workers open 10,000 connections: 80 MB of buffers
-// instead of 640.
-const goRedisBufferSize = 4096
+// reply take a few hundred bytes at most; a longer one passes in several
+// reads or writes. With one connection per worker, 10,000 workers hold 20
+// MB of buffers instead of 640.
+const goRedisBufferSize = 1024
 
 // goRedis adapts a go-redis v9 *redis.Client, or a *redis.ClusterClient
 // when the options name a cluster.
