@@ -44,7 +44,7 @@ import (
 const SpanBuckets = 20
 
 // MaxTrackedKeys is the most keys New follows: keys 0 to MaxTrackedKeys-1.
-const MaxTrackedKeys = 100_000
+const MaxTrackedKeys = 10_000
 
 // Tracker counts admissions per key. It is safe for concurrent use; each
 // key has its own lock, so workers on different keys never contend.

@@ -50,7 +50,7 @@ const (
 	// to KeyTableMax-1 come from that table; the name of a key beyond it is
 	// built for each decision that picks it (one allocation of its length),
 	// so that memory stays bounded whatever Keys is.
-	KeyTableMax = 100_000
+	KeyTableMax = 10_000
 )
 
 // KeyDists lists the accepted key distributions:
