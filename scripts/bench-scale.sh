@@ -21,6 +21,7 @@
 #   scripts/bench-scale.sh                      # 20 s per run, a 30-minute long run per client
 #   scripts/bench-scale.sh --duration 10s --long 10m --clients-list rueidis
 #   scripts/bench-scale.sh --rlbench /tmp/old/rlbench   # measure another build
+#   scripts/bench-scale.sh --sections "keys workers"    # any of keys, workers, long
 #   scripts/bench-scale.sh --short              # CI: everything tiny, asserts no speed
 #
 # --short checks that every run succeeds, that a run with more keys than
@@ -33,7 +34,7 @@ cd "$(dirname "$0")/.."
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 duration=20s long=30m early=120 keys_list="100000 1000000 10000000" workers=10000
-worker_keys=100000 clients_list="go-redis rueidis" rlbench="" out="" short=false
+worker_keys=100000 clients_list="go-redis rueidis" rlbench="" out="" short=false sections="keys workers long"
 max_tracked=10000 # admission.MaxTrackedKeys
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -42,6 +43,7 @@ while [ $# -gt 0 ]; do
 	--keys-list) keys_list=${2:?--keys-list needs a value}; shift ;;
 	--workers) workers=${2:?--workers needs a value}; shift ;;
 	--clients-list) clients_list=${2:?--clients-list needs a value}; shift ;;
+	--sections) sections=${2:?--sections needs a value}; shift ;;
 	--rlbench) rlbench=${2:?--rlbench needs a value}; shift ;;
 	--out) out=${2:?--out needs a value}; shift ;;
 	--short) short=true ;;
@@ -145,9 +147,10 @@ field() { jq -r ".runs[0] | $2" "$out/$1.json"; }
 mib() { echo $((${1:-0} / 1024)); }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.3f", a / b; else print "?"}'; }
 
-echo
-echo "== 1-2. keys: peak RSS and throughput by key count; server memory with the keys kept"
-for client in $clients_list; do
+want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
+
+want keys && echo && echo "== 1-2. keys: peak RSS and throughput by key count; server memory with the keys kept"
+want keys && for client in $clients_list; do
 	base=""
 	for keys in $keys_list; do
 		name=keys-$client-$keys
@@ -171,18 +174,16 @@ for client in $clients_list; do
 done
 redis-cli -p "$port" flushall >/dev/null
 
-echo
-echo "== 3. workers: --clients $workers"
-for client in $clients_list; do
+want workers && echo && echo "== 3. workers: --clients $workers"
+want workers && for client in $clients_list; do
 	name=workers-$client
 	measure "$name" --addr "$addr" --prefix rl: --strategy lua --client "$client" --clients "$workers" \
 		--keys "$worker_keys" --limit 1000000 --duration "$duration" -q || continue
 	echo "$client --clients $workers: rlbench peak RSS $(mib "$peak_kib") MiB, $(field "$name" '.throughput_per_s | floor') decisions/s over $(field "$name" '.saturation.connections_opened // "?"') connections ($(field "$name" '.client_options'))"
 done
 
-echo
-echo "== 4. a long run: RSS at ${early}s against the end of the load"
-for client in $clients_list; do
+want long && echo && echo "== 4. a long run: RSS at ${early}s against the end of the load"
+want long && for client in $clients_list; do
 	name=long-$client
 	measure "$name" --addr "$addr" --prefix rl: --strategy lua --client "$client" --clients 200 \
 		--keys 1000000 --limit 1000000 --duration "$long" -q || continue
