@@ -372,6 +372,8 @@ func mergeCell(key compare.Key, parts []part, groups []int) (Run, []string, erro
 			out.OverAdmitted = &over
 		}
 		out.MaxAdmittedPerWindow = max(out.MaxAdmittedPerWindow, r.MaxAdmittedPerWindow)
+		// A part whose figures are a sample makes the merged ones a sample.
+		out.AdmissionKeysTracked = max(out.AdmissionKeysTracked, r.AdmissionKeysTracked)
 		out.Parts = append(out.Parts, p.summary())
 	}
 	out.RateNote = strings.Join(rateNotes, "; ")
