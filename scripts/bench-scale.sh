@@ -3,11 +3,12 @@
 # private redis-server started on a free loopback port (stopped at the end,
 # also on Ctrl-C), and prints each figure after the command that produced it:
 #
-#   1. keys: the lua strategy with each client at --keys 1e5, 1e6 and 1e7:
-#      rlbench's peak RSS, its throughput and the ratio to the same client's
-#      run at the first key count, the server's CPU (from rlbench's self-check)
-#      and its memory with the run's keys kept (INFO memory used_memory, then
-#      FLUSHALL: the server is this script's own);
+#   1. keys: the lua strategy with each client at --keys 1e5, 1e6 and 1e7,
+#      in --rounds rounds (3): rlbench's peak RSS, its throughput and the
+#      ratio to the same client's run at the first key count in the same
+#      round (and the median ratio over the rounds), the server's CPU (from
+#      rlbench's self-check) and its memory with the run's keys kept (INFO
+#      memory used_memory, then FLUSHALL: the server is this script's own);
 #   2. the same runs' admission coverage (admission_keys_tracked: over and
 #      the window-span figure cover keys {0} to {N-1} when the run has more);
 #   3. workers: --clients 10000 with each client: peak RSS and throughput;
@@ -18,7 +19,7 @@
 # there, else the highest VmHWM read from /proc every half second. The machine
 # may be shared: compare ratios taken in one invocation, not absolute figures.
 #
-#   scripts/bench-scale.sh                      # 20 s per run, a 30-minute long run per client
+#   scripts/bench-scale.sh                      # 20 s per run, 3 rounds, a 30-minute long run per client
 #   scripts/bench-scale.sh --duration 10s --long 10m --clients-list rueidis
 #   scripts/bench-scale.sh --rlbench /tmp/old/rlbench   # measure another build
 #   scripts/bench-scale.sh --sections "keys workers"    # any of keys, workers, long
@@ -36,6 +37,7 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 duration=20s long=30m early=120 keys_list="100000 1000000 10000000" workers=10000
 worker_keys=100000 clients_list="go-redis rueidis" rlbench="" out="" short=false sections="keys workers long"
 max_tracked=10000 # admission.MaxTrackedKeys
+rounds=3
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--duration) duration=${2:?--duration needs a value}; shift ;;
@@ -44,6 +46,7 @@ while [ $# -gt 0 ]; do
 	--workers) workers=${2:?--workers needs a value}; shift ;;
 	--clients-list) clients_list=${2:?--clients-list needs a value}; shift ;;
 	--sections) sections=${2:?--sections needs a value}; shift ;;
+	--rounds) rounds=${2:?--rounds needs a value}; shift ;;
 	--rlbench) rlbench=${2:?--rlbench needs a value}; shift ;;
 	--out) out=${2:?--out needs a value}; shift ;;
 	--short) short=true ;;
@@ -54,7 +57,7 @@ while [ $# -gt 0 ]; do
 done
 if $short; then
 	# 200000 keys: beyond workload.KeyTableMax and admission.MaxTrackedKeys.
-	duration=1s long=4s early=2 keys_list="1000 200000" workers=500 worker_keys=1000
+	duration=1s long=4s early=2 keys_list="1000 200000" workers=500 worker_keys=1000 rounds=1
 fi
 for tool in jq redis-cli; do
 	command -v "$tool" >/dev/null 2>&1 || { echo "bench-scale: $tool not found on PATH (apt-get install jq redis-tools)" >&2; exit 1; }
@@ -151,9 +154,11 @@ want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
 
 want keys && echo && echo "== 1-2. keys: peak RSS and throughput by key count; server memory with the keys kept"
 want keys && for client in $clients_list; do
+	: >"$out/ratios-$client"
+	for round in $(seq "$rounds"); do
 	base=""
 	for keys in $keys_list; do
-		name=keys-$client-$keys
+		name=keys-$client-$keys-$round
 		redis-cli -p "$port" flushall >/dev/null
 		measure "$name" --addr "$addr" --prefix rl: --strategy lua --client "$client" --clients 200 \
 			--keys "$keys" --limit 1000000 --duration "$duration" --keep-keys -q || continue
@@ -162,7 +167,8 @@ want keys && for client in $clients_list; do
 		used=$(redis-cli -p "$port" info memory | awk -F: '/^used_memory:/ {print $2}' | tr -d '\r')
 		dbsize=$(redis-cli -p "$port" dbsize)
 		tracked=$(field "$name" '.admission_keys_tracked // "all"')
-		echo "$client --keys $keys: rlbench peak RSS $(mib "$peak_kib") MiB, $thr decisions/s ($(ratio "$thr" "$base") x the first key count), server $(field "$name" '.saturation.server_cpu // "?"') cores; server memory with the run's $dbsize keys: $((used / 1048576)) MiB (INFO memory used_memory); admission covers: $tracked keys"
+		echo "$keys $(ratio "$thr" "$base")" >>"$out/ratios-$client"
+		echo "round $round, $client --keys $keys: rlbench peak RSS $(mib "$peak_kib") MiB, $thr decisions/s ($(ratio "$thr" "$base") x the first key count), server $(field "$name" '.saturation.server_cpu // "?"') cores; server memory with the run's $dbsize keys: $((used / 1048576)) MiB (INFO memory used_memory); admission covers: $tracked keys"
 		if $short; then
 			if [ "$keys" -gt "$max_tracked" ] && [ "$tracked" != "$max_tracked" ]; then
 				fail "--keys $keys: admission_keys_tracked = $tracked; want $max_tracked (admission.MaxTrackedKeys)"
@@ -170,6 +176,11 @@ want keys && for client in $clients_list; do
 				fail "--keys $keys: admission_keys_tracked = $tracked; want absent (every key covered)"
 			fi
 		fi
+	done
+	done
+	for keys in $keys_list; do
+		echo "$client --keys $keys: median throughput ratio to the first key count over $rounds round(s): $(awk -v k="$keys" '$1 == k {print $2}' "$out/ratios-$client" | sort -n |
+			awk '{v[NR] = $1} END {if (NR == 0) print "?"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}')"
 	done
 done
 redis-cli -p "$port" flushall >/dev/null
