@@ -244,3 +244,22 @@ func TestBucketSaturates(t *testing.T) {
 		t.Errorf("spanSum after the full bucket fell out = %d; want 1", ks.spanSum)
 	}
 }
+
+// TestNewBound checks New's bound: keys beyond MaxTrackedKeys are not
+// followed, and the Result says how many are.
+func TestNewBound(t *testing.T) {
+	t.Parallel()
+	tr := New(gcraInfo, MaxTrackedKeys+5, 100, 1)
+	tr.Observe(MaxTrackedKeys+1, allow(1), 0)
+	tr.Observe(-1, allow(1), 0)
+	if got := tr.Result(); got.Keys != MaxTrackedKeys+5 || got.TrackedKeys != MaxTrackedKeys || got.MaxAdmittedPerWindow != 0 {
+		t.Errorf("New(%d keys) after admissions on keys beyond the bound: %+v; want keys %d, tracked %d, none admitted", MaxTrackedKeys+5, got, MaxTrackedKeys+5, MaxTrackedKeys)
+	}
+	tr.Observe(MaxTrackedKeys-1, allow(1), 0)
+	if got := tr.Result().MaxAdmittedPerWindow; got != 1 {
+		t.Errorf("MaxAdmittedPerWindow after an admission on the last followed key = %d; want 1", got)
+	}
+	if got := New(gcraInfo, 7, 100, 1).Result(); got.Sampled() || got.TrackedKeys != 7 {
+		t.Errorf("New(7 keys).Result() = %+v; want every key tracked, not sampled", got)
+	}
+}
