@@ -15,6 +15,7 @@ import (
 	"github.com/rlbench/rlbench/audit"
 	rlclients "github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -50,6 +51,9 @@ type BareResult struct {
 	ElapsedS float64 `json:"elapsed_s"`
 	// PerS is Decisions / ElapsedS.
 	PerS float64 `json:"per_s"`
+	// CPUS is the process's CPU time (user + system) over the counted
+	// loop, in seconds.
+	CPUS float64 `json:"cpu_s"`
 	// ClientOptions is the client's own account of its options.
 	ClientOptions string `json:"client_options"`
 }
@@ -79,11 +83,20 @@ func BareLoop(ctx context.Context, c BareConfig) (BareResult, error) {
 			return BareResult{}, fmt.Errorf("bare loop: warm-up: %w", err)
 		}
 	}
-	res, err := loop(ctx, c.Duration, c.Workers, 2, keys, strat, conn)
-	res.ClientOptions = conn.Options()
-
 	observer := redisserver.NewObserver(c.Addr, "", 0, 1)
 	defer observer.Close()
+	before, err := saturation.Take(ctx, observer)
+	if err != nil {
+		return BareResult{}, fmt.Errorf("bare loop: %w", err)
+	}
+	res, err := loop(ctx, c.Duration, c.Workers, 2, keys, strat, conn)
+	res.ClientOptions = conn.Options()
+	if after, terr := saturation.Take(ctx, observer); terr == nil {
+		res.CPUS = (after.ProcessCPU - before.ProcessCPU).Seconds()
+	} else if err == nil {
+		err = terr
+	}
+
 	if _, cerr := audit.Cleanup(context.WithoutCancel(ctx), observer, c.Prefix); cerr != nil && err == nil {
 		err = cerr
 	}
@@ -157,12 +170,22 @@ func (b *bench) bareRun(ctx context.Context, t target, procs int) (side, error) 
 		return side{}, fmt.Errorf("bare loop: parse its output %q: %w", m.stdout, err)
 	}
 	s := side{
-		Command:     append(append(env, "bareloop"), args...), // GOMAXPROCS=N bareloop ...
-		PerS:        r.PerS,
-		Requests:    r.Decisions,
-		WallS:       m.wall.Seconds(),
-		Saturation:  m.saturation(procs),
-		ServerCalls: m.calls.calls,
+		Command:          append(append(env, "bareloop"), args...), // GOMAXPROCS=N bareloop ...
+		PerS:             r.PerS,
+		CPUPerDecisionUS: perDecisionUS(r.CPUS, r.Decisions),
+		Requests:         r.Decisions,
+		WallS:            m.wall.Seconds(),
+		Saturation:       m.saturation(procs),
+		ServerCalls:      m.calls.calls,
 	}
 	return s, b.checkCalls(s, m)
+}
+
+// perDecisionUS is cpuS seconds of CPU over n decisions, in microseconds
+// per decision; 0 for no decisions.
+func perDecisionUS(cpuS float64, n int64) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return cpuS * 1e6 / float64(n)
 }

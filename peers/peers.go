@@ -206,7 +206,7 @@ func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
 		return err
 	}
 	fmt.Fprintf(stdout, "script %s: strategies.SeedScript's sha1, redis-cli SCRIPT LOAD's reply and the script rlbench's warm-up run cached all agree\n", b.sha)
-	fmt.Fprintf(stdout, "/rb = rlbench/s / redis-benchmark/s; /bare = rlbench/s / bare/s, the bare loop of the same client, pool and script with no recording (cmd/bareloop, as many CPUs as rlbench); cpu = client/server cores over each process's life, C = client-bound, S = server-bound (package saturation)\n")
+	fmt.Fprintf(stdout, "/rb = rlbench/s / redis-benchmark/s; /bare = rlbench/s / bare/s, the bare loop of the same client, pool and script with no recording (cmd/bareloop, as many CPUs as rlbench); cpu/op = rlbench's client CPU per decision / the bare loop's, each over its load alone; cpu = client/server cores over each process's life, C = client-bound, S = server-bound (package saturation)\n")
 
 	for i, t := range targets {
 		tr := targetResult{
@@ -273,7 +273,7 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 	}
 	rates := []float64{cal.PerS}
 	fmt.Fprintf(b.stdout, "calibration: redis-benchmark %.0f/s with -n %d\n", cal.PerS, guess)
-	fmt.Fprintf(b.stdout, "%-4s %10s %-11s %10s %-11s %18s %-11s %6s %6s\n", "run", "rlbench/s", "cpu", "bare/s", "cpu", "redis-benchmark/s", "cpu", "/rb", "/bare")
+	fmt.Fprintf(b.stdout, "%-4s %10s %-11s %10s %-11s %18s %-11s %6s %6s %7s\n", "run", "rlbench/s", "cpu", "bare/s", "cpu", "redis-benchmark/s", "cpu", "/rb", "/bare", "cpu/op")
 
 	sideTimeout := time.Duration(b.o.Seconds) * time.Second
 	for run := 1; run <= b.o.Runs; run++ {
@@ -293,19 +293,22 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 		}
 		rates = append(rates, rb.PerS)
 		p := pair{Run: run, Rlbench: a, BareLoop: bare, RedisBenchmark: rb, Ratio: a.PerS / rb.PerS, BareRatio: a.PerS / bare.PerS}
+		if a.CPUPerDecisionUS > 0 && bare.CPUPerDecisionUS > 0 {
+			p.CPURatio = a.CPUPerDecisionUS / bare.CPUPerDecisionUS
+		}
 		tr.Pairs = append(tr.Pairs, p)
-		fmt.Fprintf(b.stdout, "%-4d %10.0f %-11s %10.0f %-11s %18.0f %-11s %6.3f %6.3f\n", run, a.PerS, cpuCell(a.Saturation),
-			bare.PerS, cpuCell(bare.Saturation), rb.PerS, cpuCell(rb.Saturation), p.Ratio, p.BareRatio)
+		fmt.Fprintf(b.stdout, "%-4d %10.0f %-11s %10.0f %-11s %18.0f %-11s %6.3f %6.3f %7.3f\n", run, a.PerS, cpuCell(a.Saturation),
+			bare.PerS, cpuCell(bare.Saturation), rb.PerS, cpuCell(rb.Saturation), p.Ratio, p.BareRatio, p.CPURatio)
 	}
-	var ratios, bareRatios, as, bares, rbs []float64
+	var ratios, bareRatios, cpuRatios, as, bares, rbs []float64
 	for _, p := range tr.Pairs {
-		ratios, bareRatios = append(ratios, p.Ratio), append(bareRatios, p.BareRatio)
+		ratios, bareRatios, cpuRatios = append(ratios, p.Ratio), append(bareRatios, p.BareRatio), append(cpuRatios, p.CPURatio)
 		as, bares, rbs = append(as, p.Rlbench.PerS), append(bares, p.BareLoop.PerS), append(rbs, p.RedisBenchmark.PerS)
 	}
 	tr.MedianRatio, tr.MedianRlbenchPerS, tr.MedianRedisBenchmarkPerS = median(ratios), median(as), median(rbs)
-	tr.MedianBareRatio, tr.MedianBareLoopPerS = median(bareRatios), median(bares)
-	fmt.Fprintf(b.stdout, "median ratios over %d run(s): /rb %.3f, /bare %.3f (medians: rlbench %.0f/s, bare loop %.0f/s, redis-benchmark %.0f/s)\n",
-		len(tr.Pairs), tr.MedianRatio, tr.MedianBareRatio, tr.MedianRlbenchPerS, tr.MedianBareLoopPerS, tr.MedianRedisBenchmarkPerS)
+	tr.MedianBareRatio, tr.MedianBareLoopPerS, tr.MedianCPURatio = median(bareRatios), median(bares), median(cpuRatios)
+	fmt.Fprintf(b.stdout, "median ratios over %d run(s): /rb %.3f, /bare %.3f, cpu/op %.3f (medians: rlbench %.0f/s, bare loop %.0f/s, redis-benchmark %.0f/s)\n",
+		len(tr.Pairs), tr.MedianRatio, tr.MedianBareRatio, tr.MedianCPURatio, tr.MedianRlbenchPerS, tr.MedianBareLoopPerS, tr.MedianRedisBenchmarkPerS)
 	return nil
 }
 
@@ -364,6 +367,9 @@ func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error)
 		RlbenchSaturation: r.Saturation,
 		ScriptFallbacks:   &r.ScriptFallbacks,
 		ServerCalls:       m.calls.calls,
+	}
+	if r.Saturation != nil {
+		s.CPUPerDecisionUS = perDecisionUS(r.Saturation.ClientCPU*r.DurationS, r.Decisions)
 	}
 	return s, b.checkCalls(s, m)
 }

@@ -52,6 +52,8 @@ type targetResult struct {
 	// MedianBareLoopPerS the bare loop's median throughput.
 	MedianBareRatio    float64 `json:"median_rlbench_per_bare_loop"`
 	MedianBareLoopPerS float64 `json:"median_bare_loop_per_s"`
+	// MedianCPURatio is the median of the pairs' CPURatio.
+	MedianCPURatio float64 `json:"median_cpu_rlbench_per_bare_loop"`
 }
 
 // pair is one rlbench run and the bare loop and redis-benchmark runs right
@@ -66,6 +68,11 @@ type pair struct {
 	// BareRatio is Rlbench.PerS / BareLoop.PerS: rlbench's throughput as a
 	// share of what the client alone makes.
 	BareRatio float64 `json:"rlbench_per_bare_loop"`
+	// CPURatio is Rlbench.CPUPerDecisionUS / BareLoop.CPUPerDecisionUS:
+	// what a decision costs rlbench against the bare loop, in client CPU,
+	// a figure that a busy machine disturbs less than throughput; 0 when
+	// either is unknown.
+	CPURatio float64 `json:"cpu_rlbench_per_bare_loop"`
 }
 
 // side is one run of one tool.
@@ -94,6 +101,11 @@ type side struct {
 	// RlbenchSaturation is rlbench's own self-check over its load phase,
 	// copied from its JSON when it reports one.
 	RlbenchSaturation *saturation.Report `json:"rlbench_saturation,omitempty"`
+	// CPUPerDecisionUS is the client's CPU per decision over its load
+	// phase alone, in microseconds: rlbench's own self-check (client_cpu x
+	// duration_s / decisions), the bare loop's CPU over its counted loop;
+	// absent for redis-benchmark.
+	CPUPerDecisionUS float64 `json:"cpu_us_per_decision,omitempty"`
 	// ScriptFallbacks is rlbench's count of EVALSHA answered NOSCRIPT (0 once
 	// the script is loaded); absent for redis-benchmark.
 	ScriptFallbacks *int64 `json:"script_fallbacks,omitempty"`
