@@ -32,7 +32,8 @@ type BareConfig struct {
 	Keys int
 	// Prefix starts every key; BareLoop deletes them at the end.
 	Prefix string
-	// Warmup is how long the loop runs, uncounted, before Duration.
+	// Warmup is how long the loop runs, uncounted, before Duration, on
+	// keys of its own (Prefix + "warmup:"), deleted before the counted loop.
 	Warmup time.Duration
 	// Duration is how long the counted loop runs.
 	Duration time.Duration
@@ -77,14 +78,20 @@ func BareLoop(ctx context.Context, c BareConfig) (BareResult, error) {
 	}
 	defer conn.Close()
 	keys := workload.KeyNames(c.Prefix, c.Keys)
+	observer := redisserver.NewObserver(c.Addr, "", 0, 1)
+	defer observer.Close()
 
+	// As rlbench's: on keys of its own, deleted before the counted loop,
+	// which then starts on new keys.
 	if c.Warmup > 0 {
-		if _, err := loop(ctx, c.Warmup, c.Workers, 1, keys, strat, conn); err != nil {
+		warm := c.Prefix + "warmup:"
+		if _, err := loop(ctx, c.Warmup, c.Workers, 1, workload.KeyNames(warm, c.Keys), strat, conn); err != nil {
+			return BareResult{}, fmt.Errorf("bare loop: warm-up: %w", err)
+		}
+		if _, err := audit.Cleanup(ctx, observer, warm); err != nil {
 			return BareResult{}, fmt.Errorf("bare loop: warm-up: %w", err)
 		}
 	}
-	observer := redisserver.NewObserver(c.Addr, "", 0, 1)
-	defer observer.Close()
 	before, err := saturation.Take(ctx, observer)
 	if err != nil {
 		return BareResult{}, fmt.Errorf("bare loop: %w", err)
