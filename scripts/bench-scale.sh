@@ -6,8 +6,9 @@
 #   1. keys: the lua strategy with each client at --keys 1e5, 1e6 and 1e7,
 #      in --rounds rounds (3): rlbench's peak RSS, its throughput and the
 #      ratio to the same client's run at the first key count in the same
-#      round (and the median ratio over the rounds), the server's CPU (from
-#      rlbench's self-check) and its memory with the run's keys kept (INFO
+#      round (and the median ratio over the rounds), the server's CPU and
+#      both sides' CPU per decision (from rlbench's self-check; a busy
+#      machine disturbs them less than throughput), the server's memory with the run's keys kept (INFO
 #      memory used_memory, then FLUSHALL: the server is this script's own);
 #   2. the same runs' admission coverage (admission_keys_tracked: over and
 #      the window-span figure cover keys {0} to {N-1} when the run has more);
@@ -146,6 +147,9 @@ measure() {
 	fi
 }
 
+# per_decision(CORES): jq for a run's CPU per decision, in µs, from its
+# self-check's cores over the load phase.
+per_decision='def per_decision(c): if .saturation then (.saturation | c) * .duration_s * 1e6 / .decisions * 100 | round / 100 else "?" end; per_decision'
 # field NAME EXPR: a jq expression over runs[0] of NAME.json.
 field() { jq -r ".runs[0] | $2" "$out/$1.json"; }
 mib() { echo $((${1:-0} / 1024)); }
@@ -169,7 +173,7 @@ want keys && for client in $clients_list; do
 		dbsize=$(redis-cli -p "$port" dbsize)
 		tracked=$(field "$name" '.admission_keys_tracked // "all"')
 		echo "$keys $(ratio "$thr" "$base")" >>"$out/ratios-$client"
-		echo "round $round, $client --keys $keys: rlbench peak RSS $(mib "$peak_kib") MiB, $thr decisions/s ($(ratio "$thr" "$base") x the first key count), server $(field "$name" '.saturation.server_cpu // "?"') cores; server memory with the run's $dbsize keys: $((used / 1048576)) MiB (INFO memory used_memory); admission covers: $tracked keys"
+		echo "round $round, $client --keys $keys: rlbench peak RSS $(mib "$peak_kib") MiB, $thr decisions/s ($(ratio "$thr" "$base") x the first key count), server $(field "$name" '.saturation.server_cpu // "?"') cores; CPU per decision: rlbench $(field "$name" "$per_decision(.client_cpu)") µs, server $(field "$name" "$per_decision(.server_cpu)") µs; server memory with the run's $dbsize keys: $((used / 1048576)) MiB (INFO memory used_memory); admission covers: $tracked keys"
 		if $short; then
 			if [ "$keys" -gt "$max_tracked" ] && [ "$tracked" != "$max_tracked" ]; then
 				fail "--keys $keys: admission_keys_tracked = $tracked; want $max_tracked (admission.MaxTrackedKeys)"
