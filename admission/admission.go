@@ -20,9 +20,19 @@
 //
 // The span count uses SpanBuckets buckets per window length, so a span is
 // measured to within one bucket (1/SpanBuckets of the window).
+//
+// Memory is bounded: a Tracker follows at most MaxTrackedKeys keys (144
+// bytes each), exactly. With more keys it follows keys 0 to
+// MaxTrackedKeys-1, a fixed sample whose figures are exact for every key
+// in it, and ignores decisions on the others; Result says how many it
+// covered. Under the uniform key distribution every key is as likely as
+// any other, so these keys are a sample like any other; under zipf and hot
+// they are the most requested ones, where contention (and so
+// over-admission) is highest.
 package admission
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -34,6 +44,9 @@ import (
 // the span count.
 const SpanBuckets = 20
 
+// MaxTrackedKeys is the most keys New follows: keys 0 to MaxTrackedKeys-1.
+const MaxTrackedKeys = 10_000
+
 // Tracker counts admissions per key. It is safe for concurrent use; each
 // key has its own lock, so workers on different keys never contend.
 type Tracker struct {
@@ -41,42 +54,60 @@ type Tracker struct {
 	bucket      time.Duration
 	fixed       bool
 	countIsRead bool
-	keys        []keyState
+	// total is the run's number of keys; keys holds the first of them,
+	// those followed.
+	total int
+	keys  []keyState
 }
 
-// keyState is one key's counts.
+// keyState is one key's counts: 144 bytes, of which the ring is 80.
 type keyState struct {
 	mu sync.Mutex
 	// winAdmitted is the current fixed window's admissions, counted as the
 	// package doc says; winOpen is false until the first window starts.
 	winAdmitted int64
-	winOpen     bool
 	winOpenedAt time.Duration // when the current window's first creator completed
 	overMax     int64
-	// ring holds admissions per bucket; newest is the absolute index of
-	// the newest bucket written, spanSum the sum of the ring.
-	ring    [SpanBuckets]int64
+	// ring holds admissions per bucket, each up to bucketMax; newest is
+	// the absolute index of the newest bucket written, spanSum the sum of
+	// the ring.
+	ring    [SpanBuckets]int32
 	newest  int64
 	spanSum int64
 	spanMax int64
+	winOpen bool
 }
 
+// bucketMax is the most admissions one bucket of one key counts: more
+// than 2 billion within 1/SpanBuckets of a window, beyond any real run.
+const bucketMax = math.MaxInt32
+
 // New returns a Tracker for keys counters of a strategy with the given
-// limit and window (in whole seconds).
+// limit and window (in whole seconds), following at most MaxTrackedKeys of
+// them: NewBounded(info, keys, MaxTrackedKeys, limit, window).
 func New(info strategies.Info, keys int, limit, window int64) *Tracker {
+	return NewBounded(info, keys, MaxTrackedKeys, limit, window)
+}
+
+// NewBounded is New following keys 0 to tracked-1 only, when keys is more
+// than tracked.
+func NewBounded(info strategies.Info, keys, tracked int, limit, window int64) *Tracker {
+	keys = max(keys, 0)
 	return &Tracker{
 		limit:       limit,
 		bucket:      max(time.Duration(window)*time.Second/SpanBuckets, 1),
 		fixed:       info.FixedWindow,
 		countIsRead: info.CountIsRead,
-		keys:        make([]keyState, max(keys, 0)),
+		total:       keys,
+		keys:        make([]keyState, min(keys, max(tracked, 0))),
 	}
 }
 
 // Observe records a decision for key index k that completed at elapsed time
-// at from the start of the load.
+// at from the start of the load. A key the Tracker does not follow is
+// ignored.
 func (t *Tracker) Observe(k int, d strategies.Decision, at time.Duration) {
-	if !d.Allowed {
+	if !d.Allowed || uint(k) >= uint(len(t.keys)) {
 		return
 	}
 	ks := &t.keys[k]
@@ -121,13 +152,16 @@ func (ks *keyState) span(b int64) {
 	case b > ks.newest:
 		// Clear the buckets that fell out of the span.
 		for i := ks.newest + 1; i <= b && i <= ks.newest+SpanBuckets; i++ {
-			ks.spanSum -= ks.ring[i%SpanBuckets]
+			ks.spanSum -= int64(ks.ring[i%SpanBuckets])
 			ks.ring[i%SpanBuckets] = 0
 		}
 		ks.newest = b
 	case b <= ks.newest-SpanBuckets:
 		// Older than the span that ends now: it fell in a span already
 		// measured. Count it there, but not in the running sum.
+		return
+	}
+	if ks.ring[b%SpanBuckets] == bucketMax {
 		return
 	}
 	ks.ring[b%SpanBuckets]++
@@ -137,12 +171,16 @@ func (ks *keyState) span(b int64) {
 
 // Result is what a Tracker found: results.Admission, the group of the
 // report's run it fills. Its MaxAdmittedPerWindow is exact to within
-// 1/SpanBuckets of a window length.
+// 1/SpanBuckets of a window length; AdmissionKeysTracked says when the
+// figures cover a sample of the keys.
 type Result = results.Admission
 
 // Result returns the counts so far.
 func (t *Tracker) Result() Result {
 	var r Result
+	if len(t.keys) < t.total {
+		r.AdmissionKeysTracked = int64(len(t.keys))
+	}
 	var over int64
 	for i := range t.keys {
 		ks := &t.keys[i]

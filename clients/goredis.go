@@ -14,6 +14,13 @@ import (
 	"github.com/rlbench/rlbench/strategies"
 )
 
+// goRedisBufferSize is each go-redis connection's read and write buffer,
+// in bytes (go-redis' default is 32 KiB each). A decision's request and
+// reply take a few hundred bytes at most; a longer one passes in several
+// reads or writes. With one connection per worker, 10,000 workers hold 20
+// MB of buffers instead of 640.
+const goRedisBufferSize = 1024
+
 // goRedis adapts a go-redis v9 *redis.Client, or a *redis.ClusterClient
 // when the options name a cluster.
 type goRedis struct {
@@ -50,7 +57,9 @@ func newGoRedis(o Options) *goRedis {
 		ClientName:       o.ClientName,
 		Protocol:         3,
 		// One connection per worker: callers never queue inside the client.
-		PoolSize: o.Workers,
+		PoolSize:        o.Workers,
+		ReadBufferSize:  goRedisBufferSize,
+		WriteBufferSize: goRedisBufferSize,
 		// MULTI/EXEC goes through TxPipelined; keep it on the main pool so
 		// that it is sized for the workers too (the dedicated pipeline pool
 		// holds only 10 connections).
@@ -66,14 +75,14 @@ func newGoRedis(o Options) *goRedis {
 			Mode: maintnotifications.ModeDisabled,
 		},
 	})
-	c := &goRedis{rdb: rdb, opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off", o.Workers)}
+	c := &goRedis{rdb: rdb, opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off buffers=%d", o.Workers, goRedisBufferSize)}
 	if o.Sentinel.Master != "" {
 		c.opts = "sentinel " + c.opts
 	}
 	rdb.AddHook(tapHook{noscripts: &c.fallbacks})
 	if cluster, ok := rdb.(*redis.ClusterClient); ok {
 		c.cluster = cluster
-		c.opts = fmt.Sprintf("cluster pool_size=%d/node protocol=3 retries=off", o.Workers)
+		c.opts = fmt.Sprintf("cluster pool_size=%d/node protocol=3 retries=off buffers=%d", o.Workers, goRedisBufferSize)
 	}
 	return c
 }

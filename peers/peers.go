@@ -1,20 +1,20 @@
 // Package peers measures rlbench against redis-benchmark, the C load
 // generator people already trust, on one private redis-server and the second
-// seed's Lua script, so that a slow load generator cannot pass unnoticed.
+// seed's Lua script, so that a slow load generator cannot pass unnoticed;
+// and against a bare loop of the same client (BareLoop, cmd/bareloop), so
+// that rlbench's own cost is measured rather than inferred.
 //
-// For each target Run alternates the two tools, A B A B ..., on the same
-// server and workload (500 clients, 100,000 random keys of the same length,
-// EVALSHA of the same script), prints each pair's ratio
-// rlbench/redis-benchmark and the median ratio, and writes every figure as
-// JSON. It measures; it does not judge speed. cmd/benchpeers is its command
-// line, and scripts/bench-peers.sh builds and runs that.
+// For each target Run alternates the three, rlbench, bare loop,
+// redis-benchmark, rlbench, ..., on the same server and workload (500
+// clients, 100,000 random keys of the same length, EVALSHA of the same
+// script), prints each run's ratios rlbench/redis-benchmark and
+// rlbench/bare loop and their medians, and writes every figure as JSON. It
+// measures; it does not judge speed. cmd/benchpeers is its command line,
+// and scripts/bench-peers.sh builds and runs that.
 package peers
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -90,9 +90,10 @@ type Options struct {
 	// RBThreads is redis-benchmark's --threads; 0 leaves the flag out (its
 	// classic single-threaded mode).
 	RBThreads int
-	// Rlbench, RedisBenchmark and RedisCLI are the binaries run, by path or
-	// looked up on PATH.
+	// Rlbench, BareLoop (cmd/bareloop), RedisBenchmark and RedisCLI are
+	// the binaries run, by path or looked up on PATH.
 	Rlbench        string
+	BareLoop       string
 	RedisBenchmark string
 	RedisCLI       string
 	// RedisServer is the redis-server binary; "" means redis-server on PATH.
@@ -135,89 +136,6 @@ var targets = []target{
 	{client: "rueidis", pipeline: pipeline},
 }
 
-// report is everything written to --out.
-type report struct {
-	Tool       string         `json:"tool"`
-	Started    time.Time      `json:"started"`
-	Command    []string       `json:"command"`
-	Server     server         `json:"server"`
-	ScriptSHA1 string         `json:"script_sha1"`
-	CPUs       int            `json:"cpus"`
-	Config     config         `json:"config"`
-	Targets    []targetResult `json:"targets"`
-	// Error is why the comparison stopped early; "" when it completed.
-	Error string `json:"error,omitempty"`
-}
-
-type server struct {
-	Addr    string `json:"addr"`
-	Name    string `json:"name"`
-	Version string `json:"version"`
-}
-
-type config struct {
-	Runs           int   `json:"runs"`
-	SecondsPerSide int   `json:"seconds_per_side"`
-	Clients        int   `json:"clients"`
-	Keys           int   `json:"keys"`
-	WindowS        int   `json:"window_s"`
-	Limit          int64 `json:"limit"`
-	// RedisBenchmarkThreads is redis-benchmark's --threads; 0 means the flag
-	// was left out (one thread, its classic mode).
-	RedisBenchmarkThreads int `json:"redis_benchmark_threads"`
-}
-
-// targetResult is one target's pairs and medians.
-type targetResult struct {
-	Name                   string `json:"name"`
-	RlbenchClient          string `json:"rlbench_client"`
-	RedisBenchmarkPipeline int    `json:"redis_benchmark_pipeline"`
-	Pairs                  []pair `json:"pairs"`
-	// MedianRatio is the median of the pairs' ratios (not the ratio of the medians).
-	MedianRatio              float64 `json:"median_ratio"`
-	MedianRlbenchPerS        float64 `json:"median_rlbench_per_s"`
-	MedianRedisBenchmarkPerS float64 `json:"median_redis_benchmark_per_s"`
-}
-
-// pair is one rlbench run and the redis-benchmark run right after it.
-type pair struct {
-	Run            int  `json:"run"`
-	Rlbench        side `json:"rlbench"`
-	RedisBenchmark side `json:"redis_benchmark"`
-	// Ratio is Rlbench.PerS / RedisBenchmark.PerS.
-	Ratio float64 `json:"ratio"`
-}
-
-// side is one run of one tool.
-type side struct {
-	Command []string `json:"command"`
-	// PerS is the tool's own figure, in requests per second: rlbench's
-	// runs[0].throughput_per_s, redis-benchmark's rps.
-	PerS float64 `json:"per_s"`
-	// Requests is what the tool says it sent: rlbench's decisions,
-	// redis-benchmark's -n.
-	Requests int64 `json:"requests"`
-	// ServerCalls is the EVALSHA calls the server counted during the run
-	// (INFO commandstats), an independent check of Requests.
-	ServerCalls int64 `json:"server_evalsha_calls"`
-	// P50Ms and P99Ms are the tool's latency percentiles, in milliseconds.
-	P50Ms float64 `json:"p50_ms"`
-	P99Ms float64 `json:"p99_ms"`
-	// WallS is the process's whole life, in seconds, start-up and (for
-	// rlbench) the audit and clean-up included.
-	WallS float64 `json:"wall_s"`
-	// Saturation is measured from outside over the process's whole life:
-	// client_cpu and peak_rss_bytes are the child process's (getrusage of
-	// the child), server_cpu and connections_opened the server's.
-	Saturation saturation.Report `json:"saturation"`
-	// RlbenchSaturation is rlbench's own self-check over its load phase,
-	// copied from its JSON when it reports one.
-	RlbenchSaturation *saturation.Report `json:"rlbench_saturation,omitempty"`
-	// ScriptFallbacks is rlbench's count of EVALSHA answered NOSCRIPT (0 once
-	// the script is loaded); absent for redis-benchmark.
-	ScriptFallbacks *int64 `json:"script_fallbacks,omitempty"`
-}
-
 // bench holds what every run shares.
 type bench struct {
 	o      Options
@@ -234,10 +152,10 @@ type bench struct {
 // script, runs every target, prints each pair and the median to stdout, and
 // writes the report to o.Out, also when a run failed part-way.
 func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
-	for _, bin := range []*string{&o.Rlbench, &o.RedisBenchmark, &o.RedisCLI} {
+	for _, bin := range []*string{&o.Rlbench, &o.BareLoop, &o.RedisBenchmark, &o.RedisCLI} {
 		path, lerr := exec.LookPath(*bin)
 		if lerr != nil {
-			return fmt.Errorf("find %s: %w (scripts/bench-peers.sh builds bin/rlbench; redis-benchmark and redis-cli come with apt-get install redis-tools)", *bin, lerr)
+			return fmt.Errorf("find %s: %w (scripts/bench-peers.sh builds bin/rlbench and bin/bareloop; redis-benchmark and redis-cli come with apt-get install redis-tools)", *bin, lerr)
 		}
 		*bin = path
 	}
@@ -289,7 +207,7 @@ func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
 		return err
 	}
 	fmt.Fprintf(stdout, "script %s: strategies.SeedScript's sha1, redis-cli SCRIPT LOAD's reply and the script rlbench's warm-up run cached all agree\n", b.sha)
-	fmt.Fprintf(stdout, "ratio = rlbench/s / redis-benchmark/s; cpu = client/server cores over each process's life, C = client-bound, S = server-bound (package saturation)\n")
+	fmt.Fprintf(stdout, "/rb = rlbench/s / redis-benchmark/s; /bare = rlbench/s / bare/s, the bare loop of the same client, pool and script with no recording (cmd/bareloop, as many CPUs as rlbench); cpu/op = rlbench's client CPU per decision / the bare loop's, each over its load alone; cpu = client/server cores over each process's life, C = client-bound, S = server-bound (package saturation)\n")
 
 	for i, t := range targets {
 		tr := targetResult{
@@ -356,11 +274,15 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 	}
 	rates := []float64{cal.PerS}
 	fmt.Fprintf(b.stdout, "calibration: redis-benchmark %.0f/s with -n %d\n", cal.PerS, guess)
-	fmt.Fprintf(b.stdout, "%-4s %12s %-11s %18s %-11s %7s\n", "run", "rlbench/s", "cpu", "redis-benchmark/s", "cpu", "ratio")
+	fmt.Fprintf(b.stdout, "%-4s %10s %-11s %10s %-11s %18s %-11s %6s %6s %7s\n", "run", "rlbench/s", "cpu", "bare/s", "cpu", "redis-benchmark/s", "cpu", "/rb", "/bare", "cpu/op")
 
 	sideTimeout := time.Duration(b.o.Seconds) * time.Second
 	for run := 1; run <= b.o.Runs; run++ {
 		a, err := b.rlbenchRun(ctx, t, run)
+		if err != nil {
+			return fmt.Errorf("target %d run %d: %w", num, run, err)
+		}
+		bare, err := b.bareRun(ctx, t, a.Saturation.ClientCPUs)
 		if err != nil {
 			return fmt.Errorf("target %d run %d: %w", num, run, err)
 		}
@@ -371,19 +293,23 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 			return fmt.Errorf("target %d run %d: %w", num, run, err)
 		}
 		rates = append(rates, rb.PerS)
-		p := pair{Run: run, Rlbench: a, RedisBenchmark: rb, Ratio: a.PerS / rb.PerS}
+		p := pair{Run: run, Rlbench: a, BareLoop: bare, RedisBenchmark: rb, Ratio: a.PerS / rb.PerS, BareRatio: a.PerS / bare.PerS}
+		if a.CPUPerDecisionUS > 0 && bare.CPUPerDecisionUS > 0 {
+			p.CPURatio = a.CPUPerDecisionUS / bare.CPUPerDecisionUS
+		}
 		tr.Pairs = append(tr.Pairs, p)
-		fmt.Fprintf(b.stdout, "%-4d %12.0f %-11s %18.0f %-11s %7.3f\n", run, a.PerS, cpuCell(a.Saturation), rb.PerS, cpuCell(rb.Saturation), p.Ratio)
+		fmt.Fprintf(b.stdout, "%-4d %10.0f %-11s %10.0f %-11s %18.0f %-11s %6.3f %6.3f %7.3f\n", run, a.PerS, cpuCell(a.Saturation),
+			bare.PerS, cpuCell(bare.Saturation), rb.PerS, cpuCell(rb.Saturation), p.Ratio, p.BareRatio, p.CPURatio)
 	}
-	var ratios, as, rbs []float64
+	var ratios, bareRatios, cpuRatios, as, bares, rbs []float64
 	for _, p := range tr.Pairs {
-		ratios = append(ratios, p.Ratio)
-		as = append(as, p.Rlbench.PerS)
-		rbs = append(rbs, p.RedisBenchmark.PerS)
+		ratios, bareRatios, cpuRatios = append(ratios, p.Ratio), append(bareRatios, p.BareRatio), append(cpuRatios, p.CPURatio)
+		as, bares, rbs = append(as, p.Rlbench.PerS), append(bares, p.BareLoop.PerS), append(rbs, p.RedisBenchmark.PerS)
 	}
 	tr.MedianRatio, tr.MedianRlbenchPerS, tr.MedianRedisBenchmarkPerS = median(ratios), median(as), median(rbs)
-	fmt.Fprintf(b.stdout, "median ratio %.3f over %d pair(s) (medians: rlbench %.0f/s, redis-benchmark %.0f/s)\n",
-		tr.MedianRatio, len(tr.Pairs), tr.MedianRlbenchPerS, tr.MedianRedisBenchmarkPerS)
+	tr.MedianBareRatio, tr.MedianBareLoopPerS, tr.MedianCPURatio = median(bareRatios), median(bares), median(cpuRatios)
+	fmt.Fprintf(b.stdout, "median ratios over %d run(s): /rb %.3f, /bare %.3f, cpu/op %.3f (medians: rlbench %.0f/s, bare loop %.0f/s, redis-benchmark %.0f/s)\n",
+		len(tr.Pairs), tr.MedianRatio, tr.MedianBareRatio, tr.MedianCPURatio, tr.MedianRlbenchPerS, tr.MedianBareLoopPerS, tr.MedianRedisBenchmarkPerS)
 	return nil
 }
 
@@ -416,7 +342,7 @@ func (b *bench) rlbenchArgs(t target, seconds, workers, keyCount int, jsonPath s
 func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error) {
 	jsonPath := filepath.Join(b.tmp, fmt.Sprintf("rlbench-%s-%d.json", t.client, run))
 	args := b.rlbenchArgs(t, b.o.Seconds, clients, keys, jsonPath)
-	m, err := b.measure(ctx, time.Duration(b.o.Seconds)*time.Second+rlbenchSlack, b.o.Rlbench, args...)
+	m, err := b.measure(ctx, time.Duration(b.o.Seconds)*time.Second+rlbenchSlack, nil, b.o.Rlbench, args...)
 	if err != nil {
 		return side{}, fmt.Errorf("rlbench: %w", err)
 	}
@@ -443,6 +369,9 @@ func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error)
 		ScriptFallbacks:   &r.ScriptFallbacks,
 		ServerCalls:       m.calls.calls,
 	}
+	if r.Saturation != nil {
+		s.CPUPerDecisionUS = perDecisionUS(r.Saturation.ClientCPU*r.DurationS, r.Decisions)
+	}
 	return s, b.checkCalls(s, m)
 }
 
@@ -455,7 +384,7 @@ func (b *bench) redisBenchmark(ctx context.Context, t target, n int64, timeout t
 		args = append(args, "--threads", strconv.Itoa(b.o.RBThreads))
 	}
 	args = append(args, "--csv", "evalsha", b.sha, "1", benchmarkKey(t.client), strconv.Itoa(window))
-	m, err := b.measure(ctx, timeout, b.o.RedisBenchmark, args...)
+	m, err := b.measure(ctx, timeout, nil, b.o.RedisBenchmark, args...)
 	if err != nil {
 		return side{}, fmt.Errorf("redis-benchmark: %w", err)
 	}
@@ -493,125 +422,4 @@ func (b *bench) checkCalls(s side, m measured) error {
 func requestsFor(rate float64, seconds int, floor int) int64 {
 	n := int64(math.Round(rate * float64(seconds)))
 	return max(n, int64(floor))
-}
-
-// measured is one child process seen from outside.
-type measured struct {
-	finished
-	before, after saturation.Sample // of the server, with the child's CPU
-	calls         evalshaStats      // during the run
-}
-
-// saturation is the self-check of the child run, for a child whose code
-// could use cpus CPUs at once (0: unknown).
-func (m measured) saturation(cpus int) saturation.Report {
-	after := m.after
-	after.ProcessCPUs = cpus
-	return saturation.Compare([]saturation.Sample{m.before}, []saturation.Sample{after})
-}
-
-// measure runs a child between two samples of the server. The child's CPU
-// and peak RSS (from its rusage) take the place of this process's in the
-// samples.
-func (b *bench) measure(ctx context.Context, timeout time.Duration, name string, args ...string) (measured, error) {
-	before, err := saturation.Take(ctx, b.rdb)
-	if err != nil {
-		return measured{}, err
-	}
-	callsBefore, err := b.evalshaStats(ctx)
-	if err != nil {
-		return measured{}, err
-	}
-	f, err := b.exec(ctx, timeout, "", name, args...)
-	if err != nil {
-		return measured{}, err
-	}
-	after, err := saturation.Take(ctx, b.rdb)
-	if err != nil {
-		return measured{}, err
-	}
-	callsAfter, err := b.evalshaStats(ctx)
-	if err != nil {
-		return measured{}, err
-	}
-	before.ProcessCPU = 0
-	after.ProcessCPU, after.PeakRSSBytes = f.cpu, f.peakRSS
-	return measured{
-		finished: f,
-		before:   before,
-		after:    after,
-		calls:    evalshaStats{calls: callsAfter.calls - callsBefore.calls, failed: callsAfter.failed - callsBefore.failed},
-	}, nil
-}
-
-// evalshaStats reads the server's EVALSHA counters from INFO commandstats.
-func (b *bench) evalshaStats(ctx context.Context) (evalshaStats, error) {
-	text, err := b.rdb.Info(ctx, "commandstats").Result()
-	if err != nil {
-		return evalshaStats{}, fmt.Errorf("info commandstats: %w", err)
-	}
-	return parseEvalshaStats(text)
-}
-
-// finished is what a child process printed and cost.
-type finished struct {
-	stdout  []byte
-	wall    time.Duration
-	cpu     time.Duration // user + system
-	peakRSS int64         // bytes; 0 where unknown
-}
-
-// exec runs name with args and stdin (if not ""), killing it after timeout.
-// A failure quotes the end of its stderr.
-func (b *bench) exec(ctx context.Context, timeout time.Duration, stdin, name string, args ...string) (finished, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	// On a timeout or an interrupt, SIGINT first (rlbench then stops its
-	// workers and cleans up), SIGKILL waitDelay later.
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = waitDelay
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
-	}
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	if err != nil {
-		switch {
-		case errors.Is(ctx.Err(), context.Canceled):
-			err = fmt.Errorf("interrupted: %w", err)
-		case errors.Is(ctx.Err(), context.DeadlineExceeded):
-			err = fmt.Errorf("stopped after %s: %w", timeout, err)
-		}
-		return finished{}, fmt.Errorf("%s %s: %w%s", filepath.Base(name), strings.Join(args, " "), err, tail(stderr.String()))
-	}
-	ps := cmd.ProcessState
-	return finished{stdout: stdout.Bytes(), wall: wall, cpu: ps.UserTime() + ps.SystemTime(), peakRSS: saturation.ChildPeakRSS(ps)}, nil
-}
-
-// tail returns the last lines of a child's stderr, indented, or "".
-func tail(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
-	lines := strings.Split(s, "\n")
-	if len(lines) > 10 {
-		lines = lines[len(lines)-10:]
-	}
-	return "\n    " + strings.Join(lines, "\n    ")
-}
-
-func writeJSON(path string, rep report) error {
-	data, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	return nil
 }

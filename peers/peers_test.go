@@ -190,3 +190,24 @@ func TestBenchmarkKeyLength(t *testing.T) {
 		}
 	}
 }
+
+func TestPerDecisionUS(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		cpuS float64
+		n    int64
+		want float64
+	}{
+		{name: "2.5 s over 500,000", cpuS: 2.5, n: 500_000, want: 5},
+		{name: "no decisions", cpuS: 1, n: 0, want: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := perDecisionUS(tc.cpuS, tc.n); got != tc.want {
+				t.Errorf("perDecisionUS(%v, %d) = %v; want %v", tc.cpuS, tc.n, got, tc.want)
+			}
+		})
+	}
+}

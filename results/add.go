@@ -95,6 +95,8 @@ func (a *Admission) Add(o Admission) {
 		a.OverAdmitted = &over
 	}
 	a.MaxAdmittedPerWindow = max(a.MaxAdmittedPerWindow, o.MaxAdmittedPerWindow)
+	// A part whose figures are a sample makes the merged ones a sample.
+	a.AdmissionKeysTracked = max(a.AdmissionKeysTracked, o.AdmissionKeysTracked)
 }
 
 // Add takes the larger count of each kind: the nodes counted every

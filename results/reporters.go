@@ -85,7 +85,13 @@ func writeTable(buf *bytes.Buffer, rep *Report, multi bool) {
 // textSections are the text report's notes after the table, in order:
 // each writes what it has to say of one run, labelled label, or nothing.
 var textSections = []func(buf *bytes.Buffer, r Run, label string){
-	writePartial, writeOpenLoop, writeErrors, writeFaults, writePerNode, writeClusterErrors, writeSaturation,
+	writePartial, writeOpenLoop, writeErrors, writeAdmissionSample, writeFaults, writePerNode, writeClusterErrors, writeSaturation,
+}
+
+func writeAdmissionSample(buf *bytes.Buffer, r Run, label string) {
+	if n := r.AdmissionKeysTracked; n > 0 {
+		fmt.Fprintf(buf, "%s over and the window-span figure cover keys {0} to {%d} only (%d keys, a fixed sample; see package admission)\n", label, n-1, n)
+	}
 }
 
 func writePartial(buf *bytes.Buffer, r Run, label string) {

@@ -174,6 +174,12 @@ type Admission struct {
 	// any span of one window length: up to twice the limit for a fixed
 	// window, around a window boundary.
 	MaxAdmittedPerWindow int64 `json:"max_admitted_per_window_span"`
+	// AdmissionKeysTracked, when the run had more keys than package
+	// admission follows (admission.MaxTrackedKeys), is how many keys
+	// OverAdmitted and MaxAdmittedPerWindow cover, exactly: keys 0 to
+	// AdmissionKeysTracked-1 ({0} to {N-1} under the cell's prefix). 0
+	// (absent) when they cover every key.
+	AdmissionKeysTracked int64 `json:"admission_keys_tracked,omitempty"`
 }
 
 // Cluster is what a Redis Cluster's nodes said about the load.

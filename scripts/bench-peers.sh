@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Measures rlbench against redis-benchmark on one private redis-server and the
-# lua strategy's script: the load generator must never be the bottleneck.
-# Builds bin/rlbench and bin/benchpeers, then runs benchpeers (cmd/benchpeers),
-# which starts the server on a free loopback port (stopped at the end, also on
-# Ctrl-C), checks that redis-benchmark gets the very script rlbench sends,
-# alternates the two tools A B A B ... per target, prints each pair's ratio
-# rlbench/redis-benchmark and the median, and writes bench-peers.json.
+# lua strategy's script: the load generator must never be the bottleneck; and
+# against a bare loop of the same client, pool and script with no recording
+# (cmd/bareloop), which measures rlbench's own cost.
+# Builds bin/rlbench, bin/bareloop and bin/benchpeers, then runs benchpeers
+# (cmd/benchpeers), which starts the server on a free loopback port (stopped at
+# the end, also on Ctrl-C), checks that redis-benchmark gets the very script
+# rlbench sends, alternates rlbench, the bare loop and redis-benchmark per
+# target, prints each run's ratios rlbench/redis-benchmark and rlbench/bare
+# loop and their medians, and writes bench-peers.json.
 #
-#   scripts/bench-peers.sh                  # 5 pairs x 10 s per side per target
-#   scripts/bench-peers.sh --short          # CI: 1 pair x 2 s per side
+#   scripts/bench-peers.sh                  # 5 runs x 10 s per side per target
+#   scripts/bench-peers.sh --short          # CI: 1 run x 2 s per side
 #   scripts/bench-peers.sh --runs 7 --seconds 20 --out peers.json
 #   scripts/bench-peers.sh --rb-threads 2   # redis-benchmark --threads 2
 #
@@ -28,8 +31,9 @@ done
 mkdir -p bin
 go build -o bin/rlbench ./cmd/rlbench
 go build -o bin/benchpeers ./cmd/benchpeers
+go build -o bin/bareloop ./cmd/bareloop
 server=()
 if [ -n "${RLBENCH_REDIS_SERVER:-}" ]; then
 	server=(--redis-server "$RLBENCH_REDIS_SERVER")
 fi
-exec bin/benchpeers --rlbench bin/rlbench "${server[@]}" "$@"
+exec bin/benchpeers --rlbench bin/rlbench --bare-loop bin/bareloop "${server[@]}" "$@"

@@ -149,6 +149,7 @@ func (r *runner) openLoop(w int, wctx context.Context, pick picker, cr *crasher)
 	defer timer.Stop()
 	var st workerStats
 	defer func() { r.stats[w] = st }()
+	names := r.namer()
 	for {
 		i := r.next.Add(1) - 1
 		if r.limited && i >= r.cfg.Requests {
@@ -175,9 +176,10 @@ func (r *runner) openLoop(w int, wctx context.Context, pick picker, cr *crasher)
 			return
 		}
 		k := pick()
+		key := names.name(k)
 		st.sent++
 		st.last, st.lag = t0.Sub(r.start), t0.Sub(intended)
-		d, t1, err := r.decide(wctx, cr, k, t0)
+		d, t1, err := r.decide(wctx, cr, key, t0)
 		if err == errInterrupted {
 			return
 		}

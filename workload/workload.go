@@ -41,6 +41,16 @@ const (
 	DefaultDuration = 10 * time.Second
 	// DefaultKeyDist is the key distribution.
 	DefaultKeyDist = "uniform"
+	// MaxKeys is the largest Keys accepted: a billion counters, far more
+	// than one server holds (each costs it some 70 bytes or more).
+	// rlbench's own memory does not grow with Keys beyond KeyTableMax (see
+	// there and package admission).
+	MaxKeys = 1_000_000_000
+	// KeyTableMax is the most key names a run builds once, up front: keys 0
+	// to KeyTableMax-1 come from that table; the name of a key beyond it is
+	// built for each decision that picks it (one allocation of its length),
+	// so that memory stays bounded whatever Keys is.
+	KeyTableMax = 10_000
 )
 
 // KeyDists lists the accepted key distributions:
@@ -52,8 +62,10 @@ var KeyDists = []string{"uniform", "zipf", "hot"}
 
 // Sentinel errors returned by Config.Validate.
 var (
-	ErrInvalidClients  = errors.New("clients must be >= 1")
-	ErrInvalidKeys     = errors.New("keys must be >= 1")
+	ErrInvalidClients = errors.New("clients must be >= 1")
+	ErrInvalidKeys    = errors.New("keys must be >= 1")
+	// ErrTooManyKeys wraps ErrInvalidKeys: errors.Is finds both.
+	ErrTooManyKeys     = fmt.Errorf("%w and <= %d", ErrInvalidKeys, MaxKeys)
 	ErrInvalidKeyDist  = errors.New("unknown key distribution")
 	ErrInvalidDuration = errors.New("duration must be >= 0")
 	ErrInvalidRequests = errors.New("requests must be >= 0")
@@ -76,7 +88,8 @@ type Config struct {
 	Duration time.Duration `json:"duration_ns"`
 	// Requests bounds the number of decisions in total; 0 means no bound.
 	Requests int64 `json:"requests"`
-	// Keys is the number of distinct counters; 0 means DefaultKeys.
+	// Keys is the number of distinct counters, at most MaxKeys; 0 means
+	// DefaultKeys.
 	Keys int `json:"keys"`
 	// KeyDist is one of KeyDists; "" means DefaultKeyDist.
 	KeyDist string `json:"key_dist"`
@@ -141,6 +154,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w, got %d", ErrInvalidClients, c.Clients)
 	case c.Keys < 1:
 		return fmt.Errorf("%w, got %d", ErrInvalidKeys, c.Keys)
+	case c.Keys > MaxKeys:
+		return fmt.Errorf("%w, got %d", ErrTooManyKeys, c.Keys)
 	case c.Duration < 0:
 		return fmt.Errorf("%w, got %s", ErrInvalidDuration, c.Duration)
 	case c.Requests < 0:
@@ -164,14 +179,49 @@ func (c Config) Validate() error {
 	return fmt.Errorf("%w %q (accepted: %s)", ErrInvalidKeyDist, c.KeyDist, strings.Join(KeyDists, ", "))
 }
 
-// KeyNames returns the n counter names of a run under prefix. Each carries
-// a {hash-tag} so that everything one decision touches shares a cluster slot.
+// KeyNames returns the n counter names of a run under prefix: KeyName of
+// 0 to n-1.
 func KeyNames(prefix string, n int) []string {
 	keys := make([]string, n)
 	for i := range keys {
-		keys[i] = prefix + "{" + strconv.Itoa(i) + "}"
+		keys[i] = KeyName(prefix, i)
 	}
 	return keys
+}
+
+// KeyName returns the name of counter i under prefix: prefix{i}. The
+// {hash-tag} puts everything one decision touches in one cluster slot.
+func KeyName(prefix string, i int) string {
+	return string(appendKeyName(nil, prefix, i))
+}
+
+// appendKeyName appends KeyName(prefix, i) to b.
+func appendKeyName(b []byte, prefix string, i int) []byte {
+	b = append(b, prefix...)
+	b = append(b, '{')
+	b = strconv.AppendInt(b, int64(i), 10)
+	return append(b, '}')
+}
+
+// keyNamer gives one worker the names of a run's keys: from the run's
+// shared table for the first KeyTableMax, built in the worker's own buffer
+// beyond it.
+type keyNamer struct {
+	prefix string
+	table  []string
+	buf    []byte
+}
+
+// name returns the name of key i.
+func (n *keyNamer) name(i int) string {
+	if i < len(n.table) {
+		return n.table[i]
+	}
+	n.buf = appendKeyName(n.buf[:0], n.prefix, i)
+	// A copy, not the buffer itself: a client may still hold the name
+	// after Decide returns (rueidis writes a command whose caller's
+	// context ended later, from its queue).
+	return string(n.buf)
 }
 
 // picker chooses the index of the next key for one worker.
@@ -270,7 +320,7 @@ func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Cl
 	}
 	r := &runner{
 		ctx: ctx, cfg: cfg, strategy: s, client: c, rec: rec, adm: adm,
-		keys:    KeyNames(cfg.Prefix, cfg.Keys),
+		keys:    KeyNames(cfg.Prefix, min(cfg.Keys, KeyTableMax)),
 		limited: cfg.Requests > 0,
 	}
 	if cfg.Rate > 0 {
@@ -295,7 +345,7 @@ func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Cl
 		r.stop.Store(true)
 	}()
 	for w := 0; w < cfg.Clients; w++ {
-		pick := newPicker(cfg.KeyDist, len(r.keys), cfg.Seed, w)
+		pick := newPicker(cfg.KeyDist, cfg.Keys, cfg.Seed, w)
 		wctx, cr := faultContext(ctx, cfg, info.Atomic, cfg.Seed, w)
 		wg.Add(1)
 		go func() {
@@ -319,7 +369,8 @@ type runner struct {
 	client   strategies.Client
 	rec      *results.Recorder
 	adm      *admission.Tracker
-	keys     []string
+	// keys is the table of the first KeyTableMax key names.
+	keys []string
 	// limited is true when cfg.Requests bounds the run.
 	limited bool
 	// start is when the load started: the schedule's time zero.
@@ -348,11 +399,16 @@ type runner struct {
 // worker stops without recording it.
 var errInterrupted = errors.New("interrupted")
 
-// decide makes one decision on key k for a worker and returns when it
+// namer returns a worker's keyNamer.
+func (r *runner) namer() keyNamer {
+	return keyNamer{prefix: r.cfg.Prefix, table: r.keys}
+}
+
+// decide makes one decision on key for a worker and returns when it
 // completed. Its error is errInterrupted when ctx ended it, and
 // strategies.ErrCrashed when the crasher killed the worker mid-request.
 // t0 is when the worker sent it, read by the caller: one clock read less.
-func (r *runner) decide(wctx context.Context, cr *crasher, k int, t0 time.Time) (strategies.Decision, time.Time, error) {
+func (r *runner) decide(wctx context.Context, cr *crasher, key string, t0 time.Time) (strategies.Decision, time.Time, error) {
 	dctx := wctx
 	cut, crash := cr.cut()
 	if crash {
@@ -360,7 +416,7 @@ func (r *runner) decide(wctx context.Context, cr *crasher, k int, t0 time.Time) 
 		dctx, cancel = context.WithTimeout(wctx, cut)
 		defer cancel()
 	}
-	d, err := r.strategy.Decide(dctx, r.client, r.keys[k])
+	d, err := r.strategy.Decide(dctx, r.client, key)
 	done := time.Now()
 	if err != nil && r.ctx.Err() != nil {
 		return d, done, errInterrupted
@@ -375,13 +431,15 @@ func (r *runner) decide(wctx context.Context, cr *crasher, k int, t0 time.Time) 
 // closedLoop is one closed-loop worker: send, wait for the reply, record,
 // repeat.
 func (r *runner) closedLoop(w int, wctx context.Context, pick picker, cr *crasher) {
+	names := r.namer()
 	for !r.stop.Load() {
 		if r.limited && r.next.Add(1) > r.cfg.Requests {
 			return
 		}
 		k := pick()
+		key := names.name(k)
 		t0 := time.Now()
-		d, t1, err := r.decide(wctx, cr, k, t0)
+		d, t1, err := r.decide(wctx, cr, key, t0)
 		if err == errInterrupted {
 			return
 		}

@@ -24,6 +24,8 @@ func TestValidate(t *testing.T) {
 		{"defaults", func(*Config) {}, nil},
 		{"no clients", func(c *Config) { c.Clients = 0 }, ErrInvalidClients},
 		{"no keys", func(c *Config) { c.Keys = -1 }, ErrInvalidKeys},
+		{"most keys", func(c *Config) { c.Keys = MaxKeys }, nil},
+		{"too many keys", func(c *Config) { c.Keys = MaxKeys + 1 }, ErrTooManyKeys},
 		{"unknown dist", func(c *Config) { c.KeyDist = "gauss" }, ErrInvalidKeyDist},
 		{"no end", func(c *Config) { c.Duration, c.Requests = 0, 0 }, ErrNoEnd},
 		{"negative requests", func(c *Config) { c.Requests = -1 }, ErrInvalidRequests},
@@ -54,6 +56,42 @@ func TestKeyNames(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("KeyNames(\"rl:\", 3)[%d] = %q; want %q", i, got[i], want[i])
 		}
+	}
+}
+
+// TestKeyNamer checks that a worker's names are KeyName's, from the table
+// and beyond it, and that a name built beyond the table is the worker's to
+// keep: the next one does not overwrite it.
+func TestKeyNamer(t *testing.T) {
+	t.Parallel()
+	n := keyNamer{prefix: "rl:", table: KeyNames("rl:", 10)}
+	first := n.name(12345)
+	for _, i := range []int{0, 9, 10, 12345, 99} {
+		if got, want := n.name(i), KeyName("rl:", i); got != want {
+			t.Errorf("name(%d) = %q; want %q", i, got, want)
+		}
+	}
+	if first != "rl:{12345}" {
+		t.Errorf("name(12345), after further names = %q; want %q", first, "rl:{12345}")
+	}
+}
+
+// BenchmarkKeyName measures a worker's key name: from the table, and built
+// beyond it (one allocation of the name's length).
+func BenchmarkKeyName(b *testing.B) {
+	const prefix = "rlbench:20260101-000000-abcd:lua:go-redis:"
+	for _, tc := range []struct {
+		name string
+		key  int
+	}{{"table", 4242}, {"built", KeyTableMax + 4242}} {
+		b.Run("key="+tc.name, func(b *testing.B) {
+			n := keyNamer{prefix: prefix, table: KeyNames(prefix, KeyTableMax)}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				_ = n.name(tc.key)
+			}
+		})
 	}
 }
 

@@ -1,5 +1,6 @@
 // Command benchpeers is the command line of package peers: it measures
-// rlbench against redis-benchmark on one private redis-server.
+// rlbench against redis-benchmark and against a bare loop of the same
+// client (cmd/bareloop) on one private redis-server.
 // scripts/bench-peers.sh builds it and bin/rlbench, then runs it:
 //
 //	scripts/bench-peers.sh                 # 5 pairs x 10 s per side
@@ -49,11 +50,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Out, "out", peers.DefaultOut, "write every figure as JSON to this file")
 	fs.IntVar(&o.RBThreads, "rb-threads", 0, "redis-benchmark --threads (0: leave the flag out, its classic single-threaded mode)")
 	fs.StringVar(&o.Rlbench, "rlbench", "bin/rlbench", "rlbench binary")
+	fs.StringVar(&o.BareLoop, "bare-loop", "bin/bareloop", "bare loop binary (cmd/bareloop)")
 	fs.StringVar(&o.RedisBenchmark, "redis-benchmark", "redis-benchmark", "redis-benchmark binary")
 	fs.StringVar(&o.RedisCLI, "redis-cli", "redis-cli", "redis-cli binary")
 	fs.StringVar(&o.RedisServer, "redis-server", "", "redis-server binary (default: redis-server on PATH)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: benchpeers [flags]\n\nAlternate rlbench and redis-benchmark runs on one private redis-server and\nprint each pair's throughput ratio.\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(stderr, "Usage: benchpeers [flags]\n\nAlternate rlbench, bare-loop and redis-benchmark runs on one private\nredis-server and print rlbench's throughput ratio to each.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {

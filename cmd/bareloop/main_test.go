@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestRunRejectsBadFlags checks that bad flags end with exit 2 and a
+// message naming the flag, before anything connects.
+func TestRunRejectsBadFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{name: "no addr", args: nil, want: "--addr is required"},
+		{name: "unknown client", args: []string{"--addr", "x:1", "--client", "redigo"}, want: `--client: unknown client "redigo"`},
+		{name: "zero clients", args: []string{"--addr", "x:1", "--clients", "0"}, want: "--clients must be >= 1"},
+		{name: "too many keys", args: []string{"--addr", "x:1", "--keys", "20000000"}, want: "--keys must be from 1 to 10000000"},
+		{name: "zero duration", args: []string{"--addr", "x:1", "--duration", "0s"}, want: "--duration must be > 0"},
+		{name: "argument", args: []string{"--addr", "x:1", "extra"}, want: `unexpected argument "extra"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			if code := run(t.Context(), tc.args, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("run(%q) = %d, stderr %q; want %d and %q", tc.args, code, stderr.String(), exitUsage, tc.want)
+			}
+		})
+	}
+}
