@@ -108,6 +108,13 @@ type Options struct {
 	Progress func(Progress)
 }
 
+// Validate checks o as Scan does before any command, and returns an error
+// wrapping one of the Err values of this package.
+func (o Options) Validate() error {
+	_, err := o.validate()
+	return err
+}
+
 // validate checks o, and returns it with its defaults filled in.
 func (o Options) validate() (Options, error) {
 	switch {

@@ -115,6 +115,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		switch args[0] {
 		case "verify":
 			return runVerify(ctx, args[1:], stdout, stderr)
+		case "audit":
+			return runAudit(ctx, args[1:], stdout, stderr)
 		case "compare":
 			return runCompare(args[1:], stdout, stderr)
 		case "report":
