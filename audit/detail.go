@@ -42,9 +42,6 @@ type keyDetail struct {
 // TYPE, GETRANGE, then EXPIRE ... NX. Only what is needed is sent: the
 // sample stops reading once it is full.
 func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []string) error {
-	if a.o.DryRun {
-		nr.WouldFix += int64(len(keys))
-	}
 	pipe := n.Pipeline()
 	details := make([]keyDetail, len(keys))
 	sampling := 0 // keys queued for the immortal sample

@@ -265,6 +265,9 @@ func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []stri
 			countType(f, types[i].Val(), ttl == -1)
 		}
 	}
+	if a.o.DryRun {
+		f.WouldFix += int64(len(a.immortal))
+	}
 	if len(a.immortal) == 0 || !a.detailed() {
 		return nil
 	}
