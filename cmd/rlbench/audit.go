@@ -76,7 +76,7 @@ func (t *targetFlags) check(fs *pflag.FlagSet) error {
 func (t *targetFlags) clientOptions(addr string) *redis.Options {
 	return &redis.Options{
 		Addr: addr, Username: t.user, Password: t.password, DB: t.db, Protocol: 2,
-		DisableIdentity: true, MaxRetries: -1, PoolSize: 2,
+		DisableIdentity: true, MaxRetries: -1, DialerRetries: 1, PoolSize: 2,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
 }
@@ -99,7 +99,7 @@ func (t *targetFlags) nodes(ctx context.Context) (nodes []*redis.Client, close f
 	o := t.clientOptions("")
 	cc := redis.NewClusterClient(&redis.ClusterOptions{
 		Addrs: strings.Split(t.cluster, ","), Username: o.Username, Password: o.Password, Protocol: 2,
-		DisableIdentity: true, MaxRetries: -1, PoolSize: 2, MaintNotificationsConfig: o.MaintNotificationsConfig,
+		DisableIdentity: true, MaxRetries: -1, DialerRetries: 1, PoolSize: 2, MaintNotificationsConfig: o.MaintNotificationsConfig,
 	})
 	var mu sync.Mutex
 	err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
