@@ -67,6 +67,8 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 type Options struct {
 	// Title heads the page; "" means "rlbench report".
 	Title string
+	// Audits are files of `rlbench audit --json`, shown beside the runs.
+	Audits []AuditFile
 }
 
 // DefaultTitle is the page's title when Options.Title is "".
@@ -131,6 +133,7 @@ type view struct {
 	Library  template.JS
 	Script   template.JS
 	Style    template.CSS
+	Audits   template.HTML
 }
 
 // data is what the page's script draws, embedded as JSON.
@@ -359,6 +362,10 @@ func newView(c *compare.Comparison, opts Options) (*view, error) {
 	}
 	if v.Title == "" {
 		v.Title = DefaultTitle
+	}
+	var err error
+	if v.Audits, err = auditSection(opts.Audits); err != nil {
+		return nil, err
 	}
 	for _, f := range c.Files {
 		fv, err := newFileView(f)

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rlbench/rlbench/audit"
+	"github.com/rlbench/rlbench/htmlreport"
 )
 
 // auditOptions are the settings of `rlbench audit`.
@@ -332,4 +333,21 @@ func (l *progressLine) clear() {
 	if l != nil && l.used {
 		fmt.Fprint(l.w, "\r\033[K")
 	}
+}
+
+// splitAuditFiles separates the files of `rlbench audit --json` from the
+// load-run reports among paths, and reads the audits.
+func splitAuditFiles(paths []string) (runs []string, audits []htmlreport.AuditFile, err error) {
+	for _, p := range paths {
+		if !audit.IsReportFile(p) {
+			runs = append(runs, p)
+			continue
+		}
+		rep, err := audit.ReadReportFile(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		audits = append(audits, htmlreport.AuditFile{Path: p, Report: rep})
+	}
+	return runs, audits, nil
 }

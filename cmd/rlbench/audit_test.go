@@ -236,3 +236,28 @@ func TestAuditBadInput(t *testing.T) {
 		t.Errorf("audit of a closed address = %d, %q; want %d naming --addr", res.code, res.stderr, exitUsage)
 	}
 }
+
+// TestReportAudit renders an audit file beside a load run's report.
+func TestReportAudit(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	seedAuditMix(t, rdb, prefix)
+	dir := t.TempDir()
+	auditPath, runPath, page := filepath.Join(dir, "audit.json"), filepath.Join(dir, "run.json"), filepath.Join(dir, "page.html")
+	mustRun(t, exitOK, "audit", "--match", prefix+"*", "--addr", srv.Addr(), "--json", auditPath)
+	mustRun(t, exitOK, "--addr", srv.Addr(), "--requests", "50", "--duration", "0", "--prefix", prefix+"run:", "--json", runPath)
+	res := mustRun(t, exitOK, "report", runPath, auditPath, "-o", page)
+	data, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(data)
+	for _, want := range []string{`<section id="audits">`, "audit.json: MATCH", "3 immortal", `<section id="summary">`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report(%s, %s) page lacks %q\n%s", runPath, auditPath, want, res.stderr)
+		}
+	}
+	mustRun(t, exitOK, "report", auditPath, "-o", page) // an audit alone
+}

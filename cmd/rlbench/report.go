@@ -41,14 +41,18 @@ Flags:
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
-	files, err := compare.ReadFiles(fs.Args())
+	paths, audits, err := splitAuditFiles(fs.Args())
+	var files []*compare.File
+	if err == nil && (len(paths) > 0 || len(audits) == 0) {
+		files, err = compare.ReadFiles(paths)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "rlbench report: %v (see rlbench report --help)\n", err)
 		return exitUsage
 	}
 	c := compare.New(files)
 	var page bytes.Buffer
-	if err := htmlreport.HTML(c, htmlreport.Options{Title: title})(&page); err != nil {
+	if err := htmlreport.HTML(c, htmlreport.Options{Title: title, Audits: audits})(&page); err != nil {
 		fmt.Fprintf(stderr, "rlbench report: %v\n", err)
 		return exitFailure
 	}
