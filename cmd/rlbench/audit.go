@@ -167,6 +167,9 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	var jsonFile *os.File
 	if o.jsonPath != "" && o.jsonPath != "-" {
+		// Opened now, not truncated: a path that cannot be written is bad
+		// input, found before any command.
+		_, statErr := os.Stat(o.jsonPath)
 		f, err := os.OpenFile(o.jsonPath, os.O_WRONLY|os.O_CREATE, 0o644)
 		if err != nil {
 			fmt.Fprintf(stderr, "rlbench audit: --json: %v\n", err)
@@ -174,6 +177,13 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		jsonFile = f
 		defer jsonFile.Close()
+		if os.IsNotExist(statErr) {
+			defer func() {
+				if jsonFile != nil { // not written: remove what was created
+					os.Remove(o.jsonPath)
+				}
+			}()
+		}
 	}
 	nodes, closeNodes, err := o.target.nodes(ctx)
 	if err != nil {
@@ -193,7 +203,9 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	rep, err := audit.Scan(ctx, targets, opts)
 	line.clear()
-	return o.finish(rep, err, jsonFile, stdout, stderr)
+	f := jsonFile
+	jsonFile = nil // written (or reported) by finish
+	return o.finish(rep, err, f, stdout, stderr)
 }
 
 // finish prints and writes the report, and returns the exit status.

@@ -231,9 +231,32 @@ func TestAuditBadInput(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "no")); err == nil {
 		t.Errorf("a bad --json created %s", filepath.Join(dir, "no"))
 	}
-	res := runCLI(t, t.Context(), "audit", "--match", "x*", "--addr", closedAddr(t))
+	jsonPath := filepath.Join(dir, "new.json")
+	res := runCLI(t, t.Context(), "audit", "--match", "x*", "--addr", closedAddr(t), "--json", jsonPath)
 	if res.code != exitUsage || !strings.Contains(res.stderr, "--addr") {
 		t.Errorf("audit of a closed address = %d, %q; want %d naming --addr", res.code, res.stderr, exitUsage)
+	}
+	if _, err := os.Stat(jsonPath); err == nil {
+		t.Errorf("audit of a closed address left %s behind", jsonPath)
+	}
+}
+
+// TestAuditProgressLine checks the live line's figures, and that it is
+// drawn at most every progressEvery and erased at the end.
+func TestAuditProgressLine(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	l := &progressLine{w: &b}
+	p := audit.Progress{Node: 1, Nodes: 3, Addr: "h:1", Keys: 5000, Immortal: 7, Scans: 25, Count: 1000, DBSize: 100000, Elapsed: 2 * time.Second}
+	l.show(p)
+	l.show(p) // too soon: not drawn
+	want := "\r\033[Kaudit: node 2/3 h:1: 5000 keys examined, 2500 keys/s, 7 immortal, ~25% walked, ETA 6s"
+	if b.String() != want {
+		t.Errorf("show(%+v) wrote %q; want %q", p, b.String(), want)
+	}
+	l.clear()
+	if !strings.HasSuffix(b.String(), "\r\033[K") {
+		t.Errorf("clear() wrote %q; want the line erased", b.String())
 	}
 }
 
