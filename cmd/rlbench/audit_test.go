@@ -284,3 +284,33 @@ func TestReportAudit(t *testing.T) {
 	}
 	mustRun(t, exitOK, "report", auditPath, "-o", page) // an audit alone
 }
+
+// clusterACL is what --cluster needs beyond readOnlyACL: the cluster's
+// slot map (CLUSTER SLOTS), which the client reads to find the masters.
+const clusterACL = "+cluster|slots"
+
+// TestAuditClusterReadOnlyACL audits a 3-master cluster as a user with the
+// read-only rules plus clusterACL on every node.
+func TestAuditClusterReadOnlyACL(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 0)
+	rdb := redistest.ClusterClient(t, cl)
+	prefix := redistest.Prefix(t)
+	for i := range 12 {
+		if err := rdb.Set(t.Context(), fmt.Sprintf("%s{%d}", prefix, i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, addr := range cl.Addrs() {
+		admin := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
+		setUser(t, admin, "auditor", "pw", prefix+"*", readOnlyACL, clusterACL)
+		admin.Close()
+	}
+	jsonPath := filepath.Join(t.TempDir(), "audit.json")
+	mustRun(t, exitOK, "audit", "--match", prefix+"*", "--cluster", cl.Addrs()[0], "--user", "auditor", "--password", "pw",
+		"--limit", "5", "--types", "--json", jsonPath)
+	if rep := readAudit(t, jsonPath); rep.Keys != 12 || rep.Immortal != 12 || rep.LockedOut != 7 || len(rep.PerNode) != 3 {
+		t.Errorf("audit as the read-only user = %d keys, %d immortal, %d locked out, %d nodes; want 12, 12, 7, 3",
+			rep.Keys, rep.Immortal, rep.LockedOut, len(rep.PerNode))
+	}
+}
