@@ -90,8 +90,11 @@ func (t *targetFlags) nodes(ctx context.Context) (nodes []*redis.Client, close f
 		c := redis.NewClient(t.clientOptions(t.addr))
 		if err := c.Ping(ctx).Err(); err != nil {
 			c.Close()
-			if strings.Contains(err.Error(), "DB index") {
+			switch msg := err.Error(); {
+			case strings.Contains(msg, "DB index"):
 				return nil, nil, fmt.Errorf("--db %d: %w", t.db, err)
+			case strings.Contains(msg, "WRONGPASS"), strings.Contains(msg, "NOAUTH"), strings.Contains(msg, "NOPERM"):
+				return nil, nil, fmt.Errorf("--user, --password (or $REDISCLI_AUTH): %w", err)
 			}
 			return nil, nil, fmt.Errorf("--addr %s: %w", t.addr, err)
 		}
@@ -185,6 +188,8 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			}()
 		}
 	}
+	// go-redis logs each failed dial; the error below says it once.
+	redis.SetLogger(silentLogger{})
 	nodes, closeNodes, err := o.target.nodes(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "rlbench audit: %v\n", err)
@@ -363,3 +368,8 @@ func splitAuditFiles(paths []string) (runs []string, audits []htmlreport.AuditFi
 	}
 	return runs, audits, nil
 }
+
+// silentLogger drops go-redis' log lines.
+type silentLogger struct{}
+
+func (silentLogger) Printf(context.Context, string, ...any) {}

@@ -231,6 +231,18 @@ func TestAuditBadInput(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "no")); err == nil {
 		t.Errorf("a bad --json created %s", filepath.Join(dir, "no"))
 	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--user", "nobody", "--password", "wrong"}, "--user, --password"},
+		{[]string{"--db", "16"}, "--db 16"},
+	} {
+		args := append([]string{"audit", "--match", "x*", "--addr", a}, tc.args...)
+		if res := runCLI(t, t.Context(), args...); res.code != exitUsage || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("run(%q) = %d, %q; want %d naming %s", args, res.code, res.stderr, exitUsage, tc.want)
+		}
+	}
 	jsonPath := filepath.Join(dir, "new.json")
 	res := runCLI(t, t.Context(), "audit", "--match", "x*", "--addr", closedAddr(t), "--json", jsonPath)
 	if res.code != exitUsage || !strings.Contains(res.stderr, "--addr") {
