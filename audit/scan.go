@@ -148,18 +148,32 @@ func newAuditor(o Options, nodes int) *auditor {
 	return a
 }
 
-// node scans one node to the end, counting into nr.
-func (a *auditor) node(ctx context.Context, n Node, nr *NodeReport) error {
-	var cursor uint64
+// node scans one node to the end, counting into nr. The next SCAN is sent
+// while the current batch's pipeline is in flight, on a second connection:
+// the server answers them one after the other, but neither waits for the
+// other's round trip.
+func (a *auditor) node(ctx context.Context, n Node, nr *NodeReport) (err error) {
+	res := scanPage(ctx, n, a.match, a.o.Type, a.o.Count, 0)
+	var ahead chan scanResult
+	defer func() {
+		if ahead != nil {
+			<-ahead // no SCAN outlives the audit
+		}
+	}()
 	for {
+		a.lat[0].record(res.took)
+		if res.err != nil {
+			return res.err
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		keys, next, err := a.scan(ctx, n, cursor)
-		if err != nil {
-			return err
+		ahead = nil
+		if res.next != 0 {
+			ahead = make(chan scanResult, 1)
+			go func(cursor uint64) { ahead <- scanPage(ctx, n, a.match, a.o.Type, a.o.Count, cursor) }(res.next)
 		}
-		if len(keys) > 0 {
+		if keys := a.examine(res.keys); len(keys) > 0 {
 			if err := a.pace.wait(ctx, len(keys)); err != nil {
 				return err
 			}
@@ -169,31 +183,44 @@ func (a *auditor) node(ctx context.Context, n Node, nr *NodeReport) error {
 		}
 		a.progress.Scans++
 		a.report()
-		if next == 0 {
+		if ahead == nil {
 			return nil
 		}
-		cursor = next
+		res, ahead = <-ahead, nil
 	}
 }
 
-// scan sends one SCAN and returns the keys to examine: under the prefix,
-// and not seen before when deduplicating.
-func (a *auditor) scan(ctx context.Context, n Node, cursor uint64) ([]string, uint64, error) {
+// scanResult is one SCAN's reply and how long it took.
+type scanResult struct {
+	keys []string
+	next uint64
+	took time.Duration
+	err  error
+}
+
+// scanPage sends one SCAN (SCAN ... TYPE when typ is set).
+func scanPage(ctx context.Context, n Node, match, typ string, count int64, cursor uint64) scanResult {
 	began := time.Now()
 	var cmd *redis.ScanCmd
-	if a.o.Type != "" {
-		cmd = n.ScanType(ctx, cursor, a.match, a.o.Count, a.o.Type)
+	if typ != "" {
+		cmd = n.ScanType(ctx, cursor, match, count, typ)
 	} else {
-		cmd = n.Scan(ctx, cursor, a.match, a.o.Count)
+		cmd = n.Scan(ctx, cursor, match, count)
 	}
 	keys, next, err := cmd.Result()
-	a.lat[0].record(time.Since(began))
-	if err != nil {
-		if a.o.Type != "" && strings.Contains(err.Error(), "syntax") {
-			return nil, 0, fmt.Errorf("scan: %w (SCAN ... TYPE needs Redis >= 6.0)", err)
-		}
-		return nil, 0, fmt.Errorf("scan: %w", err)
+	r := scanResult{keys: keys, next: next, took: time.Since(began)}
+	switch {
+	case err != nil && typ != "" && strings.Contains(err.Error(), "syntax"):
+		r.err = fmt.Errorf("scan: %w (SCAN ... TYPE needs Redis >= 6.0)", err)
+	case err != nil:
+		r.err = fmt.Errorf("scan: %w", err)
 	}
+	return r
+}
+
+// examine returns the keys of a SCAN page to examine: under the prefix,
+// and not seen before when deduplicating.
+func (a *auditor) examine(keys []string) []string {
 	a.keys = a.keys[:0]
 	for _, key := range keys {
 		if a.o.Prefix != "" && !strings.HasPrefix(key, a.o.Prefix) {
@@ -204,7 +231,7 @@ func (a *auditor) scan(ctx context.Context, n Node, cursor uint64) ([]string, ui
 		}
 		a.keys = append(a.keys, key)
 	}
-	return a.keys, next, nil
+	return a.keys
 }
 
 // batch reads the PTTL of keys (with TYPE and UNLINK where asked) in one
