@@ -151,7 +151,8 @@ type Sample struct {
 type NodeReport struct {
 	// Addr is the node's host:port, or "" when its client does not say.
 	Addr string `json:"addr"`
-	// DBSize is the node's DBSIZE when the audit started, -1 if unread.
+	// DBSize is the node's DBSIZE when the audit started, -1 if unread
+	// (Options.Sizes).
 	DBSize int64 `json:"dbsize"`
 	// Complete is false when the audit of this node did not finish.
 	Complete bool `json:"complete"`

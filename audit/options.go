@@ -103,6 +103,9 @@ type Options struct {
 	// while the keyspace is resized) once. It keeps 8 bytes per key, so
 	// memory grows with the keyspace: meant for the runner's own keys.
 	Dedup bool
+	// Sizes reads each node's DBSIZE before the scan, for NodeReport.DBSize
+	// and the ETA of Progress; setting Progress implies it.
+	Sizes bool
 	// Progress, if set, is called after each batch with the figures so far,
 	// from the goroutine that called Scan.
 	Progress func(Progress)

@@ -91,14 +91,14 @@ func scan(ctx context.Context, nodes []Node, opts Options, nameNodes bool) (Repo
 	return rep, err
 }
 
-// dbSizes reads each node's DBSIZE for the progress line's ETA, -1 where
-// unread; a node that will not say is left out of the ETA. Without a
-// Progress function it sends nothing.
+// dbSizes reads each node's DBSIZE for NodeReport.DBSize and the progress
+// line's ETA, -1 where unread; a node that will not say is left out of the
+// ETA. Without Sizes or Progress it sends nothing.
 func (a *auditor) dbSizes(ctx context.Context, nodes []Node) []int64 {
 	sizes := make([]int64, len(nodes))
 	for i, n := range nodes {
 		sizes[i] = -1
-		if a.o.Progress == nil {
+		if !a.o.Sizes && a.o.Progress == nil {
 			continue
 		}
 		if size, err := n.DBSize(ctx).Result(); err == nil {

@@ -197,6 +197,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer closeNodes()
 	opts := o.opts
+	opts.Sizes = true
 	var line *progressLine
 	if !o.quiet && isTerminal(stdout) {
 		line = &progressLine{w: stdout}

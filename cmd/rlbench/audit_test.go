@@ -149,8 +149,8 @@ func TestAuditCluster(t *testing.T) {
 	}
 	masters := slices.Sorted(slices.Values(cl.MasterAddrs()))
 	for i, n := range rep.PerNode {
-		if n.Addr != masters[i] || n.Keys == 0 {
-			t.Errorf("node %d = %s with %d keys; want %s (masters by address) with some", i, n.Addr, n.Keys, masters[i])
+		if n.Addr != masters[i] || n.Keys == 0 || n.DBSize != n.Keys {
+			t.Errorf("node %d = %s with %d keys, DBSIZE %d; want %s (masters by address) with some, all of its DBSIZE", i, n.Addr, n.Keys, n.DBSize, masters[i])
 		}
 	}
 }
