@@ -72,7 +72,8 @@ func runOptions(prefix string, window int64) Options {
 
 // Run SCANs the keys under prefix (MATCH MatchPattern(prefix), COUNT 1000),
 // reads the PTTL of each batch in one pipeline, and counts them. window is
-// the rate-limit window in whole seconds. A key SCAN returns more than once
+// the rate-limit window in whole seconds (the runner's is >= 1; a window <= 0
+// counts no key as over it). A key SCAN returns more than once
 // (which SCAN allows while the keyspace is resized) is counted once.
 //
 // On error Run returns the counts so far with the error.
