@@ -1,13 +1,22 @@
-// Package audit checks the keys a run left behind, at the end of the run: how
-// many there are under the run's key prefix, and how many of them would
-// outlive the rate-limit window (no TTL at all, or a TTL longer than the
-// window). Cleanup deletes them.
+// Package audit finds the keys that would outlive a rate-limit window: no
+// TTL at all (immortal), or a TTL longer than the window. Scan is the one
+// engine: it walks a keyspace with SCAN, reads each key's PTTL in pipelined
+// batches, and counts, keeping nothing per key, at a rate the caller caps;
+// it can also read the values of immortal counters (users locked out for
+// good), describe a sample of them, give them a TTL with EXPIRE ... NX, or
+// delete every key it examines. `rlbench audit` is Scan over a keyspace
+// rlbench did not write; the runner audits, then deletes, its own keys.
 //
 // It talks to Redis through go-redis as an independent observer, whichever
-// client the run itself used. It only ever SCANs, reads PTTL and UNLINKs keys
-// under the prefix: each key returned by SCAN is checked with
-// strings.HasPrefix, so neither a glob in the prefix nor a bug in the MATCH
-// pattern can make it count or delete a key outside the prefix.
+// client the run itself used. By default it sends only read commands
+// (DBSIZE, SCAN, PTTL, TYPE, GETRANGE, OBJECT IDLETIME). Under a prefix, each
+// key returned by SCAN is checked with strings.HasPrefix, so neither a glob
+// in the prefix nor a bug in the MATCH pattern can make it count or delete a
+// key outside the prefix.
+//
+// Hash-field TTLs (Redis 7.4) would fit as one more per-key read in the
+// batch pipeline of Scan (HTTL on the keys TYPE calls hashes), with its
+// counts beside the key counts in Findings.
 package audit
 
 import (
@@ -27,11 +36,8 @@ import (
 // prefix, which would cover the whole database.
 var ErrEmptyPrefix = errors.New("empty key prefix: it would cover the whole database")
 
-// scanCount is the COUNT hint of each SCAN, and so roughly the batch size of
-// each PTTL pipeline and each UNLINK.
-const scanCount = 1000
-
-// Result counts the keys under a prefix. Keys includes every other count.
+// Result counts the keys under a prefix, as the runner reports them. Keys
+// includes every other count.
 type Result struct {
 	// Keys is the number of distinct keys SCAN returned under the prefix.
 	Keys int64 `json:"keys"`
@@ -45,21 +51,9 @@ type Result struct {
 	Vanished int64 `json:"vanished"`
 }
 
-// Run SCANs the keys under prefix (MATCH MatchPattern(prefix), COUNT 1000),
-// reads the PTTL of each batch in one pipeline, and counts them. window is
-// the rate-limit window in whole seconds. A key SCAN returns more than once
-// (which SCAN allows while the keyspace is resized) is counted once.
-//
-// On error Run returns the counts so far with the error.
-func Run(ctx context.Context, rdb redis.Cmdable, prefix string, window int64) (Result, error) {
-	if prefix == "" {
-		return Result{}, fmt.Errorf("audit: run: %w", ErrEmptyPrefix)
-	}
-	res, err := run(ctx, rdb, prefix, window, newKeySet())
-	if err != nil {
-		return res, fmt.Errorf("audit: run: %w", err)
-	}
-	return res, nil
+// Result returns the runner's figures of f (TTLOverMax as TTLOverWindow).
+func (f Findings) Result() Result {
+	return Result{Keys: f.Keys, Immortal: f.Immortal, TTLOverWindow: f.TTLOverMax, Vanished: f.Vanished}
 }
 
 // NodeResult is the Result of one node of a cluster.
@@ -70,131 +64,105 @@ type NodeResult struct {
 	Result
 }
 
+// runOptions are the Options of the runner's audit of prefix, window in
+// whole seconds.
+func runOptions(prefix string, window int64) Options {
+	return Options{Prefix: prefix, MaxTTL: time.Duration(window) * time.Second, Dedup: true}
+}
+
+// Run SCANs the keys under prefix (MATCH MatchPattern(prefix), COUNT 1000),
+// reads the PTTL of each batch in one pipeline, and counts them. window is
+// the rate-limit window in whole seconds (the runner's is >= 1; a window <= 0
+// counts no key as over it). A key SCAN returns more than once
+// (which SCAN allows while the keyspace is resized) is counted once.
+//
+// On error Run returns the counts so far with the error.
+//
+// Run is Scan with Options{Prefix, MaxTTL: window, Dedup}, kept for the
+// runner until it calls Scan itself.
+func Run(ctx context.Context, rdb redis.Cmdable, prefix string, window int64) (Result, error) {
+	if prefix == "" {
+		return Result{}, fmt.Errorf("audit: run: %w", ErrEmptyPrefix)
+	}
+	rep, err := scan(ctx, []Node{rdb}, runOptions(prefix, window), false)
+	if err != nil {
+		return rep.Result(), fmt.Errorf("audit: run: %w", err)
+	}
+	return rep.Result(), nil
+}
+
 // RunNodes is Run over the masters of a Redis Cluster, one client per
 // master: SCAN walks one node's keyspace only, so each master is scanned in
 // turn (nodes must be the masters; a replica would count its master's keys
 // again). It returns the sum, and the Result of each node in the order of
 // nodes. On error it returns the counts so far with the error, which names
 // the node.
+//
+// RunNodes is Scan over nodes, kept for the runner until it calls Scan
+// itself.
 func RunNodes(ctx context.Context, nodes []*redis.Client, prefix string, window int64) (Result, []NodeResult, error) {
-	var total Result
 	if prefix == "" {
-		return total, nil, fmt.Errorf("audit: run: %w", ErrEmptyPrefix)
+		return Result{}, nil, fmt.Errorf("audit: run: %w", ErrEmptyPrefix)
 	}
-	seen := newKeySet()
-	per := make([]NodeResult, 0, len(nodes))
-	for _, node := range nodes {
-		res, err := run(ctx, node, prefix, window, seen)
-		addr := node.Options().Addr
-		per = append(per, NodeResult{Addr: addr, Result: res})
-		total.add(res)
-		if err != nil {
-			return total, per, fmt.Errorf("audit: run: node %s: %w", addr, err)
-		}
+	rep, err := scan(ctx, clientNodes(nodes), runOptions(prefix, window), true)
+	per := rep.NodeResults()
+	if err != nil {
+		return rep.Result(), per, fmt.Errorf("audit: run: %w", err)
 	}
-	return total, per, nil
+	return rep.Result(), per, nil
 }
 
-// add adds r's counts to res.
-func (res *Result) add(r Result) {
-	res.Keys += r.Keys
-	res.Immortal += r.Immortal
-	res.TTLOverWindow += r.TTLOverWindow
-	res.Vanished += r.Vanished
+// NodeResults returns the runner's figures of each node Scan reached, in
+// order.
+func (r Report) NodeResults() []NodeResult {
+	per := make([]NodeResult, len(r.PerNode))
+	for i, n := range r.PerNode {
+		per[i] = NodeResult{Addr: n.Addr, Result: n.Result()}
+	}
+	return per
 }
 
-// run is Run without the prefix check, skipping keys already in seen.
-func run(ctx context.Context, rdb redis.Cmdable, prefix string, window int64, seen *keySet) (Result, error) {
-	var res Result
-	windowTTL := time.Duration(window) * time.Second
-	err := scanPrefix(ctx, rdb, prefix, func(keys []string) error {
-		batch := keys[:0]
-		for _, key := range keys {
-			if seen.add(key) {
-				batch = append(batch, key)
-			}
-		}
-		if len(batch) == 0 {
-			return nil
-		}
-		pipe := rdb.Pipeline()
-		ttls := make([]*redis.DurationCmd, len(batch))
-		for i, key := range batch {
-			ttls[i] = pipe.PTTL(ctx, key)
-		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			return fmt.Errorf("pttl: %w", err)
-		}
-		for _, cmd := range ttls {
-			res.Keys++
-			// go-redis keeps PTTL's -1 and -2 replies as raw Durations.
-			switch ttl := cmd.Val(); {
-			case ttl == -1:
-				res.Immortal++
-			case ttl == -2:
-				res.Vanished++
-			case ttl > windowTTL:
-				res.TTLOverWindow++
-			}
-		}
-		return nil
-	})
-	return res, err
-}
-
-// Cleanup deletes every key under prefix with UNLINK, one UNLINK per SCAN
-// batch (SCAN and HasPrefix guard as in Run), and returns how many keys it
-// deleted, as counted by UNLINK's replies. On error it returns the count so
-// far with the error.
+// Cleanup deletes every key under prefix with UNLINK, one UNLINK per key
+// pipelined per SCAN batch (SCAN and HasPrefix guard as in Run), and
+// returns how many keys it deleted, as counted by UNLINK's replies. On
+// error it returns the count so far with the error.
+//
+// Cleanup is Scan with Options{Prefix, Unlink}, kept for the runner until it
+// calls Scan itself (which can audit and delete in one pass).
 func Cleanup(ctx context.Context, rdb redis.Cmdable, prefix string) (int64, error) {
 	if prefix == "" {
 		return 0, fmt.Errorf("audit: cleanup: %w", ErrEmptyPrefix)
 	}
-	var deleted int64
-	err := scanPrefix(ctx, rdb, prefix, func(keys []string) error {
-		n, err := rdb.Unlink(ctx, keys...).Result()
-		if err != nil {
-			return fmt.Errorf("unlink: %w", err)
-		}
-		deleted += n
-		return nil
-	})
+	rep, err := scan(ctx, []Node{rdb}, Options{Prefix: prefix, Unlink: true}, false)
 	if err != nil {
-		return deleted, fmt.Errorf("audit: cleanup: %w", err)
+		return rep.Deleted, fmt.Errorf("audit: cleanup: %w", err)
 	}
-	return deleted, nil
+	return rep.Deleted, nil
 }
 
 // CleanupNodes is Cleanup over the masters of a Redis Cluster, one client
-// per master, as in RunNodes. The keys of one SCAN batch lie in many slots,
-// which one UNLINK may not span (CROSSSLOT), so each key gets its own UNLINK,
-// pipelined per batch. It returns the total deleted.
+// per master, as in RunNodes. It returns the total deleted.
+//
+// CleanupNodes is Scan over nodes with Options{Prefix, Unlink}, kept for the
+// runner until it calls Scan itself.
 func CleanupNodes(ctx context.Context, nodes []*redis.Client, prefix string) (int64, error) {
 	if prefix == "" {
 		return 0, fmt.Errorf("audit: cleanup: %w", ErrEmptyPrefix)
 	}
-	var deleted int64
-	for _, node := range nodes {
-		err := scanPrefix(ctx, node, prefix, func(keys []string) error {
-			pipe := node.Pipeline()
-			unlinks := make([]*redis.IntCmd, len(keys))
-			for i, key := range keys {
-				unlinks[i] = pipe.Unlink(ctx, key)
-			}
-			_, err := pipe.Exec(ctx)
-			for _, cmd := range unlinks {
-				deleted += cmd.Val()
-			}
-			if err != nil {
-				return fmt.Errorf("unlink: %w", err)
-			}
-			return nil
-		})
-		if err != nil {
-			return deleted, fmt.Errorf("audit: cleanup: node %s: %w", node.Options().Addr, err)
-		}
+	rep, err := scan(ctx, clientNodes(nodes), Options{Prefix: prefix, Unlink: true}, true)
+	if err != nil {
+		return rep.Deleted, fmt.Errorf("audit: cleanup: %w", err)
 	}
-	return deleted, nil
+	return rep.Deleted, nil
+}
+
+// clientNodes turns clients into Nodes.
+func clientNodes(clients []*redis.Client) []Node {
+	nodes := make([]Node, len(clients))
+	for i, c := range clients {
+		nodes[i] = c
+	}
+	return nodes
 }
 
 // MatchPattern returns the SCAN MATCH pattern for the keys under prefix:
@@ -213,34 +181,6 @@ func MatchPattern(prefix string) string {
 	}
 	b.WriteByte('*')
 	return b.String()
-}
-
-// scanPrefix SCANs the whole keyspace with MatchPattern(prefix) and calls fn
-// with each non-empty batch of keys that really start with prefix.
-func scanPrefix(ctx context.Context, rdb redis.Cmdable, prefix string, fn func(keys []string) error) error {
-	match := MatchPattern(prefix)
-	var cursor uint64
-	for {
-		keys, next, err := rdb.Scan(ctx, cursor, match, scanCount).Result()
-		if err != nil {
-			return fmt.Errorf("scan: %w", err)
-		}
-		inside := keys[:0]
-		for _, key := range keys {
-			if strings.HasPrefix(key, prefix) {
-				inside = append(inside, key)
-			}
-		}
-		if len(inside) > 0 {
-			if err := fn(inside); err != nil {
-				return err
-			}
-		}
-		if next == 0 {
-			return nil
-		}
-		cursor = next
-	}
 }
 
 // keySet remembers the keys seen so far by their 64-bit hashes, which keeps

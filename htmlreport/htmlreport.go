@@ -66,6 +66,8 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 type Options struct {
 	// Title heads the page; "" means "rlbench report".
 	Title string
+	// Audits are files of `rlbench audit --json`, shown beside the runs.
+	Audits []AuditFile
 }
 
 // DefaultTitle is the page's title when Options.Title is "".
@@ -130,6 +132,7 @@ type view struct {
 	Library  template.JS
 	Script   template.JS
 	Style    template.CSS
+	Audits   template.HTML
 }
 
 // data is what the page's script draws, embedded as JSON.

@@ -97,6 +97,10 @@ func newView(c *compare.Comparison, opts Options) (*view, error) {
 	if v.Title == "" {
 		v.Title = DefaultTitle
 	}
+	var err error
+	if v.Audits, err = auditSection(opts.Audits); err != nil {
+		return nil, err
+	}
 	for _, f := range c.Files {
 		fv, err := newFileView(f)
 		if err != nil {

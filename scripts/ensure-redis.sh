@@ -3,6 +3,7 @@
 # Debian's package when run as root with apt-get, and otherwise stopping with
 # the exact command to run.
 ensure_redis_server() {
+	ensure_tools || return 1
 	if [ -n "${RLBENCH_REDIS_SERVER:-}" ] || command -v redis-server >/dev/null 2>&1; then
 		return 0
 	fi
@@ -19,5 +20,26 @@ ensure_redis_server() {
 	echo "redis-server not found on PATH. Install it first:" >&2
 	echo "    sudo apt-get update && sudo apt-get install -y redis-server" >&2
 	echo "or pass rlbench --redis-server /path/to/redis-server (and, for the tests, set RLBENCH_REDIS_SERVER=/path/to/redis-server)." >&2
+	return 1
+}
+
+# ensure_tools makes sure the benchmark scripts' tools are on PATH: jq
+# (bench-scale reads rlbench's JSON) and redis-cli (bench-audit's baseline).
+ensure_tools() {
+	local missing=()
+	command -v jq >/dev/null 2>&1 || missing+=(jq)
+	command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
+	[ ${#missing[@]} = 0 ] && return 0
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "${missing[*]} not found: installing Debian's packages" >&2
+		apt-get update -qq >&2 &&
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2 || {
+			echo "apt-get install ${missing[*]} failed" >&2
+			return 1
+		}
+		return 0
+	fi
+	echo "${missing[*]} not found on PATH. Install it first:" >&2
+	echo "    sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
 	return 1
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The test command. It installs redis-server when it is missing (root with
 # apt-get), and Chromium for the HTML report's test, vets the code, runs each benchmark briefly and the peer
-# comparison in its short mode (so that none of them rots; they print
-# figures and assert no speed), and the scale measurement (bench-scale.sh)
-# in its short mode, then runs every test against private
+# comparison, the scale measurement (bench-scale.sh) and the audit
+# benchmark (bench-audit.sh) in their short modes (so that none of them
+# rots; they print figures and assert no speed), then runs every test against private
 # redis-servers that the tests start on free loopback ports. Extra arguments
 # go to that last `go test` (e.g. -run TestAudit).
 set -euo pipefail
@@ -19,4 +19,5 @@ peers=$(mktemp)
 trap 'rm -f "$peers"' EXIT
 scripts/bench-peers.sh --short --out "$peers"
 scripts/bench-scale.sh --short
+scripts/bench-audit.sh --short
 go test -count=1 -timeout 10m "$@" ./...

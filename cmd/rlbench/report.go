@@ -42,7 +42,11 @@ Flags:
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	files, err := compare.ReadFiles(fs.Args())
+	paths, audits, err := splitAuditFiles(fs.Args())
+	var files []*compare.File
+	if err == nil && (len(paths) > 0 || len(audits) == 0) {
+		files, err = compare.ReadFiles(paths)
+	}
 	if err != nil {
 		return badInputHelp(err)
 	}
@@ -53,7 +57,7 @@ Flags:
 	defer outFile.discard()
 	c := compare.New(files)
 	var page bytes.Buffer
-	if err := htmlreport.HTML(c, htmlreport.Options{Title: title})(&page); err != nil {
+	if err := htmlreport.HTML(c, htmlreport.Options{Title: title, Audits: audits})(&page); err != nil {
 		return err
 	}
 	if err := writeOutput(outFile, page.Bytes(), stdout); err != nil || outFile == nil {

@@ -1,0 +1,239 @@
+package audit
+
+import (
+	"time"
+)
+
+// Findings are the counts of one audit, of one node or of all. Keys
+// includes every key counted elsewhere, and Keys = WithTTL + Immortal +
+// Vanished.
+type Findings struct {
+	// Keys is the number of keys examined: returned by SCAN (and under
+	// the prefix), each read with PTTL.
+	Keys int64 `json:"keys"`
+	// WithTTL is the number of keys that had a TTL.
+	WithTTL int64 `json:"with_ttl"`
+	// Immortal is the number of keys with no TTL (PTTL -1).
+	Immortal int64 `json:"immortal"`
+	// Vanished is the number of keys that had expired or been deleted
+	// between SCAN and PTTL (PTTL -2).
+	Vanished int64 `json:"vanished"`
+	// TTLOverMax is the number of keys whose PTTL exceeded Options.MaxTTL;
+	// 0 without MaxTTL.
+	TTLOverMax int64 `json:"ttl_over_max"`
+	// TTL is the distribution of the keys that had a TTL.
+	TTL Buckets `json:"ttl_distribution"`
+	// LockedOut is the number of immortal string counters whose value was
+	// at or above Options.Limit: users locked out for good. 0 without Limit.
+	LockedOut int64 `json:"locked_out"`
+	// Fixed is the number of immortal keys EXPIRE ... NX gave a TTL.
+	Fixed int64 `json:"fixed"`
+	// FixSkipped is the number of immortal keys EXPIRE ... NX left alone:
+	// they gained a TTL, or vanished, between PTTL and EXPIRE.
+	FixSkipped int64 `json:"fix_skipped"`
+	// WouldFix is the number of immortal keys a dry run would have sent
+	// EXPIRE ... NX.
+	WouldFix int64 `json:"would_fix"`
+	// Deleted is the number of keys UNLINK deleted (Options.Unlink).
+	Deleted int64 `json:"deleted"`
+	// Types counts keys per type, with Options.Types; nil otherwise.
+	Types map[string]*TypeCount `json:"types,omitempty"`
+}
+
+// TypeCount counts the keys of one type.
+type TypeCount struct {
+	// Keys is the number of keys of the type examined.
+	Keys int64 `json:"keys"`
+	// Immortal is how many of them had no TTL.
+	Immortal int64 `json:"immortal"`
+}
+
+// Buckets is a distribution of TTLs in ranges a person reads at a glance.
+// Each bucket holds the TTLs below its bound and at or above the previous
+// bucket's.
+type Buckets struct {
+	// Under1s counts TTLs under 1 second.
+	Under1s int64 `json:"lt_1s"`
+	// Under10s counts TTLs from 1 s to under 10 s.
+	Under10s int64 `json:"lt_10s"`
+	// Under1m counts TTLs from 10 s to under 1 minute.
+	Under1m int64 `json:"lt_1m"`
+	// Under10m counts TTLs from 1 minute to under 10 minutes.
+	Under10m int64 `json:"lt_10m"`
+	// Under1h counts TTLs from 10 minutes to under 1 hour.
+	Under1h int64 `json:"lt_1h"`
+	// Under1d counts TTLs from 1 hour to under 1 day.
+	Under1d int64 `json:"lt_1d"`
+	// AtLeast1d counts TTLs of 1 day or more.
+	AtLeast1d int64 `json:"ge_1d"`
+}
+
+// BucketLabels name the buckets of Buckets, in the order of Counts.
+var BucketLabels = [7]string{"<1s", "<10s", "<1m", "<10m", "<1h", "<1d", ">=1d"}
+
+// bucketBounds are the upper bounds of the first six buckets.
+var bucketBounds = [6]time.Duration{time.Second, 10 * time.Second, time.Minute, 10 * time.Minute, time.Hour, 24 * time.Hour}
+
+// Counts returns the buckets in the order of BucketLabels.
+func (b Buckets) Counts() [7]int64 {
+	return [7]int64{b.Under1s, b.Under10s, b.Under1m, b.Under10m, b.Under1h, b.Under1d, b.AtLeast1d}
+}
+
+// add counts one TTL.
+func (b *Buckets) add(ttl time.Duration) {
+	ptrs := [7]*int64{&b.Under1s, &b.Under10s, &b.Under1m, &b.Under10m, &b.Under1h, &b.Under1d, &b.AtLeast1d}
+	for i, bound := range bucketBounds {
+		if ttl < bound {
+			*ptrs[i]++
+			return
+		}
+	}
+	*ptrs[6]++
+}
+
+// addAll adds o's counts to b.
+func (b *Buckets) addAll(o Buckets) {
+	b.Under1s += o.Under1s
+	b.Under10s += o.Under10s
+	b.Under1m += o.Under1m
+	b.Under10m += o.Under10m
+	b.Under1h += o.Under1h
+	b.Under1d += o.Under1d
+	b.AtLeast1d += o.AtLeast1d
+}
+
+// add adds o's counts to f.
+func (f *Findings) add(o Findings) {
+	f.Keys += o.Keys
+	f.WithTTL += o.WithTTL
+	f.Immortal += o.Immortal
+	f.Vanished += o.Vanished
+	f.TTLOverMax += o.TTLOverMax
+	f.TTL.addAll(o.TTL)
+	f.LockedOut += o.LockedOut
+	f.Fixed += o.Fixed
+	f.FixSkipped += o.FixSkipped
+	f.WouldFix += o.WouldFix
+	f.Deleted += o.Deleted
+	for name, c := range o.Types {
+		if f.Types == nil {
+			f.Types = map[string]*TypeCount{}
+		}
+		t := f.Types[name]
+		if t == nil {
+			t = &TypeCount{}
+			f.Types[name] = t
+		}
+		t.Keys += c.Keys
+		t.Immortal += c.Immortal
+	}
+}
+
+// Sample describes one immortal key.
+type Sample struct {
+	// Node is the address of the node that holds the key.
+	Node string `json:"node,omitempty"`
+	// Key is the key's name.
+	Key string `json:"key"`
+	// Type is the key's type ("string", "hash", ...), or "none" when it
+	// vanished before it was described.
+	Type string `json:"type"`
+	// Value is the start of a string's value (at most 64 bytes), nil for
+	// other types.
+	Value *string `json:"value,omitempty"`
+	// IdleS is OBJECT IDLETIME, in seconds: how long since the key was
+	// last read or written. Nil where the server does not track it (an
+	// LFU maxmemory policy).
+	IdleS *int64 `json:"idle_s,omitempty"`
+}
+
+// NodeReport is the Findings of one node.
+type NodeReport struct {
+	// Addr is the node's host:port, or "" when its client does not say.
+	Addr string `json:"addr"`
+	// DBSize is the node's DBSIZE when the audit started, -1 if unread
+	// (Options.Sizes).
+	DBSize int64 `json:"dbsize"`
+	// Complete is false when the audit of this node did not finish.
+	Complete bool `json:"complete"`
+	Findings
+}
+
+// Latency summarizes the audit's own round trips of one kind, in
+// microseconds, as the client saw them.
+type Latency struct {
+	// N is the number of round trips.
+	N int64 `json:"n"`
+	// P50US, P99US and MaxUS are percentiles of the round-trip time, in µs.
+	P50US float64 `json:"p50_us"`
+	P99US float64 `json:"p99_us"`
+	MaxUS float64 `json:"max_us"`
+}
+
+// Cost is what the audit cost the server, as the client measured it.
+type Cost struct {
+	// Scan is the latency of each SCAN.
+	Scan Latency `json:"scan"`
+	// Pipeline is the latency of each pipeline of PTTLs (with TYPE and
+	// UNLINK where asked), one per SCAN batch.
+	Pipeline Latency `json:"pipeline"`
+	// Detail is the latency of each pipeline that reads values, samples or
+	// fixes immortal keys.
+	Detail Latency `json:"detail"`
+}
+
+// Report is the outcome of Scan. Its JSON is the file `rlbench audit
+// --json` writes.
+type Report struct {
+	// Tool is ReportTool, so that a reader can tell an audit file from a
+	// load run's report.
+	Tool string `json:"tool"`
+	// Started is when the audit started, in UTC.
+	Started time.Time `json:"started"`
+	// Match is the SCAN MATCH pattern ("" for every key).
+	Match string `json:"match"`
+	// Type is the SCAN TYPE filter, "" for none.
+	Type string `json:"type,omitempty"`
+	// Settings are the Options that shape the figures.
+	Settings Settings `json:"settings"`
+	// Complete is true when every node was scanned to the end.
+	Complete bool `json:"complete"`
+	// Error says why the audit stopped early; "" when Complete.
+	Error string `json:"error,omitempty"`
+	// ElapsedS is the audit's duration, in seconds.
+	ElapsedS float64 `json:"elapsed_s"`
+	// KeysPerS is Keys / ElapsedS.
+	KeysPerS float64 `json:"keys_per_s"`
+	// Findings are the totals over every node.
+	Findings
+	// PerNode holds each node's Findings, in the order the nodes were
+	// given; omitted for a single node.
+	PerNode []NodeReport `json:"audit_per_node,omitempty"`
+	// Cost is the audit's own command latency.
+	Cost Cost `json:"latency"`
+	// ImmortalSample describes up to Options.Sample immortal keys.
+	ImmortalSample []Sample `json:"immortal_sample"`
+	// LockedOutSample describes up to Options.Sample locked-out counters.
+	LockedOutSample []Sample `json:"locked_out_sample"`
+}
+
+// Settings are the Options recorded in a Report.
+type Settings struct {
+	// Count is the SCAN COUNT hint.
+	Count int64 `json:"count"`
+	// Rate is the cap in keys per second, 0 for none.
+	Rate float64 `json:"rate"`
+	// MaxTTLS is Options.MaxTTL in seconds, 0 for no check.
+	MaxTTLS float64 `json:"max_ttl_s"`
+	// Limit is Options.Limit, 0 for no check.
+	Limit int64 `json:"limit"`
+	// Sample is Options.Sample.
+	Sample int `json:"sample"`
+	// FixTTLS is Options.FixTTL in seconds, 0 for no fix.
+	FixTTLS int64 `json:"fix_ttl_s"`
+	// DryRun is Options.DryRun.
+	DryRun bool `json:"dry_run"`
+}
+
+// ReportTool is the Tool of every audit Report.
+const ReportTool = "rlbench audit"

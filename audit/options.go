@@ -1,0 +1,158 @@
+package audit
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Defaults of Options, and of the flags of `rlbench audit`.
+const (
+	// DefaultCount is the COUNT hint of each SCAN when Options.Count is 0,
+	// and so roughly the number of keys each SCAN walks and each pipeline
+	// carries.
+	DefaultCount = 1000
+	// DefaultRate is the command's --rate: 10,000 keys examined per second.
+	// It is conservative: each second the server answers about 10 SCANs
+	// and 10,000 PTTLs, well under 1% of one core, while a million keys
+	// take under two minutes.
+	DefaultRate = 10000
+	// DefaultSample is the command's --sample: how many immortal keys it
+	// describes.
+	DefaultSample = 10
+	// MaxCount bounds Options.Count: a larger hint makes each SCAN block
+	// the server for longer, which is what the audit must not do.
+	MaxCount = 100000
+	// MaxSample bounds Options.Sample.
+	MaxSample = 10000
+)
+
+// Errors returned, wrapped, by Scan for Options that cannot work. Each is
+// found before any command is sent.
+var (
+	// ErrMatchAndPrefix: Options.Match and Options.Prefix are exclusive.
+	ErrMatchAndPrefix = errors.New("match and prefix are exclusive: give one")
+	// ErrInvalidCount: Options.Count is outside 0..MaxCount.
+	ErrInvalidCount = fmt.Errorf("count must be between 1 and %d", MaxCount)
+	// ErrInvalidRate: Options.Rate is negative, NaN or infinite.
+	ErrInvalidRate = errors.New("rate must be a finite number of keys per second >= 0 (0: no cap)")
+	// ErrInvalidMaxTTL: Options.MaxTTL is negative.
+	ErrInvalidMaxTTL = errors.New("max TTL must be >= 0 (0: no check)")
+	// ErrInvalidLimit: Options.Limit is negative.
+	ErrInvalidLimit = errors.New("limit must be >= 0 (0: no check)")
+	// ErrInvalidSample: Options.Sample is outside 0..MaxSample.
+	ErrInvalidSample = fmt.Errorf("sample must be between 0 and %d", MaxSample)
+	// ErrInvalidFixTTL: Options.FixTTL is negative or not whole seconds.
+	ErrInvalidFixTTL = errors.New("fix TTL must be a whole number of seconds >= 1 (0: no fix)")
+	// ErrDryRunWithoutFix: Options.DryRun without Options.FixTTL.
+	ErrDryRunWithoutFix = errors.New("dry run needs a fix TTL")
+	// ErrUnlinkConflict: Options.Unlink deletes each key as it is examined,
+	// so nothing is left to read a value from, sample or fix.
+	ErrUnlinkConflict = errors.New("unlink excludes limit, sample and fix TTL")
+	// ErrNoNodes: Scan was given no node.
+	ErrNoNodes = errors.New("no node to audit")
+)
+
+// Options say what Scan examines, how gently, and what it does beyond
+// counting. The zero value examines every key of every node, as fast as the
+// server answers, and only reads.
+type Options struct {
+	// Match is the SCAN MATCH glob; "" means every key. Conflicts with
+	// Prefix.
+	Match string
+	// Prefix, when set, examines only the keys that start with it: SCAN
+	// MATCH MatchPattern(Prefix), and each key returned is checked with
+	// strings.HasPrefix, so a glob character in the prefix cannot widen
+	// it. Conflicts with Match.
+	Prefix string
+	// Count is the COUNT hint of each SCAN; 0 means DefaultCount.
+	Count int64
+	// Type, when set, examines only keys of that type, with SCAN ... TYPE
+	// (Redis >= 6.0): "string", "hash", "list", "set", "zset", "stream".
+	Type string
+	// Types also reads each key's TYPE, pipelined with its PTTL, and counts
+	// keys and immortal keys per type (Findings.Types).
+	Types bool
+	// Rate is the most keys examined per second, over all nodes together;
+	// 0 means no cap. The command's default is DefaultRate.
+	Rate float64
+	// MaxTTL is the longest TTL a key should have (the limiter's window);
+	// a key whose PTTL exceeds it counts in Findings.TTLOverMax. 0 means no
+	// check.
+	MaxTTL time.Duration
+	// Limit, when > 0, reads the value of each immortal key: a string
+	// holding an integer >= Limit is a counter whose user is locked out for
+	// good (Findings.LockedOut). Reading a value updates the key's LRU
+	// clock, as any GET does.
+	Limit int64
+	// Sample is how many immortal keys (and as many locked-out ones) Scan
+	// describes: type, value of a string, OBJECT IDLETIME. 0 means none.
+	Sample int
+	// FixTTL, when > 0, gives each immortal key this TTL with EXPIRE key
+	// FixTTL NX, so a key that gained a TTL in the meantime keeps it. Whole
+	// seconds. This is the only write the default audit can make.
+	FixTTL time.Duration
+	// DryRun, with FixTTL, counts the keys FixTTL would be sent for
+	// (Findings.WouldFix) and sends no EXPIRE.
+	DryRun bool
+	// Unlink deletes each examined key with UNLINK in the pipeline that
+	// reads its PTTL: an audit and a clean-up in one pass (the runner's).
+	// Conflicts with Limit, Sample and FixTTL.
+	Unlink bool
+	// Dedup counts a key SCAN returns more than once (which SCAN may do
+	// while the keyspace is resized) once. It keeps 8 bytes per key, so
+	// memory grows with the keyspace: meant for the runner's own keys.
+	Dedup bool
+	// Sizes reads each node's DBSIZE before the scan, for NodeReport.DBSize
+	// and the ETA of Progress; setting Progress implies it.
+	Sizes bool
+	// Progress, if set, is called after each batch with the figures so far,
+	// from the goroutine that called Scan.
+	Progress func(Progress)
+}
+
+// Validate checks o as Scan does before any command, and returns an error
+// wrapping one of the Err values of this package.
+func (o Options) Validate() error {
+	_, err := o.validate()
+	return err
+}
+
+// validate checks o, and returns it with its defaults filled in.
+func (o Options) validate() (Options, error) {
+	switch {
+	case o.Match != "" && o.Prefix != "":
+		return o, ErrMatchAndPrefix
+	case o.Count < 0 || o.Count > MaxCount:
+		return o, fmt.Errorf("%w, got %d", ErrInvalidCount, o.Count)
+	case !(o.Rate >= 0) || o.Rate > 1e12:
+		return o, fmt.Errorf("%w, got %g", ErrInvalidRate, o.Rate)
+	case o.MaxTTL < 0:
+		return o, fmt.Errorf("%w, got %s", ErrInvalidMaxTTL, o.MaxTTL)
+	case o.Limit < 0:
+		return o, fmt.Errorf("%w, got %d", ErrInvalidLimit, o.Limit)
+	case o.Sample < 0 || o.Sample > MaxSample:
+		return o, fmt.Errorf("%w, got %d", ErrInvalidSample, o.Sample)
+	case o.FixTTL < 0 || o.FixTTL%time.Second != 0:
+		return o, fmt.Errorf("%w, got %s", ErrInvalidFixTTL, o.FixTTL)
+	case o.DryRun && o.FixTTL == 0:
+		return o, ErrDryRunWithoutFix
+	case o.Unlink && (o.Limit > 0 || o.Sample > 0 || o.FixTTL > 0):
+		return o, ErrUnlinkConflict
+	}
+	if o.Count == 0 {
+		o.Count = DefaultCount
+	}
+	return o, nil
+}
+
+// match is the SCAN MATCH pattern of o ("" for none).
+func (o Options) match() string {
+	if o.Prefix != "" {
+		return MatchPattern(o.Prefix)
+	}
+	if o.Match == "*" {
+		return ""
+	}
+	return o.Match
+}

@@ -1,0 +1,329 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Node is what Scan needs of one server: a *redis.Client fits, as does any
+// redis.Cmdable. On a cluster, pass one client per master: SCAN walks one
+// node's keyspace only, and a replica would count its master's keys again.
+type Node interface {
+	Scan(ctx context.Context, cursor uint64, match string, count int64) *redis.ScanCmd
+	ScanType(ctx context.Context, cursor uint64, match string, count int64, keyType string) *redis.ScanCmd
+	DBSize(ctx context.Context) *redis.IntCmd
+	Pipeline() redis.Pipeliner
+}
+
+var _ Node = (*redis.Client)(nil)
+
+// Scan audits nodes one after the other, in order: it SCANs each node's
+// keyspace, reads every examined key's PTTL in one pipeline per SCAN batch,
+// and counts. It keeps nothing per key (unless Options.Dedup), so its memory
+// does not grow with the keyspace.
+//
+// By default it sends only read commands: DBSIZE, SCAN and PTTL, with TYPE
+// (Options.Types, Options.Sample), GETRANGE (Options.Limit, Options.Sample)
+// and OBJECT IDLETIME (Options.Sample). It writes only with Options.FixTTL
+// (EXPIRE ... NX) or Options.Unlink (UNLINK).
+//
+// Bad options are refused before any command, with an error wrapping one of
+// the Err values of this package. On a failure or a cancelled ctx, Scan
+// returns what it counted so far, with Complete false, and the error, which
+// names the node and the command.
+func Scan(ctx context.Context, nodes []Node, opts Options) (Report, error) {
+	rep, err := scan(ctx, nodes, opts, len(nodes) > 1)
+	if len(nodes) < 2 {
+		rep.PerNode = nil
+	}
+	if err != nil {
+		return rep, fmt.Errorf("audit: %w", err)
+	}
+	return rep, nil
+}
+
+// scan is Scan with PerNode always filled, errors unprefixed, and each
+// error naming its node when nameNodes is set.
+func scan(ctx context.Context, nodes []Node, opts Options, nameNodes bool) (Report, error) {
+	rep := Report{Tool: ReportTool, Started: time.Now().UTC(), ImmortalSample: []Sample{}, LockedOutSample: []Sample{}}
+	o, err := opts.validate()
+	if err != nil {
+		return rep, err
+	}
+	if len(nodes) == 0 {
+		return rep, ErrNoNodes
+	}
+	rep.Match, rep.Type = o.match(), o.Type
+	rep.Settings = Settings{Count: o.Count, Rate: o.Rate, MaxTTLS: o.MaxTTL.Seconds(), Limit: o.Limit,
+		Sample: o.Sample, FixTTLS: int64(o.FixTTL / time.Second), DryRun: o.DryRun}
+	a := newAuditor(o, len(nodes))
+	sizes := a.dbSizes(ctx, nodes)
+	for i, n := range nodes {
+		nr := NodeReport{Addr: addrOf(n), DBSize: sizes[i]}
+		a.progress.Node, a.progress.Addr = i, nr.Addr
+		err = a.node(ctx, n, &nr)
+		nr.Complete = err == nil
+		rep.Findings.add(nr.Findings)
+		rep.PerNode = append(rep.PerNode, nr)
+		if err != nil {
+			if nameNodes {
+				err = fmt.Errorf("node %s: %w", nr.Addr, err)
+			}
+			break
+		}
+	}
+	rep.Complete = err == nil
+	if err != nil {
+		rep.Error = err.Error()
+	}
+	rep.ElapsedS = time.Since(a.start).Seconds()
+	if rep.ElapsedS > 0 {
+		rep.KeysPerS = float64(rep.Keys) / rep.ElapsedS
+	}
+	rep.Cost = a.cost()
+	rep.ImmortalSample = append(rep.ImmortalSample, a.immortalSample...)
+	rep.LockedOutSample = append(rep.LockedOutSample, a.lockedOutSample...)
+	return rep, err
+}
+
+// dbSizes reads each node's DBSIZE for NodeReport.DBSize and the progress
+// line's ETA, -1 where unread; a node that will not say is left out of the
+// ETA. Without Sizes or Progress it sends nothing.
+func (a *auditor) dbSizes(ctx context.Context, nodes []Node) []int64 {
+	sizes := make([]int64, len(nodes))
+	for i, n := range nodes {
+		sizes[i] = -1
+		if !a.o.Sizes && a.o.Progress == nil {
+			continue
+		}
+		if size, err := n.DBSize(ctx).Result(); err == nil {
+			sizes[i] = size
+			a.progress.DBSize += size
+		}
+	}
+	return sizes
+}
+
+// addrOf is the address of n's server, "" if its client does not say.
+func addrOf(n Node) string {
+	if c, ok := n.(interface{ Options() *redis.Options }); ok {
+		return c.Options().Addr
+	}
+	return ""
+}
+
+// auditor holds what one Scan carries from batch to batch: settings, pace,
+// latency, samples and progress. Nothing in it grows with the keyspace but
+// the optional dedup set.
+type auditor struct {
+	o        Options
+	match    string
+	start    time.Time
+	pace     pacer
+	lat      [3]latencyHist // scan, pipeline, detail
+	seen     *keySet
+	progress Progress
+
+	immortalSample, lockedOutSample []Sample
+	// keys and immortal are reused from batch to batch.
+	keys, immortal []string
+}
+
+func newAuditor(o Options, nodes int) *auditor {
+	a := &auditor{o: o, match: o.match(), start: time.Now()}
+	a.pace = pacer{rate: o.Rate, start: a.start}
+	for i := range a.lat {
+		a.lat[i] = newLatencyHist()
+	}
+	if o.Dedup {
+		a.seen = newKeySet()
+	}
+	a.progress.Nodes = nodes
+	a.progress.Count = o.Count
+	return a
+}
+
+// node scans one node to the end, counting into nr. The next SCAN is sent
+// while the current batch's pipeline is in flight, on a second connection:
+// the server answers them one after the other, but neither waits for the
+// other's round trip.
+func (a *auditor) node(ctx context.Context, n Node, nr *NodeReport) (err error) {
+	res := scanPage(ctx, n, a.match, a.o.Type, a.o.Count, 0)
+	var ahead chan scanResult
+	defer func() {
+		if ahead != nil {
+			<-ahead // no SCAN outlives the audit
+		}
+	}()
+	for {
+		a.lat[0].record(res.took)
+		if res.err != nil {
+			return res.err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ahead = nil
+		if res.next != 0 {
+			ahead = make(chan scanResult, 1)
+			go func(cursor uint64) { ahead <- scanPage(ctx, n, a.match, a.o.Type, a.o.Count, cursor) }(res.next)
+		}
+		if keys := a.examine(res.keys); len(keys) > 0 {
+			if err := a.pace.wait(ctx, len(keys)); err != nil {
+				return err
+			}
+			if err := a.batch(ctx, n, nr, keys); err != nil {
+				return err
+			}
+		}
+		a.progress.Scans++
+		a.report()
+		if ahead == nil {
+			return nil
+		}
+		res, ahead = <-ahead, nil
+	}
+}
+
+// scanResult is one SCAN's reply and how long it took.
+type scanResult struct {
+	keys []string
+	next uint64
+	took time.Duration
+	err  error
+}
+
+// scanPage sends one SCAN (SCAN ... TYPE when typ is set).
+func scanPage(ctx context.Context, n Node, match, typ string, count int64, cursor uint64) scanResult {
+	began := time.Now()
+	var cmd *redis.ScanCmd
+	if typ != "" {
+		cmd = n.ScanType(ctx, cursor, match, count, typ)
+	} else {
+		cmd = n.Scan(ctx, cursor, match, count)
+	}
+	keys, next, err := cmd.Result()
+	r := scanResult{keys: keys, next: next, took: time.Since(began)}
+	switch {
+	case err != nil && typ != "" && strings.Contains(err.Error(), "syntax"):
+		r.err = fmt.Errorf("scan: %w (SCAN ... TYPE needs Redis >= 6.0)", err)
+	case err != nil:
+		r.err = fmt.Errorf("scan: %w", err)
+	}
+	return r
+}
+
+// examine returns the keys of a SCAN page to examine: under the prefix,
+// and not seen before when deduplicating.
+func (a *auditor) examine(keys []string) []string {
+	a.keys = a.keys[:0]
+	for _, key := range keys {
+		if a.o.Prefix != "" && !strings.HasPrefix(key, a.o.Prefix) {
+			continue
+		}
+		if a.seen != nil && !a.seen.add(key) {
+			continue
+		}
+		a.keys = append(a.keys, key)
+	}
+	return a.keys
+}
+
+// batch reads the PTTL of keys (with TYPE and UNLINK where asked) in one
+// pipeline, counts them, then looks closer at the immortal ones.
+func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []string) error {
+	pipe := n.Pipeline()
+	ttls := make([]*redis.DurationCmd, len(keys))
+	var types []*redis.StatusCmd
+	var unlinks []*redis.IntCmd
+	if a.o.Types {
+		types = make([]*redis.StatusCmd, len(keys))
+	}
+	if a.o.Unlink {
+		unlinks = make([]*redis.IntCmd, len(keys))
+	}
+	for i, key := range keys {
+		ttls[i] = pipe.PTTL(ctx, key)
+		if types != nil {
+			types[i] = pipe.Type(ctx, key)
+		}
+		if unlinks != nil {
+			// One UNLINK per key: a batch's keys may lie in many slots,
+			// which one UNLINK may not span on a cluster.
+			unlinks[i] = pipe.Unlink(ctx, key)
+		}
+	}
+	began := time.Now()
+	cmds, err := pipe.Exec(ctx)
+	a.lat[1].record(time.Since(began))
+	for _, u := range unlinks {
+		nr.Deleted += u.Val()
+	}
+	if err != nil {
+		return pipelineError(cmds, err)
+	}
+	f := &nr.Findings
+	a.immortal = a.immortal[:0]
+	for i, cmd := range ttls {
+		f.Keys++
+		a.progress.Keys++
+		// go-redis keeps PTTL's -1 and -2 replies as raw Durations.
+		ttl := cmd.Val()
+		switch {
+		case ttl == -1:
+			f.Immortal++
+			a.progress.Immortal++
+			a.immortal = append(a.immortal, keys[i])
+		case ttl == -2:
+			f.Vanished++
+		default:
+			f.WithTTL++
+			f.TTL.add(ttl)
+			if a.o.MaxTTL > 0 && ttl > a.o.MaxTTL {
+				f.TTLOverMax++
+			}
+		}
+		if types != nil {
+			countType(f, types[i].Val(), ttl == -1)
+		}
+	}
+	if a.o.DryRun {
+		f.WouldFix += int64(len(a.immortal))
+	}
+	if len(a.immortal) == 0 || !a.detailed() {
+		return nil
+	}
+	return a.detail(ctx, n, nr, a.immortal)
+}
+
+// countType counts one key of type typ ("none": it vanished).
+func countType(f *Findings, typ string, immortal bool) {
+	if f.Types == nil {
+		f.Types = map[string]*TypeCount{}
+	}
+	t := f.Types[typ]
+	if t == nil {
+		t = &TypeCount{}
+		f.Types[typ] = t
+	}
+	t.Keys++
+	if immortal {
+		t.Immortal++
+	}
+}
+
+// pipelineError names the first command of a pipeline that failed, in
+// lower case ("pttl: NOPERM ..."), or returns err as is.
+func pipelineError(cmds []redis.Cmder, err error) error {
+	for _, c := range cmds {
+		if cerr := c.Err(); cerr != nil && !errors.Is(cerr, redis.Nil) {
+			return fmt.Errorf("%s: %w", strings.ToLower(c.Name()), cerr)
+		}
+	}
+	return fmt.Errorf("pipeline: %w", err)
+}

@@ -1,0 +1,452 @@
+package audit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/audit"
+	"github.com/rlbench/rlbench/internal/redistest"
+)
+
+// mixLimit and mixMaxTTL are the limiter's limit and window the known mix
+// is audited with.
+const (
+	mixLimit  = 100
+	mixMaxTTL = time.Minute
+)
+
+// mix is a keyspace written with plain commands, as a limiter (not
+// rlbench) would leave it, and what an audit of it must find.
+type mix struct {
+	want      audit.Findings
+	lockedOut []string // the locked-out counters
+	immortal  map[string]string
+	// subSecond are the keys whose TTL is under 1 s, written last.
+	subSecond []string
+}
+
+// seedMix writes the mix under prefix through rdb: keys with a TTL in every
+// bucket, immortal counters under and at or over mixLimit, an immortal
+// non-integer string, immortal keys of the other types, a counter over the
+// limit that has a TTL; and keys outside the prefix. Each key carries a
+// {tag} of its own, so that on a cluster they spread over every master.
+func seedMix(t *testing.T, rdb redis.UniversalClient, prefix string) mix {
+	t.Helper()
+	ctx := t.Context()
+	m := mix{immortal: map[string]string{}}
+	m.want.Types = map[string]*audit.TypeCount{}
+	n := 0
+	key := func(kind string) string { n++; return fmt.Sprintf("%s%s:{%d}", prefix, kind, n) }
+	do := func(typ string, immortal bool, args ...any) {
+		if err := rdb.Do(ctx, args...).Err(); err != nil {
+			t.Fatalf("seed %v: %v", args, err)
+		}
+		tc := m.want.Types[typ]
+		if tc == nil {
+			tc = &audit.TypeCount{}
+			m.want.Types[typ] = tc
+		}
+		tc.Keys++
+		m.want.Keys++
+		if immortal {
+			tc.Immortal++
+			m.want.Immortal++
+			m.immortal[args[1].(string)] = typ
+		} else {
+			m.want.WithTTL++
+		}
+	}
+	// TTLs in every bucket but the first, with those over mixMaxTTL.
+	buckets := []struct {
+		ttlS int
+		n    int
+		ptr  *int64
+	}{
+		{9, 3, &m.want.TTL.Under10s}, {59, 4, &m.want.TTL.Under1m}, {599, 1, &m.want.TTL.Under10m},
+		{3599, 2, &m.want.TTL.Under1h}, {86399, 1, &m.want.TTL.Under1d}, {3 * 86400, 2, &m.want.TTL.AtLeast1d},
+	}
+	for _, b := range buckets {
+		for range b.n {
+			do("string", false, "SET", key("ttl"), "1", "EX", b.ttlS)
+		}
+		*b.ptr += int64(b.n)
+		if time.Duration(b.ttlS)*time.Second > mixMaxTTL {
+			m.want.TTLOverMax += int64(b.n)
+		}
+	}
+	do("string", false, "SET", key("over-limit-with-ttl"), "500", "EX", 59)
+	m.want.TTL.Under1m++
+	for _, v := range []string{"3", "99"} {
+		do("string", true, "SET", key("counter"), v)
+	}
+	for _, v := range []string{"100", "250"} {
+		k := key("locked")
+		do("string", true, "SET", k, v)
+		m.lockedOut = append(m.lockedOut, k)
+	}
+	m.want.LockedOut = 2
+	do("string", true, "SET", key("text"), "not a number")
+	do("hash", true, "HSET", key("hash"), "f", "1000")
+	do("list", true, "RPUSH", key("list"), "1000")
+	do("set", true, "SADD", key("set"), "1000")
+	do("zset", true, "ZADD", key("zset"), "1000", "m")
+	for i := range 5 {
+		if err := rdb.Set(ctx, fmt.Sprintf("other:{%d}", i), 1000, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Last, and audited at once: a TTL under 1 s.
+	for range 2 {
+		k := key("subsecond")
+		do("string", false, "SET", k, "1", "PX", 999)
+		m.subSecond = append(m.subSecond, k)
+	}
+	m.want.TTL.Under1s = 2
+	return m
+}
+
+// mixOptions are the options the mix is audited with.
+func mixOptions(prefix string) audit.Options {
+	return audit.Options{Match: prefix + "*", Types: true, MaxTTL: mixMaxTTL, Limit: mixLimit, Sample: 3}
+}
+
+// checkMix compares rep with the mix, figure by figure.
+func checkMix(t *testing.T, rep audit.Report, m mix) {
+	t.Helper()
+	if !rep.Complete || rep.Error != "" {
+		t.Errorf("Scan() complete = %t, error %q; want complete", rep.Complete, rep.Error)
+	}
+	got, want := rep.Findings, m.want
+	if !equalTypes(got.Types, want.Types) {
+		t.Errorf("Scan() types = %s; want %s", typesString(got.Types), typesString(want.Types))
+	}
+	got.Types, want.Types = nil, nil
+	if got.Vanished > 0 {
+		t.Fatalf("Scan() vanished = %d: the sub-second keys %q expired before the audit read them (a slow machine?)", got.Vanished, m.subSecond)
+	}
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Errorf("Scan() findings =\n%+v\nwant\n%+v", got, want)
+	}
+	if len(rep.ImmortalSample) != 3 {
+		t.Errorf("Scan() immortal sample = %d keys; want 3 (Sample)", len(rep.ImmortalSample))
+	}
+	for _, s := range rep.ImmortalSample {
+		typ, ok := m.immortal[s.Key]
+		if !ok || s.Type != typ || s.IdleS == nil || (s.Value != nil) != (typ == "string") {
+			t.Errorf("Scan() sampled %+v; want an immortal key of the mix, type %q, its idle time, a value for a string", s, typ)
+		}
+	}
+	var locked []string
+	for _, s := range rep.LockedOutSample {
+		locked = append(locked, s.Key)
+		if s.Value == nil || s.Type != "string" {
+			t.Errorf("Scan() locked-out sample %+v; want a string with its value", s)
+		}
+	}
+	slices.Sort(locked)
+	slices.Sort(m.lockedOut)
+	if !slices.Equal(locked, m.lockedOut) {
+		t.Errorf("Scan() locked-out sample = %q; want %q", locked, m.lockedOut)
+	}
+}
+
+func equalTypes(a, b map[string]*audit.TypeCount) bool { return typesString(a) == typesString(b) }
+
+func typesString(m map[string]*audit.TypeCount) string {
+	var parts []string
+	for name, c := range m {
+		parts = append(parts, fmt.Sprintf("%s:%d/%d", name, c.Keys, c.Immortal))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, " ")
+}
+
+// TestScanKnownMix audits a keyspace written by plain commands on one
+// server; every figure must match the mix.
+func TestScanKnownMix(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	m := seedMix(t, rdb, prefix)
+	rep, err := audit.Scan(t.Context(), []audit.Node{rdb}, mixOptions(prefix))
+	if err != nil {
+		t.Fatalf("Scan() error: %v", err)
+	}
+	checkMix(t, rep, m)
+	if rep.PerNode != nil {
+		t.Errorf("Scan() of one node: audit_per_node = %+v; want none", rep.PerNode)
+	}
+	if rep.Cost.Scan.N == 0 || rep.Cost.Pipeline.N == 0 || rep.Cost.Detail.N == 0 || rep.Cost.Pipeline.MaxUS <= 0 {
+		t.Errorf("Scan() cost = %+v; want SCAN, pipeline and detail latencies measured", rep.Cost)
+	}
+}
+
+// TestScanKnownMixCluster audits the mix on a 3-master cluster, one client
+// per master: the totals match, every master holds some of it, and the
+// masters' figures sum to the totals.
+func TestScanKnownMixCluster(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 0)
+	rdb := redistest.ClusterClient(t, cl)
+	prefix := redistest.Prefix(t)
+	m := seedMix(t, rdb, prefix)
+	var nodes []audit.Node
+	for _, addr := range cl.MasterAddrs() {
+		node := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
+		t.Cleanup(func() { node.Close() })
+		nodes = append(nodes, node)
+	}
+	rep, err := audit.Scan(t.Context(), nodes, mixOptions(prefix))
+	if err != nil {
+		t.Fatalf("Scan() error: %v", err)
+	}
+	checkMix(t, rep, m)
+	if len(rep.PerNode) != 3 {
+		t.Fatalf("Scan() audit_per_node = %d nodes; want 3", len(rep.PerNode))
+	}
+	var keys, immortal, locked int64
+	for i, n := range rep.PerNode {
+		if n.Addr != cl.MasterAddrs()[i] || n.Keys == 0 || !n.Complete {
+			t.Errorf("Scan() node %d = %+v; want %s, complete, with some keys", i, n, cl.MasterAddrs()[i])
+		}
+		keys, immortal, locked = keys+n.Keys, immortal+n.Immortal, locked+n.LockedOut
+	}
+	if keys != m.want.Keys || immortal != m.want.Immortal || locked != m.want.LockedOut {
+		t.Errorf("Scan() per node sums = %d keys, %d immortal, %d locked out; want %d, %d, %d",
+			keys, immortal, locked, m.want.Keys, m.want.Immortal, m.want.LockedOut)
+	}
+}
+
+// pipelineHook runs fn after each pipeline that read a PTTL, once its
+// replies are in.
+type pipelineHook func(ctx context.Context, cmds []redis.Cmder)
+
+func (h pipelineHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h pipelineHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h pipelineHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if len(cmds) > 0 && cmds[0].Name() == "pttl" {
+			h(ctx, cmds)
+		}
+		return err
+	}
+}
+
+// TestScanFixTTL gives immortal keys a TTL with EXPIRE ... NX, and counts
+// without sending with DryRun. One key gains a TTL of its own between the
+// PTTL that found it immortal and the EXPIRE: NX must leave it alone.
+func TestScanFixTTL(t *testing.T) {
+	t.Parallel()
+	const fix = time.Hour
+	const own = 1000 * time.Second // the TTL the racing key gains
+	for _, dryRun := range []bool{false, true} {
+		t.Run(fmt.Sprintf("dry run %t", dryRun), func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			observer := redistest.Client(t, srv)
+			audited := redistest.Client(t, srv)
+			ctx := t.Context()
+			prefix := redistest.Prefix(t)
+			for i := range 5 {
+				if err := observer.Set(ctx, fmt.Sprintf("%simmortal:%d", prefix, i), i, 0).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := observer.Set(ctx, prefix+"ttl", 1, 59*time.Second).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := observer.Set(ctx, "outside", 1, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			racer := prefix + "immortal:0"
+			var once sync.Once
+			audited.AddHook(pipelineHook(func(ctx context.Context, _ []redis.Cmder) {
+				once.Do(func() {
+					if err := observer.Expire(ctx, racer, own).Err(); err != nil {
+						t.Errorf("EXPIRE %s: %v", racer, err)
+					}
+				})
+			}))
+			rep, err := audit.Scan(ctx, []audit.Node{audited}, audit.Options{Prefix: prefix, FixTTL: fix, DryRun: dryRun})
+			if err != nil {
+				t.Fatalf("Scan() error: %v", err)
+			}
+			want := audit.Findings{Keys: 6, WithTTL: 1, Immortal: 5, Fixed: 4, FixSkipped: 1}
+			want.TTL.Under1m = 1
+			if dryRun {
+				want.Fixed, want.FixSkipped, want.WouldFix = 0, 0, 5
+			}
+			if fmt.Sprintf("%+v", rep.Findings) != fmt.Sprintf("%+v", want) {
+				t.Errorf("Scan(FixTTL %s, DryRun %t) = %+v; want %+v", fix, dryRun, rep.Findings, want)
+			}
+			checkTTLs(t, observer, prefix, racer, fix, own, dryRun)
+		})
+	}
+}
+
+// checkTTLs checks the keys after a fix: the racer kept its own TTL, the
+// other immortal keys got fix (or kept none in a dry run), the key outside
+// the prefix is untouched.
+func checkTTLs(t *testing.T, rdb *redis.Client, prefix, racer string, fix, own time.Duration, dryRun bool) {
+	t.Helper()
+	ctx := t.Context()
+	for i := range 5 {
+		k := fmt.Sprintf("%simmortal:%d", prefix, i)
+		ttl := rdb.TTL(ctx, k).Val()
+		switch {
+		case k == racer && (ttl > own || ttl < own-time.Minute):
+			t.Errorf("TTL %s = %s; want its own %s kept", k, ttl, own)
+		case k != racer && dryRun && ttl != -1:
+			t.Errorf("TTL %s after a dry run = %s; want none (-1)", k, ttl)
+		case k != racer && !dryRun && (ttl > fix || ttl < fix-time.Minute):
+			t.Errorf("TTL %s after the fix = %s; want about %s", k, ttl, fix)
+		}
+	}
+	if ttl := rdb.TTL(ctx, "outside").Val(); ttl != -1 {
+		t.Errorf("TTL outside = %s; want -1: a key outside the prefix is never fixed", ttl)
+	}
+}
+
+// TestScanInterrupted cancels the audit after its first batch: Scan returns
+// what it counted, marked incomplete, with the cancellation.
+func TestScanInterrupted(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	pipe := rdb.Pipeline()
+	for i := range 500 {
+		pipe.Set(t.Context(), fmt.Sprintf("%s%d", prefix, i), i, 0)
+	}
+	if _, err := pipe.Exec(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var calls int
+	opts := audit.Options{Prefix: prefix, Count: 50, Progress: func(p audit.Progress) {
+		calls++
+		if p.Keys > 0 {
+			cancel()
+		}
+	}}
+	rep, err := audit.Scan(ctx, []audit.Node{rdb}, opts)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Scan() cancelled = %v; want context.Canceled", err)
+	}
+	if rep.Complete || rep.Error == "" || rep.Keys == 0 || rep.Keys >= 500 || rep.Immortal != rep.Keys {
+		t.Errorf("Scan() cancelled = complete %t, error %q, %d keys, %d immortal; want incomplete, the error, some of the 500 keys, all immortal",
+			rep.Complete, rep.Error, rep.Keys, rep.Immortal)
+	}
+	var text strings.Builder
+	if err := audit.Text(rep)(&text); err != nil || !strings.Contains(text.String(), "INCOMPLETE") {
+		t.Errorf("Text() of an interrupted audit = %q, %v; want an INCOMPLETE line", text.String(), err)
+	}
+}
+
+// TestScanRate checks that Rate caps the keys examined per second.
+func TestScanRate(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	pipe := rdb.Pipeline()
+	for i := range 300 {
+		pipe.Set(t.Context(), fmt.Sprintf("%s%d", prefix, i), i, 0)
+	}
+	if _, err := pipe.Exec(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := audit.Scan(t.Context(), []audit.Node{rdb}, audit.Options{Prefix: prefix, Count: 20, Rate: 1000})
+	if err != nil || rep.Keys != 300 {
+		t.Fatalf("Scan(Rate 1000) = %d keys, %v; want 300", rep.Keys, err)
+	}
+	// 300 keys at 1000/s: the last batch is due after about 0.28 s.
+	if rep.ElapsedS < 0.2 {
+		t.Errorf("Scan(Rate 1000) of 300 keys took %.3f s; want >= 0.2 s", rep.ElapsedS)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		opts audit.Options
+		want error // nil: valid
+	}{
+		{"zero value", audit.Options{}, nil},
+		{"match and prefix", audit.Options{Match: "a*", Prefix: "a"}, audit.ErrMatchAndPrefix},
+		{"count too big", audit.Options{Count: audit.MaxCount + 1}, audit.ErrInvalidCount},
+		{"negative rate", audit.Options{Rate: -1}, audit.ErrInvalidRate},
+		{"negative limit", audit.Options{Limit: -1}, audit.ErrInvalidLimit},
+		{"sample too big", audit.Options{Sample: audit.MaxSample + 1}, audit.ErrInvalidSample},
+		{"fix not whole seconds", audit.Options{FixTTL: 1500 * time.Millisecond}, audit.ErrInvalidFixTTL},
+		{"dry run alone", audit.Options{DryRun: true}, audit.ErrDryRunWithoutFix},
+		{"unlink and fix", audit.Options{Unlink: true, FixTTL: time.Second}, audit.ErrUnlinkConflict},
+		{"unlink and sample", audit.Options{Unlink: true, Sample: 1}, audit.ErrUnlinkConflict},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if err := tc.opts.Validate(); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Errorf("%+v.Validate() = %v; want %v", tc.opts, err, tc.want)
+			}
+			// Scan refuses the same, before touching its (nil) node.
+			if tc.want != nil {
+				if _, err := audit.Scan(t.Context(), []audit.Node{nil}, tc.opts); !errors.Is(err, tc.want) {
+					t.Errorf("Scan(%+v) = %v; want %v", tc.opts, err, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestScanUnlinkOnePass audits and deletes the runner's keys in one pass:
+// the runner's figures are those of Run, every key under the prefix is
+// gone, and no other key.
+func TestScanUnlinkOnePass(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	want := seedInside(t, rdb, prefix)
+	seedOutside(t, rdb, []string{"outside"})
+	opts := audit.Options{Prefix: prefix, MaxTTL: window * time.Second, Dedup: true, Unlink: true}
+	rep, err := audit.Scan(t.Context(), []audit.Node{rdb}, opts)
+	if err != nil || rep.Result() != want || rep.Deleted != want.Keys {
+		t.Errorf("Scan(%+v) = %+v, %d deleted, %v; want %+v, %d deleted", opts, rep.Result(), rep.Deleted, err, want, want.Keys)
+	}
+	if left := allKeys(t, rdb); !slices.Equal(left, []string{"outside"}) {
+		t.Errorf("keys after the pass = %q; want only \"outside\"", left)
+	}
+}
+
+func TestBuckets(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		ttl  time.Duration
+		want int // index in BucketLabels
+	}{
+		{0, 0}, {999 * time.Millisecond, 0}, {time.Second, 1}, {9999 * time.Millisecond, 1}, {10 * time.Second, 2},
+		{time.Minute - 1, 2}, {time.Minute, 3}, {10 * time.Minute, 4}, {time.Hour, 5}, {24*time.Hour - 1, 5},
+		{24 * time.Hour, 6}, {1000 * 24 * time.Hour, 6},
+	}
+	for _, tc := range tests {
+		var f audit.Findings
+		audit.SeedTTL(&f, tc.ttl)
+		counts := f.TTL.Counts()
+		if counts[tc.want] != 1 {
+			t.Errorf("bucket of %s = %v; want 1 in %s", tc.ttl, counts, audit.BucketLabels[tc.want])
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Text returns a reporter that writes r as the summary `rlbench audit`
+// prints: the counts, the TTL distribution, each node, the audit's own
+// latency and the samples.
+func Text(r Report) func(io.Writer) error {
+	return func(w io.Writer) error {
+		var b bytes.Buffer
+		writeText(&b, r)
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+}
+
+func writeText(b *bytes.Buffer, r Report) {
+	match := r.Match
+	if match == "" {
+		match = "*"
+	}
+	nodes := max(len(r.PerNode), 1)
+	fmt.Fprintf(b, "audit of MATCH %s", match)
+	if r.Type != "" {
+		fmt.Fprintf(b, " TYPE %s", r.Type)
+	}
+	fmt.Fprintf(b, " on %d node(s): %s keys in %.2f s (%s keys/s, cap %s)\n",
+		nodes, group(r.Keys), r.ElapsedS, group(int64(r.KeysPerS)), rateText(r.Settings.Rate))
+	if !r.Complete {
+		fmt.Fprintf(b, "INCOMPLETE: the audit stopped early (%s); the figures are what it saw before\n", r.Error)
+	}
+	row := func(label string, n int64, note string) {
+		fmt.Fprintf(b, "  %-38s %13s  %s", label, group(n), note)
+		b.Truncate(len(bytes.TrimRight(b.Bytes(), " ")))
+		b.WriteString("\n")
+	}
+	row("keys examined", r.Keys, "")
+	row("with a TTL", r.WithTTL, percent(r.WithTTL, r.Keys))
+	row("immortal (no TTL)", r.Immortal, percent(r.Immortal, r.Keys))
+	row("vanished (-2)", r.Vanished, "")
+	s := r.Settings
+	if s.MaxTTLS > 0 {
+		row("TTL over "+(time.Duration(s.MaxTTLS*float64(time.Second))).String(), r.TTLOverMax, percent(r.TTLOverMax, r.Keys))
+	}
+	if s.Limit > 0 {
+		row(fmt.Sprintf("locked out (immortal, value >= %d)", s.Limit), r.LockedOut, "")
+	}
+	switch {
+	case s.FixTTLS > 0 && s.DryRun:
+		row(fmt.Sprintf("would fix (EXPIRE %d NX), dry run", s.FixTTLS), r.WouldFix, "")
+	case s.FixTTLS > 0:
+		row(fmt.Sprintf("fixed (EXPIRE %d NX)", s.FixTTLS), r.Fixed, "")
+		row("left alone (gained a TTL or vanished)", r.FixSkipped, "")
+	}
+	if r.Deleted > 0 {
+		row("deleted (UNLINK)", r.Deleted, "")
+	}
+	b.WriteString("TTL distribution:")
+	for i, n := range r.TTL.Counts() {
+		fmt.Fprintf(b, " %s %s", BucketLabels[i], group(n))
+	}
+	b.WriteString("\n")
+	writeTypes(b, r.Types)
+	writeNodes(b, r.PerNode)
+	c := r.Cost
+	fmt.Fprintf(b, "audit latency: SCAN %s; PTTL pipeline %s", latencyText(c.Scan), latencyText(c.Pipeline))
+	if c.Detail.N > 0 {
+		fmt.Fprintf(b, "; detail pipeline %s", latencyText(c.Detail))
+	}
+	b.WriteString("\n")
+	writeSamples(b, "immortal sample", r.ImmortalSample)
+	writeSamples(b, "locked-out sample", r.LockedOutSample)
+}
+
+func writeTypes(b *bytes.Buffer, types map[string]*TypeCount) {
+	if len(types) == 0 {
+		return
+	}
+	names := make([]string, 0, len(types))
+	for name := range types {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	b.WriteString("by type:")
+	for _, name := range names {
+		fmt.Fprintf(b, " %s %s (%s immortal)", name, group(types[name].Keys), group(types[name].Immortal))
+	}
+	b.WriteString("\n")
+}
+
+func writeNodes(b *bytes.Buffer, nodes []NodeReport) {
+	if len(nodes) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tDBSIZE\tKEYS\tIMMORTAL\tTTL OVER MAX\tLOCKED OUT\tCOMPLETE\t")
+	for _, n := range nodes {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%t\t\n", n.Addr, n.DBSize, n.Keys, n.Immortal, n.TTLOverMax, n.LockedOut, n.Complete)
+	}
+	tw.Flush()
+}
+
+func writeSamples(b *bytes.Buffer, title string, samples []Sample) {
+	if len(samples) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s (%d):\n", title, len(samples))
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  KEY\tTYPE\tVALUE\tIDLE\tNODE\t")
+	for _, s := range samples {
+		value, idle := "-", "-"
+		if s.Value != nil {
+			value = strconv.Quote(*s.Value)
+		}
+		if s.IdleS != nil {
+			idle = (time.Duration(*s.IdleS) * time.Second).String()
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t\n", strconv.Quote(s.Key), s.Type, value, idle, s.Node)
+	}
+	tw.Flush()
+}
+
+func latencyText(l Latency) string {
+	if l.N == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("p50 %s p99 %s max %s (%s)", us(l.P50US), us(l.P99US), us(l.MaxUS), group(l.N))
+}
+
+func us(v float64) string { return (time.Duration(v) * time.Microsecond).String() }
+
+func rateText(rate float64) string {
+	if rate <= 0 {
+		return "none"
+	}
+	return group(int64(rate)) + "/s"
+}
+
+func percent(n, of int64) string {
+	if of == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2f%%", 100*float64(n)/float64(of))
+}
+
+// group writes n with a comma between groups of three digits.
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
+
+// JSON returns a reporter that writes r as indented JSON, the file `rlbench
+// audit --json` writes.
+func JSON(r Report) func(io.Writer) error {
+	return func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+}
+
+// ErrNotAudit means a file is not an audit Report: its "tool" is not
+// ReportTool.
+var ErrNotAudit = errors.New("not an rlbench audit report")
+
+// maxReportBytes bounds the audit file ReadReportFile reads.
+const maxReportBytes = 64 << 20
+
+// IsReportFile reports whether the JSON file at path is an audit Report,
+// from its "tool" field. A file that cannot be read is not one.
+func IsReportFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var env struct {
+		Tool string `json:"tool"`
+	}
+	err = json.NewDecoder(bufio.NewReader(io.LimitReader(f, maxReportBytes))).Decode(&env)
+	return err == nil && env.Tool == ReportTool
+}
+
+// ReadReportFile reads the audit Report at path. Every error names the file.
+func ReadReportFile(path string) (Report, error) {
+	var r Report
+	f, err := os.Open(path)
+	if err != nil {
+		return r, fmt.Errorf("read audit report: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(io.LimitReader(f, maxReportBytes))
+	if err := dec.Decode(&r); err != nil {
+		return r, fmt.Errorf("%s: read audit report: %w", path, err)
+	}
+	if r.Tool != ReportTool {
+		return r, fmt.Errorf("%s: read audit report: %w", path, ErrNotAudit)
+	}
+	return r, nil
+}
