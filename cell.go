@@ -263,25 +263,22 @@ func saturationUnknown(events []faults.Event) bool {
 func isStall(e faults.Event) bool { return e.Kind() == faults.Stall }
 
 // auditAndCleanUp audits the cell's keys into run and, unless KeepKeys,
-// deletes them, under abort rather than the run's context: both run even
+// deletes them in the same pass, under abort rather than the run's context: both run even
 // after an interrupt, since they are short and the user's keys should not
 // outlive the run; only abort (a second interrupt) stops them.
 func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
-	res, perNode, err := c.target.audit(abort, c.prefix, c.cfg.Window)
+	rep, err := c.target.scanKeys(abort, c.prefix, c.cfg.Window, !c.cfg.KeepKeys)
 	if err != nil {
 		return c.aborted(abort, err)
 	}
-	run.Audit = results.Audit(res)
-	if perNode != nil {
+	run.Audit = rep.Result()
+	if perNode := c.target.perNode(rep); perNode != nil {
 		run.AuditPerNode = make(map[string]results.Audit, len(perNode))
 		for _, n := range perNode {
-			run.AuditPerNode[n.Addr] = results.Audit(n.Result)
+			run.AuditPerNode[n.Addr] = n.Result
 		}
 	}
-	if c.cfg.KeepKeys {
-		return nil
-	}
-	return c.aborted(abort, c.target.cleanup(abort, c.prefix))
+	return nil
 }
 
 // ErrAborted is returned, wrapped, when a second interrupt stopped the

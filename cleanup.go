@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -30,12 +29,8 @@ func Cleanup(ctx context.Context, cfg Config) (int64, error) {
 		if err != nil {
 			return deleted, err
 		}
-		nodes, err := t.nodes(ctx)
-		if err == nil {
-			var n int64
-			n, err = audit.CleanupNodes(ctx, nodes, cfg.Workload.Prefix)
-			deleted += n
-		}
+		rep, err := t.scanKeys(ctx, cfg.Workload.Prefix, 0, true)
+		deleted += rep.Deleted
 		t.close()
 		if err != nil {
 			return deleted, fmt.Errorf("%s: %w", spec.Label, err)

@@ -411,26 +411,41 @@ func clientName(cellPrefix string) string {
 	}, cellPrefix)
 }
 
+// scanKeys audits the keys under prefix on every master and, with del,
+// deletes them in the same pass (one SCAN of each master for both).
+func (t *target) scanKeys(ctx context.Context, prefix string, window int64, del bool) (audit.Report, error) {
+	masters, err := t.nodes(ctx)
+	if err != nil {
+		return audit.Report{}, fmt.Errorf("audit: %w", err)
+	}
+	nodes := make([]audit.Node, len(masters))
+	for i, m := range masters {
+		nodes[i] = m
+	}
+	return audit.Scan(ctx, nodes, audit.Options{
+		Prefix: prefix, MaxTTL: time.Duration(window) * time.Second, Dedup: true,
+		Unlink: del, UseDel: t.unlinkToDel,
+	})
+}
+
 // audit audits the keys under prefix on every master; perNode has the
 // result per master on a cluster, and is nil for a single server.
-func (t *target) audit(ctx context.Context, prefix string, window int64) (res audit.Result, perNode []audit.NodeResult, err error) {
-	nodes, err := t.nodes(ctx)
-	if err != nil {
-		return audit.Result{}, nil, fmt.Errorf("audit: %w", err)
-	}
-	res, perNode, err = audit.RunNodes(ctx, nodes, prefix, window)
+func (t *target) audit(ctx context.Context, prefix string, window int64) (audit.Result, []audit.NodeResult, error) {
+	rep, err := t.scanKeys(ctx, prefix, window, false)
+	return rep.Result(), t.perNode(rep), err
+}
+
+// perNode is rep's result per master on a cluster; nil for a single
+// server, whose one node is the whole.
+func (t *target) perNode(rep audit.Report) []audit.NodeResult {
 	if !t.spec.isCluster() {
-		perNode = nil
+		return nil
 	}
-	return res, perNode, err
+	return rep.NodeResults()
 }
 
 // cleanup deletes the keys under prefix on every master.
 func (t *target) cleanup(ctx context.Context, prefix string) error {
-	nodes, err := t.nodes(ctx)
-	if err != nil {
-		return fmt.Errorf("audit: cleanup: %w", err)
-	}
-	_, err = audit.CleanupNodes(ctx, nodes, prefix)
+	_, err := t.scanKeys(ctx, prefix, 0, true)
 	return err
 }

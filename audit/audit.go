@@ -30,26 +30,20 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/results"
 )
 
 // ErrEmptyPrefix is returned, wrapped, by Run and Cleanup for an empty
 // prefix, which would cover the whole database.
 var ErrEmptyPrefix = errors.New("empty key prefix: it would cover the whole database")
 
-// Result counts the keys under a prefix, as the runner reports them. Keys
-// includes every other count.
-type Result struct {
-	// Keys is the number of distinct keys SCAN returned under the prefix.
-	Keys int64 `json:"keys"`
-	// Immortal is the number of keys with no TTL (PTTL -1): they would live forever.
-	Immortal int64 `json:"immortal"`
-	// TTLOverWindow is the number of keys whose PTTL, in milliseconds,
-	// exceeds the window (> window*1000).
-	TTLOverWindow int64 `json:"ttl_over_window"`
-	// Vanished is the number of keys SCAN returned that had expired or been
-	// deleted before their PTTL was read (PTTL -2).
-	Vanished int64 `json:"vanished"`
-}
+// Result counts the keys under a prefix, as the runner reports them:
+// results.Audit, the group of the report's run it fills. Keys includes
+// every other count; TTLOverWindow counts the keys whose PTTL, in
+// milliseconds, exceeds the window; Vanished the keys SCAN returned that
+// had expired or been deleted before their PTTL was read (PTTL -2).
+type Result = results.Audit
 
 // Result returns the runner's figures of f (TTLOverMax as TTLOverWindow).
 func (f Findings) Result() Result {

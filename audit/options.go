@@ -99,6 +99,9 @@ type Options struct {
 	// reads its PTTL: an audit and a clean-up in one pass (the runner's).
 	// Conflicts with Limit, Sample and FixTTL.
 	Unlink bool
+	// UseDel makes Unlink send DEL instead: a server before Redis 4.0 has
+	// no UNLINK.
+	UseDel bool
 	// Dedup counts a key SCAN returns more than once (which SCAN may do
 	// while the keyspace is resized) once. It keeps 8 bytes per key, so
 	// memory grows with the keyspace: meant for the runner's own keys.

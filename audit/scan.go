@@ -255,7 +255,11 @@ func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []stri
 		if unlinks != nil {
 			// One UNLINK per key: a batch's keys may lie in many slots,
 			// which one UNLINK may not span on a cluster.
-			unlinks[i] = pipe.Unlink(ctx, key)
+			if a.o.UseDel {
+				unlinks[i] = pipe.Del(ctx, key)
+			} else {
+				unlinks[i] = pipe.Unlink(ctx, key)
+			}
 		}
 	}
 	began := time.Now()
