@@ -269,7 +269,9 @@ func isStall(e faults.Event) bool { return e.Kind() == faults.Stall }
 func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
 	rep, err := c.target.scanKeys(abort, c.prefix, c.cfg.Window, !c.cfg.KeepKeys)
 	if err != nil {
-		return c.aborted(abort, err)
+		err = c.aborted(abort, err)
+		run.Audit = results.Audit{Error: err.Error()}
+		return fmt.Errorf("%w: %w", ErrAuditFailed, err)
 	}
 	run.Audit = rep.Result()
 	if perNode := c.target.perNode(rep); perNode != nil {
@@ -280,6 +282,11 @@ func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
 	}
 	return nil
 }
+
+// ErrAuditFailed is returned, wrapped, when a cell's audit did not
+// complete: its figures are unknown (results.Audit.Error), not zero. The
+// other cells still run.
+var ErrAuditFailed = errors.New("the audit of the cell's keys failed")
 
 // ErrAborted is returned, wrapped, when a second interrupt stopped the
 // audit or the clean-up of a cell; the error names the keys it left.

@@ -2,6 +2,7 @@ package rlbench_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -159,5 +161,37 @@ func TestServerWideFaultsNeedConsent(t *testing.T) {
 	}
 	if r.Saturation != nil && r.Saturation.Verdict != "" {
 		t.Errorf("saturation verdict after a stall = %q; want none (the server was paused)", r.Saturation.Verdict)
+	}
+}
+
+// TestFailedAuditSaysSo checks that an audit that could not complete (here
+// the user loses SCAN during the load) is reported as failed, with unknown
+// figures and an error, not as a clean audit of zero keys.
+func TestFailedAuditSaysSo(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := context.Background()
+	go func() {
+		time.Sleep(500 * time.Millisecond) // after the pre-flight, during the load
+		rdb.Do(ctx, "ACL", "SETUSER", "default", "-scan")
+	}()
+	rep, err := rlbench.Run(ctx, rlbench.Config{
+		Addr:     srv.Addr(),
+		Workload: workload.Config{Clients: 2, Keys: 5, Duration: 1500 * time.Millisecond, Prefix: redistest.Prefix(t)},
+	}, rlbench.Options{})
+	if !errors.Is(err, rlbench.ErrAuditFailed) {
+		t.Fatalf("Run(SCAN refused after the pre-flight) error = %v; want ErrAuditFailed", err)
+	}
+	if len(rep.Runs) != 1 || !strings.Contains(rep.Runs[0].Audit.Error, "NOPERM") {
+		t.Fatalf("Run(SCAN refused) runs = %+v; want one whose audit error quotes NOPERM", rep.Runs)
+	}
+	data, jerr := json.Marshal(rep.Runs[0].Audit)
+	if jerr != nil || !strings.Contains(string(data), `"immortal":null`) {
+		t.Errorf("failed audit as JSON = %s, %v; want null figures", data, jerr)
+	}
+	var text strings.Builder
+	if err := results.Text(rep)(&text); err != nil || !strings.Contains(text.String(), "AUDIT FAILED") {
+		t.Errorf("text report = %q, %v; want an AUDIT FAILED line", text.String(), err)
 	}
 }

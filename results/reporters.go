@@ -72,12 +72,13 @@ func writeTable(buf *bytes.Buffer, rep *Report, multi bool) {
 		if multi {
 			fmt.Fprintf(tw, "%s\t", r.Target)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n",
+		keys, immortal, overWindow := r.Audit.figures()
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			r.Strategy, r.Client, r.Clients, r.Decisions,
 			strconv.FormatFloat(r.ThroughputPerS, 'f', 0, 64),
 			r.Allowed, r.Rejected, r.Errors,
 			FormatUS(r.LatencyUS.P50), FormatUS(r.LatencyUS.P99), FormatUS(r.LatencyUS.P999), FormatUS(r.LatencyUS.Max),
-			r.Audit.Keys, r.Audit.Immortal, r.Audit.TTLOverWindow, overText(r))
+			keys, immortal, overWindow, overText(r))
 	}
 	tw.Flush() // writes to a bytes.Buffer cannot fail
 }
@@ -97,6 +98,9 @@ func writeAdmissionSample(buf *bytes.Buffer, r Run, label string) {
 func writePartial(buf *bytes.Buffer, r Run, label string) {
 	if r.Incomplete {
 		fmt.Fprintf(buf, "%s did not finish: its figures cover only part of its load\n", label)
+	}
+	if r.Audit.Error != "" {
+		fmt.Fprintf(buf, "%s AUDIT FAILED: %s: its keys were not counted, and may remain\n", label, r.Audit.Error)
 	}
 }
 

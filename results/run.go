@@ -1,8 +1,10 @@
 package results
 
 import (
+	"encoding/json"
 	"fmt"
 	"runtime"
+	"strconv"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -219,6 +221,34 @@ type Audit struct {
 	TTLOverWindow int64 `json:"ttl_over_window"`
 	// Vanished is the number of keys that expired or disappeared during the scan.
 	Vanished int64 `json:"vanished"`
+	// Error says why the scan did not complete; its figures are then
+	// unknown, and written as null.
+	Error string `json:"error,omitempty"`
+}
+
+// MarshalJSON writes a failed audit's figures as null: a count the scan
+// did not finish is not a zero.
+func (a Audit) MarshalJSON() ([]byte, error) {
+	type plain Audit
+	if a.Error == "" {
+		return json.Marshal(plain(a))
+	}
+	return json.Marshal(struct {
+		Keys          *int64 `json:"keys"`
+		Immortal      *int64 `json:"immortal"`
+		TTLOverWindow *int64 `json:"ttl_over_window"`
+		Vanished      *int64 `json:"vanished"`
+		Error         string `json:"error"`
+	}{Error: a.Error})
+}
+
+// figures is a's counts as the text table shows them: "?" when the audit
+// failed.
+func (a Audit) figures() (keys, immortal, overWindow string) {
+	if a.Error != "" {
+		return "?", "?", "?"
+	}
+	return strconv.FormatInt(a.Keys, 10), strconv.FormatInt(a.Immortal, 10), strconv.FormatInt(a.TTLOverWindow, 10)
 }
 
 // Distribution is the whole latency distribution of a run, in

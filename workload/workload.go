@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -28,6 +27,14 @@ import (
 	"github.com/rlbench/rlbench/admission"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
+)
+
+// MinRate and MaxRate bound an open loop's rate, in decisions per second:
+// one decision per 100 s at least (a slower schedule measures nothing in a
+// run's time), 10^8 at most (beyond any server, and any timer).
+const (
+	MinRate = 0.01
+	MaxRate = 1e8
 )
 
 // Defaults, also the command line's.
@@ -73,7 +80,7 @@ var (
 	ErrEmptyPrefix     = errors.New("prefix must not be empty")
 	ErrInvalidCrash    = errors.New("crash rate must be a probability from 0 to 1")
 	ErrInvalidPause    = errors.New("race pause must be >= 0")
-	ErrInvalidRate     = errors.New("rate must be 0 (closed loop) or a finite number of decisions per second > 0")
+	ErrInvalidRate     = errors.New("rate must be 0 (closed loop) or decisions per second from 0.01 to 100000000")
 )
 
 // Config describes a workload. Its zero value, with a Prefix, means the defaults.
@@ -168,7 +175,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w, got %g", ErrInvalidCrash, c.CrashRate)
 	case c.RacePause < 0:
 		return fmt.Errorf("%w, got %s", ErrInvalidPause, c.RacePause)
-	case !(c.Rate >= 0) || math.IsInf(c.Rate, 1):
+	case !(c.Rate == 0 || c.Rate >= MinRate && c.Rate <= MaxRate):
 		return fmt.Errorf("%w, got %g", ErrInvalidRate, c.Rate)
 	}
 	for _, d := range KeyDists {

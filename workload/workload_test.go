@@ -36,6 +36,8 @@ func TestValidate(t *testing.T) {
 		{"negative rate", func(c *Config) { c.Rate = -1 }, ErrInvalidRate},
 		{"NaN rate", func(c *Config) { c.Rate = math.NaN() }, ErrInvalidRate},
 		{"infinite rate", func(c *Config) { c.Rate = math.Inf(1) }, ErrInvalidRate},
+		{"vanishing rate", func(c *Config) { c.Rate = 1e-300 }, ErrInvalidRate}, // one request, then a wait of 10^300 s
+		{"absurd rate", func(c *Config) { c.Rate = 1e12 }, ErrInvalidRate},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
