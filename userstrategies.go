@@ -72,12 +72,12 @@ func checkClientSupport(given, givenClients, selected, selectedClients []string)
 
 // unsupportedCell reports whether the strategy cannot run on the client;
 // the run skips such a cell, and says so in log.
-func unsupportedCell(sname, cname string, log io.Writer) bool {
-	info, err := strategies.Lookup(sname)
-	if err != nil || info.Supports(cname) {
+func unsupportedCell(strategy, client string, log io.Writer) bool {
+	info, err := strategies.Lookup(strategy)
+	if err != nil || info.Supports(client) {
 		return false
 	}
-	fmt.Fprintf(log, "rlbench: skipping %s/%s: %s runs on %s only\n", sname, cname, sname, strings.Join(info.Clients, ", "))
+	fmt.Fprintf(log, "rlbench: skipping %s/%s: %s runs on %s only\n", strategy, client, strategy, strings.Join(info.Clients, ", "))
 	return true
 }
 

@@ -320,13 +320,13 @@ func (c *crasher) observe(latency time.Duration) {
 // complete and are recorded. The Result gives the wall time from the first
 // worker's start to the last worker's return and, in an open loop, how
 // closely the schedule was kept.
-func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Client, rec *results.Recorder, adm *admission.Tracker) (Result, error) {
+func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Client, rec *results.Recorder, admitted *admission.Tracker) (Result, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
 	r := &runner{
-		ctx: ctx, cfg: cfg, strategy: s, client: c, rec: rec, adm: adm,
+		ctx: ctx, cfg: cfg, strategy: s, client: c, rec: rec, adm: admitted,
 		keys:    KeyNames(cfg.Prefix, min(cfg.Keys, KeyTableMax)),
 		limited: cfg.Requests > 0,
 	}
