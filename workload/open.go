@@ -184,8 +184,8 @@ func (r *runner) openLoop(w int, wctx context.Context, pick picker, cr *crasher)
 			return
 		}
 		r.rec.RecordOpen(w, t1.Sub(intended), t1.Sub(t0), d.Allowed, err)
-		if r.adm != nil && err == nil {
-			r.adm.Observe(k, d, t1.Sub(r.start))
+		if r.admitted != nil && err == nil {
+			r.admitted.Observe(k, d, t1.Sub(r.start))
 		}
 	}
 }

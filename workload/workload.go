@@ -314,8 +314,8 @@ func (c *crasher) observe(latency time.Duration) {
 
 // Run drives s through c with cfg.Clients workers, in a closed loop or, when
 // cfg.Rate is set, an open one, and records each decision in rec (with
-// Recorder.RecordOpen in an open loop), and each successful one in adm when
-// adm is not nil, until cfg.Duration passes, cfg.Requests decisions have
+// Recorder.RecordOpen in an open loop), and each successful one in admitted when
+// admitted is not nil, until cfg.Duration passes, cfg.Requests decisions have
 // been made, or ctx ends. Decisions in flight at the end of the duration
 // complete and are recorded. The Result gives the wall time from the first
 // worker's start to the last worker's return and, in an open loop, how
@@ -326,7 +326,7 @@ func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Cl
 		return Result{}, err
 	}
 	r := &runner{
-		ctx: ctx, cfg: cfg, strategy: s, client: c, rec: rec, adm: admitted,
+		ctx: ctx, cfg: cfg, strategy: s, client: c, rec: rec, admitted: admitted,
 		keys:    KeyNames(cfg.Prefix, min(cfg.Keys, KeyTableMax)),
 		limited: cfg.Requests > 0,
 	}
@@ -375,7 +375,7 @@ type runner struct {
 	strategy strategies.Strategy
 	client   strategies.Client
 	rec      *results.Recorder
-	adm      *admission.Tracker
+	admitted *admission.Tracker
 	// keys is the table of the first KeyTableMax key names.
 	keys []string
 	// limited is true when cfg.Requests bounds the run.
@@ -451,8 +451,8 @@ func (r *runner) closedLoop(w int, wctx context.Context, pick picker, cr *crashe
 			return
 		}
 		r.rec.Record(w, t1.Sub(t0), d.Allowed, err)
-		if r.adm != nil && err == nil {
-			r.adm.Observe(k, d, t1.Sub(r.start))
+		if r.admitted != nil && err == nil {
+			r.admitted.Observe(k, d, t1.Sub(r.start))
 		}
 	}
 }
