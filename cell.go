@@ -216,6 +216,8 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 	}
 	run.Target, run.Server = c.target.spec.Label, &c.target.server
 	run.Strategy, run.Client, run.ClientOptions, run.Clients = c.strategy, c.client, c.conn.Options(), c.cfg.Workload.Clients
+	info, _ := strategies.Lookup(c.strategy) // registered: newCell built it
+	run.ImmortalKeysLeak = !info.FixedWindow || info.Heals
 	run.Environment = results.EnvironmentOf(clients.Modules[c.client], clients.Version(c.client))
 	run.ScriptFallbacks = c.conn.Fallbacks()
 	if m.redirectsBefore != nil && m.redirectsAfter != nil {

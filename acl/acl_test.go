@@ -62,6 +62,15 @@ func TestEveryCommandHasAProbe(t *testing.T) {
 			t.Errorf("Commands(): %s has no Why", c.Name)
 		}
 	}
+	// The strategies this test binary does not register (the published
+	// limiters are registered by their own package) need probes too.
+	for s, cmds := range strategyCommands {
+		for _, c := range cmds {
+			if _, ok := probes[c]; !ok && c != "multi" && c != "exec" {
+				t.Errorf("probes[%q] missing: Permitted cannot check %s's %s", c, s, c)
+			}
+		}
+	}
 }
 
 func TestCommands(t *testing.T) {

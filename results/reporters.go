@@ -178,26 +178,42 @@ func writeSaturation(buf *bytes.Buffer, r Run, label string) {
 	buf.WriteByte('\n')
 }
 
-// writeImmortal ends the report with a loud warning when a run left
-// counters with no TTL.
+// writeImmortal ends the report with a loud warning when a run left keys
+// with no TTL: users locked out forever for a fixed-window counter that
+// does not heal, leaked keys for a strategy whose keys get a TTL again
+// (Cell.ImmortalKeysLeak).
 func writeImmortal(buf *bytes.Buffer, rep *Report, multi bool) {
-	var immortal []string
+	var lockedOut, leaked []string
 	for _, r := range rep.Runs {
-		if r.Audit.Immortal > 0 {
-			label := r.Strategy + "/" + r.Client
-			if multi {
-				label = r.Target + ": " + label
-			}
-			noun := "counters"
-			if r.Audit.Immortal == 1 {
-				noun = "counter"
-			}
-			immortal = append(immortal, fmt.Sprintf("%s left %d %s with no TTL", label, r.Audit.Immortal, noun))
+		n := r.Audit.Immortal
+		if n == 0 {
+			continue
+		}
+		label := r.Strategy + "/" + r.Client
+		if multi {
+			label = r.Target + ": " + label
+		}
+		if r.ImmortalKeysLeak {
+			leaked = append(leaked, fmt.Sprintf("%s left %d %s with no TTL", label, n, plural(n, "key", "keys")))
+		} else {
+			lockedOut = append(lockedOut, fmt.Sprintf("%s left %d %s with no TTL", label, n, plural(n, "counter", "counters")))
 		}
 	}
-	if len(immortal) > 0 {
-		fmt.Fprintf(buf, "IMMORTAL KEYS: %s: those users are locked out forever.\n", strings.Join(immortal, "; "))
+	if len(lockedOut) > 0 {
+		fmt.Fprintf(buf, "IMMORTAL KEYS: %s: those users are locked out forever.\n", strings.Join(lockedOut, "; "))
 	}
+	if len(leaked) > 0 {
+		fmt.Fprintf(buf, "IMMORTAL KEYS: %s (leaked: a key gets a TTL again on its next allowed request, "+
+			"so these are keys nobody requested again, and nothing will delete them).\n", strings.Join(leaked, "; "))
+	}
+}
+
+// plural is one when n is 1, else many.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // overText is a run's over-admission for the table: "-" for a strategy

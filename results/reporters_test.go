@@ -118,6 +118,57 @@ func TestTextUnmanagedNoImmortal(t *testing.T) {
 	}
 }
 
+// TestTextImmortalWording checks that the closing warning follows the
+// strategy's properties: users locked out forever for a fixed-window
+// counter that does not heal, leaked keys for one whose keys get a TTL
+// again (Cell.ImmortalKeysLeak).
+func TestTextImmortalWording(t *testing.T) {
+	t.Parallel()
+	lockedOut := "IMMORTAL KEYS: naive/go-redis left 7 counters with no TTL: those users are locked out forever.\n"
+	tests := []struct {
+		name string
+		leak []bool // ImmortalKeysLeak of each run: naive (7 immortal), lua (0 or 1)
+		luaN int64  // lua's immortal keys
+		want []string
+		bad  []string
+	}{
+		{name: "fixed window, no healing", leak: []bool{false, false}, want: []string{lockedOut}, bad: []string{"leaked"}},
+		{name: "one leaked key", leak: []bool{true, true}, luaN: 1,
+			want: []string{"IMMORTAL KEYS: naive/go-redis left 7 keys with no TTL; lua/rueidis left 1 key with no TTL (leaked: a key gets a TTL again on its next allowed request, so these are keys nobody requested again, and nothing will delete them).\n"},
+			bad:  []string{"locked out forever"}},
+		// Each kind on its own line: the lock-out first, unchanged.
+		{name: "both", leak: []bool{false, true}, luaN: 3,
+			want: []string{lockedOut + "IMMORTAL KEYS: lua/rueidis left 3 keys with no TTL (leaked: "}},
+		// A run with no immortal key says nothing, whatever it is.
+		{name: "leak, none left", leak: []bool{false, true}, want: []string{lockedOut}, bad: []string{"leaked", "lua/rueidis left"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rep := fixedReport()
+			for i, leak := range tc.leak {
+				rep.Runs[i].ImmortalKeysLeak = leak
+			}
+			rep.Runs[1].Audit.Immortal = tc.luaN
+			var buf bytes.Buffer
+			if err := Text(rep)(&buf); err != nil {
+				t.Fatalf("Text(report)(w) = %v; want nil", err)
+			}
+			out := buf.String()
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("Text(report) lacks %q:\n%s", w, out)
+				}
+			}
+			for _, b := range tc.bad {
+				if strings.Contains(out, b) {
+					t.Errorf("Text(report) contains %q; want it absent:\n%s", b, out)
+				}
+			}
+		})
+	}
+}
+
 // failingWriter fails every write.
 type failingWriter struct{}
 

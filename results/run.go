@@ -68,6 +68,13 @@ type Cell struct {
 	Environment *Environment `json:"environment,omitempty"`
 	// Strategy is the strategy's registered name, e.g. "lua".
 	Strategy string `json:"strategy"`
+	// ImmortalKeysLeak is true when a key with no TTL that the strategy
+	// left is a leak, not a locked-out user: the strategy is not a
+	// fixed-window counter, or it heals, so a key gets a TTL again on its
+	// next allowed request, and only a key nobody requests again keeps
+	// none. False, the default, for a fixed-window counter that does not
+	// heal: once at the limit, its user stays locked out.
+	ImmortalKeysLeak bool `json:"immortal_keys_leak,omitempty"`
 	// Client is the Redis client's name, e.g. "go-redis" or "rueidis".
 	Client string `json:"client"`
 	// ClientOptions describes the client's settings, e.g. "pool_size=500".
@@ -215,7 +222,8 @@ type Audit struct {
 	// Keys is the number of counter keys the scan found.
 	Keys int64 `json:"keys"`
 	// Immortal is the number of counters with no TTL: their users stay
-	// locked out once they reach the limit.
+	// locked out once they reach the limit, or, for a strategy whose keys
+	// get a TTL again (Cell.ImmortalKeysLeak), keys leaked.
 	Immortal int64 `json:"immortal"`
 	// TTLOverWindow is the number of counters whose TTL exceeds the window.
 	TTLOverWindow int64 `json:"ttl_over_window"`

@@ -22,6 +22,13 @@ func init() {
 	})
 }
 
+// gapState records what a Gap saw; the strategy's client calls the Gap in
+// the goroutine that called Decide.
+type gapState struct {
+	step    string // the first gap reached, e.g. "after GET"; "" if none
+	request int    // the request that reached it
+}
+
 func checkRace(ctx context.Context, t *trial) Cell {
 	key := t.key("k")
 	if _, err := t.decide(ctx, key); err != nil {

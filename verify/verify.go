@@ -1,10 +1,10 @@
 // Package verify checks, against a real Redis, the guarantees each
 // rate-limiter strategy documents, in the spirit of the second seed's
 // checklist: first request, repeated requests, expiry, a window that traffic
-// never extends, wrong-type keys, concurrent clients, a client that dies
-// between its two commands, a key that expires between a read and a write,
-// healing a counter that lost its TTL, NOSCRIPT after SCRIPT FLUSH, and a
-// server restart.
+// never extends, wrong-type keys, concurrent clients, a client that dies at
+// each gap between its round trips, a key that expires between a read and a
+// write, healing a counter that lost its TTL, NOSCRIPT after SCRIPT FLUSH,
+// and a server restart.
 //
 // Run fills a Matrix: one Row per strategy x client, one Cell per Check.
 // Each cell holds what was seen (pass, FAIL, leaks, unsupported, n/a, or
