@@ -2,6 +2,7 @@ package acl
 
 import (
 	"errors"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -62,6 +63,14 @@ func TestEveryCommandHasAProbe(t *testing.T) {
 			t.Errorf("Commands(): %s has no Why", c.Name)
 		}
 	}
+	// The published limiters are not registered in this test binary.
+	for _, name := range slices.Sorted(maps.Keys(strategyCommands)) {
+		for _, c := range strategyCommands[name] {
+			if _, ok := probes[c]; !ok && c != "multi" && c != "exec" {
+				t.Errorf("probes[%q] (strategy %s) missing: Permitted cannot check it", c, name)
+			}
+		}
+	}
 }
 
 func TestCommands(t *testing.T) {
@@ -113,6 +122,8 @@ func TestSetUser(t *testing.T) {
 			want: "ACL SETUSER bench reset on #30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4 ~rl:* +incr +client|setname"},
 		{name: "placeholder and escaped glob", prefix: "a*b?:",
 			want: `ACL SETUSER bench reset on >PASSWORD ~a\*b\?:* +incr +client|setname`},
+		{name: "quoted for redis-cli", prefix: "my app's \"x\"\t:",
+			want: `ACL SETUSER bench reset on >PASSWORD "~my app's \"x\"\x09:*" +incr +client|setname`},
 	}
 	for _, tc := range tests {
 		if got := SetUser("bench", tc.password, tc.prefix, cmds); got != tc.want {

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// createACLUser sends the ACL SETUSER line that `rlbench acl args...`
+// printed, as admin. The line's words hold no quotes here (the prefixes
+// come from redistest.Prefix).
+func createACLUser(t *testing.T, admin *redis.Client, args ...string) string {
+	t.Helper()
+	res := mustRun(t, exitOK, append([]string{"acl"}, args...)...)
+	line := strings.TrimSpace(res.stdout)
+	var words []any
+	for _, w := range strings.Fields(line) {
+		words = append(words, w)
+	}
+	if err := admin.Do(t.Context(), words...).Err(); err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	return line
+}
+
+// keysUnder returns the keys under prefix, as admin sees them.
+func keysUnder(t *testing.T, admin *redis.Client, prefix string) []string {
+	t.Helper()
+	keys, err := admin.Keys(t.Context(), prefix+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// TestACLUserRunsEveryStrategy proves `rlbench acl` complete for the load
+// run: for each built-in strategy, a user made from exactly its line runs a
+// short load on both clients, logged in through a URL or through --user
+// and --password in turn, and the run cleans up after itself.
+func TestACLUserRunsEveryStrategy(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	admin := redistest.Client(t, srv)
+	for i, info := range strategies.All() {
+		if info.Source != "" {
+			continue // a user script that another test registered
+		}
+		t.Run(info.Name, func(t *testing.T) {
+			prefix := redistest.Prefix(t)
+			user, password := "bench-"+info.Name, "pw-"+info.Name
+			createACLUser(t, admin, "--strategy", info.Name, "--prefix", prefix, "--user", user, "--password", password)
+			login := []string{"--url", "redis://" + user + ":" + password + "@" + srv.Addr()}
+			if i%2 == 1 {
+				login = []string{"--addr", srv.Addr(), "--user", user, "--password", password}
+			}
+			res := mustRun(t, exitOK, append(login, "--strategy", info.Name, "--client", "all", "--prefix", prefix+"run:",
+				"--clients", "4", "--keys", "10", "--requests", "200", "--duration", "30s", "-q")...)
+			if !strings.Contains(res.stdout, info.Name) {
+				t.Errorf("stdout lacks the %s cells:\n%s", info.Name, res.stdout)
+			}
+			if keys := keysUnder(t, admin, prefix); len(keys) != 0 {
+				t.Errorf("keys left under %s after the run = %v; want none", prefix, keys)
+			}
+		})
+	}
+}
+
+// TestACLUserRunsFaults: the commands each fault adds are enough for it.
+func TestACLUserRunsFaults(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	admin := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	faultArgs := []string{"--fault", "kill-clients@100ms", "--fault", "script-flush@200ms", "--fault", "stall@300ms:50ms"}
+	createACLUser(t, admin, append([]string{"--strategy", "lua", "--prefix", prefix, "--user", "faulty", "--password", "pw"}, faultArgs...)...)
+	res := mustRun(t, exitOK, append([]string{"--url", "redis://faulty:pw@" + srv.Addr(), "--strategy", "lua", "--prefix", prefix + "run:",
+		"--allow-server-wide-faults", "--clients", "4", "--keys", "10", "--duration", "600ms", "-q"}, faultArgs...)...)
+	for _, kind := range []string{"kill-clients", "script-flush", "stall"} {
+		if !strings.Contains(res.stdout, kind) {
+			t.Errorf("stdout lacks the %s fault:\n%s", kind, res.stdout)
+		}
+	}
+}
+
+// TestACLUserLackingACommandIsRefused: a user made from `rlbench acl`'s
+// line less one command is refused before the load, exit 2, with the
+// command and the flag named.
+func TestACLUserLackingACommandIsRefused(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	admin := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	createACLUser(t, admin, "--strategy", "multi-nx", "--prefix", prefix, "--user", "partial", "--password", "pw")
+	if err := admin.Do(t.Context(), "ACL", "SETUSER", "partial", "-pttl").Err(); err != nil {
+		t.Fatal(err)
+	}
+	res := mustRun(t, exitUsage, "--url", "redis://partial:pw@"+srv.Addr(), "--strategy", "multi-nx", "--prefix", prefix+"run:", "--requests", "50")
+	for _, want := range []string{"--user", "PTTL", "NOPERM", "rlbench acl"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("stderr = %q; want it to contain %q", res.stderr, want)
+		}
+	}
+	if strings.Contains(res.stderr, ":pw@") {
+		t.Errorf("stderr = %q; want no password in it", res.stderr)
+	}
+	if n := admin.DBSize(t.Context()).Val(); n != 0 {
+		t.Errorf("DBSIZE after the refused run = %d; want 0", n)
+	}
+}
