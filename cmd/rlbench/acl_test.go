@@ -111,3 +111,44 @@ func TestACLUserLackingACommandIsRefused(t *testing.T) {
 		t.Errorf("DBSIZE after the refused run = %d; want 0", n)
 	}
 }
+
+// TestACLCommand checks the printed line, -v's reasons, the password
+// taken from $REDISCLI_AUTH as its SHA-256, and bad input.
+func TestACLCommand(t *testing.T) {
+	t.Setenv("REDISCLI_AUTH", "pw")
+	res := mustRun(t, exitOK, "acl", "--strategy", "lua,multi-nx", "--fault", "kill-clients@1s", "--db", "2", "-v")
+	lines := strings.Split(res.stdout, "\n")
+	wantLine := "ACL SETUSER rlbench reset on #30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4 ~rlbench:* " +
+		"+evalsha +eval +incr +expire +ttl +multi +exec +client|list +client|kill +select +ping +info +config|get +client|setname +scan +pttl +unlink +set +del +command|info"
+	if lines[0] != wantLine {
+		t.Errorf("acl line = %s; want %s", lines[0], wantLine)
+	}
+	for _, want := range []string{"+client|kill", "fault kill-clients", "+select", "SELECT", "+evalsha", "strategy lua"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("acl -v stdout lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	if strings.Contains(res.stdout+res.stderr, ">pw") {
+		t.Errorf("acl printed the password in clear:\n%s%s", res.stdout, res.stderr)
+	}
+
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"unknown strategy", []string{"--strategy", "nope"}, `--strategy: unknown strategy "nope"`},
+		{"unknown fault", []string{"--fault", "nope@1s"}, `--fault: unknown fault kind "nope"`},
+		{"empty prefix", []string{"--prefix", ""}, "--prefix: empty value"},
+		{"negative db", []string{"--db", "-1"}, "--db: must be >= 0"},
+		{"unexpected argument", []string{"lua"}, `unexpected argument "lua"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := mustRun(t, exitUsage, append([]string{"acl"}, tc.args...)...)
+			if !strings.Contains(res.stderr, tc.want) || res.stdout != "" {
+				t.Errorf("acl %q: stdout %q, stderr %q; want nothing on stdout and %q on stderr", tc.args, res.stdout, res.stderr, tc.want)
+			}
+		})
+	}
+}
