@@ -152,3 +152,41 @@ func TestACLCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestACLUserRunsOnACluster: with --cluster-target, the line is enough on
+// an existing Redis Cluster (ACL users are per node: it is created on
+// each), on both clients, through the slot map. Without the flag, the run
+// is refused: the clients could not read the slot map.
+func TestACLUserRunsOnACluster(t *testing.T) {
+	t.Parallel()
+	c := redistest.StartCluster(t, 3, 0)
+	prefix := redistest.Prefix(t)
+	run := []string{"--cluster", strings.Join(c.Addrs(), ","), "--strategy", "lua,multi-nx", "--client", "all", "--prefix", prefix + "run:",
+		"--clients", "4", "--keys", "10", "--requests", "200", "--duration", "30s", "-q"}
+	for _, tc := range []struct {
+		user string
+		flag []string
+		want int
+	}{
+		{"nocluster", nil, exitUsage},
+		{"clusterbench", []string{"--cluster-target"}, exitOK},
+	} {
+		res := mustRun(t, exitOK, append([]string{"acl", "--strategy", "lua,multi-nx", "--prefix", prefix, "--user", tc.user, "--password", "pw"}, tc.flag...)...)
+		var words []any
+		for _, w := range strings.Fields(res.stdout) {
+			words = append(words, w)
+		}
+		for _, addr := range c.Addrs() {
+			node := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
+			err := node.Do(t.Context(), words...).Err()
+			node.Close()
+			if err != nil {
+				t.Fatalf("%s on %s: %v", res.stdout, addr, err)
+			}
+		}
+		res = mustRun(t, tc.want, append(run, "--user", tc.user, "--password", "pw")...)
+		if tc.want == exitUsage && !strings.Contains(res.stderr, "cluster|slots") {
+			t.Errorf("run as a user without --cluster-target: stderr = %q; want CLUSTER SLOTS named", res.stderr)
+		}
+	}
+}
