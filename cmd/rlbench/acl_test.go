@@ -1,12 +1,14 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -189,4 +191,26 @@ func TestACLUserRunsOnACluster(t *testing.T) {
 			t.Errorf("run as a user without --cluster-target: stderr = %q; want CLUSTER SLOTS named", res.stderr)
 		}
 	}
+}
+
+// TestACLUserRunsThroughSentinel: with --sentinel-target, the line is
+// enough for a master that Sentinel manages, on both clients (the user is
+// created on the master; the sentinels take the default user).
+func TestACLUserRunsThroughSentinel(t *testing.T) {
+	t.Parallel()
+	s, err := redisserver.StartSentinel(t.Context(), redisserver.SentinelOptions{Binary: os.Getenv(redistest.BinaryEnv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	prefix := redistest.Prefix(t)
+	master, err := s.MasterAddr(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := redis.NewClient(&redis.Options{Addr: master, DisableIdentity: true})
+	t.Cleanup(func() { admin.Close() })
+	createACLUser(t, admin, "--strategy", "lua,multi-nx", "--sentinel-target", "--prefix", prefix, "--user", "sentinelbench", "--password", "pw")
+	mustRun(t, exitOK, "--sentinel", s.MasterName()+"@"+strings.Join(s.SentinelAddrs(), ","), "--user", "sentinelbench", "--password", "pw",
+		"--strategy", "lua,multi-nx", "--client", "all", "--prefix", prefix+"run:", "--clients", "4", "--keys", "10", "--requests", "200", "--duration", "30s", "-q")
 }
