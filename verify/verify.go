@@ -191,8 +191,9 @@ func (c *Config) validate() error {
 // "restart"), which run one row at a time after all the others. At the end
 // Run deletes every key under the prefix.
 //
-// Bad input, an unreachable Addr and a missing redis-server are
-// *UsageError, returned before anything is written. A check that cannot do
+// Bad input, an unreachable Addr, a login or TLS handshake that Addr
+// refuses (connection.Check) and a missing redis-server are *UsageError,
+// returned before anything is written. A check that cannot do
 // its work (a lost connection, say) is a FAIL cell, not an error. When ctx
 // ends early, the checks it stopped and those that had not started are
 // NotRun cells, not FAIL, and Run returns ctx's error beside the matrix;
@@ -225,7 +226,7 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 	}
 	observer, err := connection.Admin{Settings: cfg.login(), PoolSize: 32}.Client(server.Addr)
 	if err != nil {
-		return nil, usage("TLS", err) // the files were read by openTarget: not reached
+		return nil, usage("TLS", err) // openTarget's check has read the files already
 	}
 	defer observer.Close()
 
