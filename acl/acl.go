@@ -104,6 +104,8 @@ var ownCommands = []Command{
 	{"scan", "rlbench: the audit and the clean-up (SCAN MATCH prefix*)"},
 	{"pttl", "rlbench: the audit of each key's TTL"},
 	{"unlink", "rlbench: the clean-up (DEL on a server without UNLINK)"},
+	{"set", "rlbench: the pre-flight check that the target takes writes (SET of one key under the prefix)"},
+	{"del", "rlbench: the pre-flight check that the target takes writes (DEL of that key)"},
 	{"multi", "rlbench: the pre-flight permission check (MULTI with nothing executed)"},
 	{"command|info", "rlbench: the pre-flight check that the server knows every command"},
 }
@@ -190,9 +192,21 @@ func KeyPattern(prefix string) string { return audit.MatchPattern(prefix) }
 // other commands): "ACL SETUSER user reset on #HASH ~prefix* +cmd ...".
 // The password appears only as its SHA-256 (#HASH), which ACL SETUSER
 // takes, so that the line can be printed and logged; an empty password
-// makes a line with ">PASSWORD" to be replaced by hand. Quote the line's
-// words for redis-cli if the prefix holds spaces or quotes.
+// makes a line with ">PASSWORD" to be replaced by hand. A word that holds
+// a space, a quote or a byte that is not printable ASCII is quoted as
+// redis-cli reads it ("...", with \" \\ and \xHH), so that the line can
+// be piped to redis-cli as it is.
 func SetUser(user, password, prefix string, cmds []Command) string {
+	words := SetUserArgs(user, password, prefix, cmds)
+	for i, w := range words {
+		words[i] = quote(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// SetUserArgs returns the words of SetUser's line, unquoted, as a client
+// sends them (e.g. to redis.Client.Do).
+func SetUserArgs(user, password, prefix string, cmds []Command) []string {
 	secret := ">PASSWORD"
 	if password != "" {
 		sum := sha256.Sum256([]byte(password))
@@ -202,5 +216,33 @@ func SetUser(user, password, prefix string, cmds []Command) string {
 	for _, c := range cmds {
 		words = append(words, "+"+c.Name)
 	}
-	return strings.Join(words, " ")
+	return words
+}
+
+// quote returns w as one word for redis-cli: as it is when it needs no
+// quotes, else in double quotes with \", \\ and \xHH escapes.
+func quote(w string) string {
+	plain := w != ""
+	for i := 0; i < len(w) && plain; i++ {
+		c := w[i]
+		plain = c > ' ' && c < 0x7f && c != '"' && c != '\''
+	}
+	if plain {
+		return w
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < ' ' || c >= 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

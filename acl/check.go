@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -49,7 +50,7 @@ func (e *MissingError) Error() string {
 // Supported asks the server, with one COMMAND INFO, whether it knows every
 // command of cmds. It returns cmds with each unknown command that has a
 // fallback (Fallbacks) replaced by it, and a *MissingError for the unknown
-// ones without. A subcommand ("client|setname") is checked as such where
+// ones without; a fallback already in cmds is not listed twice. A subcommand ("client|setname") is checked as such where
 // the server lists subcommands (Redis >= 7.0, Valkey); older servers are
 // asked for the container command only.
 func Supported(ctx context.Context, rdb Doer, cmds []Command) ([]Command, error) {
@@ -59,13 +60,20 @@ func Supported(ctx context.Context, rdb Doer, cmds []Command) ([]Command, error)
 	}
 	out := make([]Command, 0, len(cmds))
 	missing := &MissingError{}
+	have := func(name string) bool {
+		return slices.ContainsFunc(out, func(c Command) bool { return c.Name == name })
+	}
 	for _, c := range cmds {
 		if known[c.Name] {
-			out = append(out, c)
+			if !have(c.Name) {
+				out = append(out, c)
+			}
 			continue
 		}
 		if fb, ok := Fallbacks[c.Name]; ok && known[fb] {
-			out = append(out, Command{Name: fb, Why: c.Why + " (" + strings.ToUpper(fb) + ": the server has no " + strings.ToUpper(c.Name) + ")"})
+			if !have(fb) {
+				out = append(out, Command{Name: fb, Why: c.Why + " (" + strings.ToUpper(fb) + ": the server has no " + strings.ToUpper(c.Name) + ")"})
+			}
 			continue
 		}
 		missing.Commands = append(missing.Commands, c.Name)

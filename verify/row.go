@@ -137,7 +137,14 @@ func interrupted(ctx context.Context, cell Cell) Cell {
 
 // connect opens a client and prepares the strategy if it needs preparing.
 func (r *row) connect(ctx context.Context) (*countingClient, error) {
-	adapter, err := clients.New(r.clientName, clients.Options{Addr: r.server.Addr, Password: r.cfg.Password, DB: r.cfg.DB, Workers: r.cfg.Workers})
+	login := r.cfg.login()
+	tlsConfig, err := login.TLS.Config() // a *tls.Config of its own
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	adapter, err := clients.New(r.clientName, clients.Options{
+		Addr: r.server.Addr, Username: login.Username, Password: login.Password, DB: login.DB, TLS: tlsConfig, Workers: r.cfg.Workers,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}

@@ -65,6 +65,8 @@ var (
 	ErrConflictingTarget = errors.New("give either an address or a private server, not both")
 	// ErrInvalidDB is returned for a negative database number.
 	ErrInvalidDB = errors.New("db must be >= 0")
+	// ErrTLSWithoutAddr is returned for TLS settings without Addr.
+	ErrTLSWithoutAddr = errors.New("TLS needs the address of an existing server: the private server speaks plain TCP")
 )
 
 // Config selects what Run checks and against which server. Its zero value
@@ -91,10 +93,19 @@ type Config struct {
 	// Addr targets an existing server (host:port). It conflicts with
 	// Server. "noscript" and "restart" are n/a on it.
 	Addr string
-	// Password authenticates against Addr.
+	// Username is the ACL user of every connection to the server; "" means
+	// the default user.
+	Username string
+	// Password authenticates Username against the server.
 	Password string
 	// DB is the database number used on Addr.
 	DB int
+	// TLS, when not nil, makes every connection to Addr use TLS with
+	// these files; it needs Addr (a private server speaks plain TCP).
+	TLS *connection.TLSFiles
+	// Login, when not nil, is how to log in (from a redis:// URL, whose
+	// errors then name --url), in place of Username, Password, DB and TLS.
+	Login *connection.Settings
 	// Server is a private server the caller started and still owns. Run
 	// restarts it for the restart check, which loses every key on it (it
 	// runs without persistence), and does not close it. It conflicts with
@@ -115,6 +126,14 @@ type Config struct {
 type UsageError = rlbench.UsageError
 
 func usage(field string, err error) error { return &UsageError{Field: field, Err: err} }
+
+// login is how every connection of the run logs in.
+func (c Config) login() connection.Settings {
+	if c.Login != nil {
+		return *c.Login
+	}
+	return connection.Settings{Username: c.Username, Password: c.Password, DB: c.DB, TLS: c.TLS}
+}
 
 // withDefaults returns c with defaults applied and a prefix chosen.
 func (c Config) withDefaults() Config {
@@ -158,8 +177,10 @@ func (c *Config) validate() error {
 		return usage("Workers", fmt.Errorf("%w, got %d", ErrInvalidWorkers, c.Workers))
 	case c.Addr != "" && c.Server != nil:
 		return usage("Addr", ErrConflictingTarget)
-	case c.DB < 0:
-		return usage("DB", fmt.Errorf("%w, got %d", ErrInvalidDB, c.DB))
+	case c.login().DB < 0:
+		return usage("DB", fmt.Errorf("%w, got %d", ErrInvalidDB, c.login().DB))
+	case c.login().TLS != nil && c.Addr == "":
+		return usage("TLS", ErrTLSWithoutAddr)
 	}
 	return nil
 }
@@ -170,8 +191,9 @@ func (c *Config) validate() error {
 // "restart"), which run one row at a time after all the others. At the end
 // Run deletes every key under the prefix.
 //
-// Bad input, an unreachable Addr and a missing redis-server are
-// *UsageError, returned before anything is written. A check that cannot do
+// Bad input, an unreachable Addr, a login or TLS handshake that Addr
+// refuses (connection.Check) and a missing redis-server are *UsageError,
+// returned before anything is written. A check that cannot do
 // its work (a lost connection, say) is a FAIL cell, not an error. When ctx
 // ends early, the checks it stopped and those that had not started are
 // NotRun cells, not FAIL, and Run returns ctx's error beside the matrix;
@@ -202,7 +224,10 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 		Workers: cfg.Workers,
 		Checks:  checkNames(),
 	}
-	observer := connection.Admin{Settings: connection.Settings{Password: cfg.Password, DB: cfg.DB}, PoolSize: 32}.PlainClient(server.Addr)
+	observer, err := connection.Admin{Settings: cfg.login(), PoolSize: 32}.Client(server.Addr)
+	if err != nil {
+		return nil, usage("TLS", err) // openTarget's check has read the files already
+	}
 	defer observer.Close()
 
 	var rows []*row
@@ -257,20 +282,46 @@ func runRows(ctx context.Context, rows []*row, log io.Writer) {
 }
 
 // openTarget finds or starts the server for cfg. A failure is bad input:
-// of --addr when one was given, of --redis-server otherwise.
+// of Addr when nothing answers there, of the login (a "Connection" error
+// that names its flag) when the server refuses the TLS handshake, the user
+// or the password, of RedisServer when the private server does not start.
 func openTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
+	if cfg.Addr != "" {
+		return reachTarget(ctx, cfg)
+	}
 	t, err := redisserver.Open(ctx, redisserver.TargetOptions{
-		Addr: cfg.Addr, Password: cfg.Password, DB: cfg.DB,
+		Password: cfg.login().Password, DB: cfg.login().DB,
 		Server: cfg.Server,
 		Start:  redisserver.Options{Binary: cfg.RedisServer},
 	})
-	switch {
-	case err != nil && cfg.Addr != "":
-		return nil, usage("Addr", err)
-	case err != nil:
+	if err != nil {
 		return nil, usage("RedisServer", err)
 	}
 	return t, nil
+}
+
+// reachTarget logs in to the server at cfg.Addr as the clients will
+// (connection.Check: TLS, AUTH, SELECT, PING) and reads what it says of
+// itself.
+func reachTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
+	if err := connection.Check(ctx, cfg.Addr, cfg.login()); err != nil {
+		if ce, ok := errors.AsType[*connection.CheckError](err); ok && errors.Is(err, connection.ErrUnreachable) {
+			return nil, usage("Addr", fmt.Errorf("%s: %w: %s; %s", ce.Addr, ce.Kind, ce.Said, ce.Hint))
+		}
+		return nil, usage("Connection", err) // it names the flag
+	}
+	admin, err := connection.Admin{Settings: cfg.login(), PoolSize: 1}.Client(cfg.Addr)
+	if err != nil {
+		return nil, usage("Connection", err)
+	}
+	defer admin.Close()
+	pctx, cancel := context.WithTimeout(ctx, redisserver.ProbeTimeout)
+	defer cancel()
+	info, err := redisserver.ReadInfo(pctx, admin)
+	if err != nil {
+		return nil, usage("Addr", fmt.Errorf("%s: %w", cfg.Addr, err))
+	}
+	return &redisserver.Target{Addr: cfg.Addr, Info: info}, nil
 }
 
 func serverOf(addr string, info redisserver.Info, managed bool) Server {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/strategies"
@@ -316,6 +317,8 @@ func TestRunBadInput(t *testing.T) {
 		{"address and server", verify.Config{Addr: closed, Server: new(redisserver.Server)}, "Addr", verify.ErrConflictingTarget},
 		{"unreachable address", verify.Config{Addr: closed}, "Addr", nil},
 		{"missing binary", verify.Config{RedisServer: "/nonexistent/redis-server"}, "RedisServer", redisserver.ErrNotFound},
+		{"TLS without an address", verify.Config{TLS: &connection.TLSFiles{}}, "TLS", verify.ErrTLSWithoutAddr},
+		{"login with a negative db", verify.Config{Addr: closed, Login: &connection.Settings{DB: -1}}, "DB", verify.ErrInvalidDB},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -48,6 +48,8 @@ var verifyFlags = map[string]string{
 	"Addr":        "--addr",
 	"DB":          "--db",
 	"RedisServer": "--redis-server",
+	"TLS":         "--tls",
+	"Connection":  "",
 }
 
 // usageMessage says what a *rlbench.UsageError says, with the flag that

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"maps"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -20,6 +20,8 @@ type verifyOptions struct {
 	cfg                verify.Config
 	jsonPath           string
 	scripts, functions []string
+	// connection holds the login flags and --url.
+	connection connectionFlags
 }
 
 func newVerifyFlagSet(o *verifyOptions, stderr io.Writer) *pflag.FlagSet {
@@ -30,8 +32,7 @@ func newVerifyFlagSet(o *verifyOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.Var(newListValue(&c.Strategies, []string{"all"}, "--strategy", strategies.Names()), "strategy", "strategies to check, comma-separated, or all ("+strings.Join(strategies.Names(), ", ")+")")
 	fs.Var(newListValue(&c.Clients, []string{"all"}, "--client", clients.Names), "client", "Redis clients to drive, comma-separated, or all ("+strings.Join(clients.Names, ", ")+")")
 	fs.Var(textValue{p: &c.Addr, flag: "--addr", check: checkAddr, hint: "give host:port, or leave out --addr to start a private server"}, "addr", "host:port of an existing server (default: start a private redis-server on a free loopback port); the noscript and restart checks need the private server")
-	fs.StringVar(&c.Password, "password", "", "password for --addr (default: $REDISCLI_AUTH)")
-	fs.IntVar(&c.DB, "db", 0, "database number on --addr")
+	o.connection.add(fs)
 	fs.Var(textValue{p: &c.RedisServer, flag: "--redis-server", hint: "give PATH, or leave out --redis-server for redis-server on PATH"}, "redis-server", "redis-server binary for the private server (default: redis-server on PATH)")
 	fs.Var(textValue{p: &c.Prefix, flag: "--prefix", hint: `leave out --prefix for "rlbench-verify:<id>:"`}, "prefix", `key prefix; every key the checks write starts with it, and is deleted at the end (default "rlbench-verify:<id>:")`)
 	fs.StringVar(&o.jsonPath, "json", "", "write the matrix as JSON to this file")
@@ -41,6 +42,8 @@ func newVerifyFlagSet(o *verifyOptions, stderr io.Writer) *pflag.FlagSet {
 			"Check each strategy's documented guarantees on each client against a real Redis\n"+
 			"and print a matrix: one row per strategy x client, one column per check\n"+
 			"(%s).\n"+
+			"It checks one server: a private one, or the one --addr or a single --url\n"+
+			"names, logged in with the connection flags (--user, --tls, ...; no --sentinel).\n"+
 			"Exit status 0 when every cell is what its strategy documents, 1 otherwise,\n"+
 			"2 for bad input.\n\nFlags:\n%s", strings.Join(verifyCheckNames(), ", "), fs.FlagUsages())
 	}
@@ -73,8 +76,9 @@ func (c cli) verify(ctx context.Context, args []string, stdout, stderr io.Writer
 	if names != nil {
 		o.cfg.Strategies = names
 	}
-	if !fs.Changed("password") {
-		o.cfg.Password = os.Getenv("REDISCLI_AUTH")
+	flags, err := o.login(fs)
+	if err != nil {
+		return err
 	}
 	o.cfg.Log = stderr
 	var jsonFile *outputFile
@@ -91,7 +95,7 @@ func (c cli) verify(ctx context.Context, args []string, stdout, stderr io.Writer
 
 	m, err := verify.Run(ctx, o.cfg)
 	if uerr, ok := errors.AsType[*verify.UsageError](err); ok {
-		return badInput(errors.New(usageMessage(uerr, verifyFlags)))
+		return badInput(errors.New(usageMessage(uerr, flags)))
 	}
 	var errs []error
 	if m != nil {
@@ -104,4 +108,35 @@ func (c cli) verify(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 	}
 	return errors.Join(append(errs, err)...)
+}
+
+// login puts the connection flags into o.cfg: the login, and the server
+// of a --url in place of --addr. verify checks one server, so it takes at
+// most one --url and no --sentinel. It returns the flag of each Config
+// field, for the library's errors: --url sets Addr when it names the server.
+func (o *verifyOptions) login(fs *pflag.FlagSet) (map[string]string, error) {
+	s, err := o.connection.settings(fs)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	switch {
+	case len(o.connection.sentinels) > 0:
+		return nil, badInput(errors.New("--sentinel: verify checks one server; give its master with --addr or --url (the restart and noscript checks need a private server anyway)"))
+	case len(o.connection.urls) > 1:
+		return nil, badInput(fmt.Errorf("--url: verify checks one server; got %d URLs", len(o.connection.urls)))
+	case len(o.connection.urls) == 1 && o.cfg.Addr != "":
+		return nil, badInput(errors.New("--url and --addr: give one server, not both"))
+	}
+	o.cfg.Username, o.cfg.Password, o.cfg.DB, o.cfg.TLS = s.Username, s.Password, s.DB, s.TLS
+	if len(o.connection.urls) == 0 {
+		return verifyFlags, nil
+	}
+	targets, err := o.connection.targets(s)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	o.cfg.Addr, o.cfg.Login = targets[0].Addr, targets[0].Login
+	flags := maps.Clone(verifyFlags)
+	flags["Addr"] = "--url"
+	return flags, nil
 }
