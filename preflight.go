@@ -29,7 +29,7 @@ func (t *target) preflight(ctx context.Context, cfg Config) error {
 	}
 	for _, n := range nodes {
 		if key, err := firstKey(ctx, n, cfg.Workload.Prefix); err != nil {
-			return usage(t.field(), fmt.Errorf("%s: %s: scan: %w", t.spec.Label, n.Options().Addr, err))
+			return usage(t.field(), fmt.Errorf("%s: scan: %w", t.where(n), err))
 		} else if key != "" {
 			return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q already holds keys (e.g. %q on %s): rlbench audits and deletes every key under its prefix, so it must start empty; choose another --prefix", t.spec.Label, cfg.Workload.Prefix, key, n.Options().Addr))
 		}
@@ -56,7 +56,7 @@ func (t *target) checkCommands(ctx context.Context, cfg Config, nodes []*redis.C
 	}
 	for _, n := range nodes {
 		if cmds, err = acl.Supported(ctx, n, cmds); err != nil {
-			return usage("Strategies", fmt.Errorf("%s: %s: %w", t.spec.Label, n.Options().Addr, err))
+			return usage("Strategies", fmt.Errorf("%s: %w", t.where(n), err))
 		}
 	}
 	t.unlinkToDel = !slices.ContainsFunc(cmds, func(c acl.Command) bool { return c.Name == "unlink" })
@@ -74,9 +74,20 @@ func (t *target) checkCommands(ctx context.Context, cfg Config, nodes []*redis.C
 	return nil
 }
 
+// where names node n of t in an error: the target's label, and the node's
+// address when the label is not already that.
+func (t *target) where(n *redis.Client) string {
+	if addr := n.Options().Addr; addr != t.spec.Label {
+		return t.spec.Label + ": " + addr
+	}
+	return t.spec.Label
+}
+
 // field is the Config field that names t, for errors about it.
 func (t *target) field() string {
 	switch {
+	case t.spec.Login != nil:
+		return "Targets.URL"
 	case t.spec.ManagedCluster != "":
 		return "Targets.ManagedCluster"
 	case len(t.spec.Cluster) > 0:

@@ -207,7 +207,10 @@ func plainHint(s Settings) string {
 func (s Settings) readError(ctx context.Context, addr string, err error, overTLS bool) error {
 	e := &CheckError{Addr: addr, Flag: flag(s.urlTLS, "--tls"), Kind: ErrProtocol, Said: "the connection ended with: " + err.Error()}
 	switch {
-	case overTLS && strings.Contains(err.Error(), "remote error: tls:"):
+	case overTLS && (strings.Contains(err.Error(), "remote error: tls:") || closedByPeer(err)):
+		// With TLS 1.3 the server checks the client's certificate after the
+		// client's side of the handshake is done: its refusal arrives as an
+		// alert, or, when it closes first, as a reset on the first command.
 		e.Flag, e.Kind, e.Hint = "--cert/--key", ErrClientCert, "pass a client certificate signed by a CA the server trusts"
 	case !overTLS && closedByPeer(err) && speaksTLS(ctx, addr):
 		e.Kind, e.Said = ErrTLSRequired, "it closed the connection on a plain command, and completes a TLS handshake"

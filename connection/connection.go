@@ -79,7 +79,8 @@ type Endpoint struct {
 // rediss:// for TLS) as --url takes it. base holds the settings of the
 // other flags; the URL's user, password and db replace base's, and
 // rediss:// turns TLS on (keeping base's TLS files) where redis:// leaves
-// base.TLS as the flags set it. "user@" is a user with no password;
+// base.TLS as the flags set it. "user@" is a user whose password is
+// base's (--password or $REDISCLI_AUTH, as redis-cli takes it);
 // ":password@" is the default user. Percent-escapes are decoded. Errors
 // wrap ErrURL and quote the URL with its password replaced by "xxxxx".
 func ParseURL(raw string, base Settings) (Endpoint, error) {
@@ -116,7 +117,10 @@ func ParseURL(raw string, base Settings) (Endpoint, error) {
 	}
 	if u.User != nil {
 		ep.Settings.Username = u.User.Username()
-		ep.Settings.Password, _ = u.User.Password()
+		if password, ok := u.User.Password(); ok {
+			// "user@host" keeps base's password ($REDISCLI_AUTH), as redis-cli does.
+			ep.Settings.Password = password
+		}
 		ep.Settings.urlAuth = true
 	}
 	if ep.Addr, err = urlAddr(u); err != nil {
