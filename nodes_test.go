@@ -46,7 +46,11 @@ func TestMasters(t *testing.T) {
 				if err := m.Ping(t.Context()).Err(); err != nil {
 					t.Errorf("Masters(%s): PING %s = %v; want PONG", tc.name, m.Options().Addr, err)
 				}
-				addrs = append(addrs, m.Options().Addr)
+				addr := m.Options().Addr
+				if _, _, err := net.SplitHostPort(addr); err != nil {
+					t.Errorf("Masters(%s): a master's address = %q; want host:port", tc.name, addr)
+				}
+				addrs = append(addrs, addr)
 			}
 			if tc.want == nil && len(masters) != 1 || tc.want != nil && !slices.Equal(addrs, tc.want) {
 				t.Errorf("Masters(%s) = %q; want %q (nil: one master)", tc.name, addrs, tc.want)
