@@ -79,8 +79,24 @@ func openTarget(ctx context.Context, cfg Config, spec TargetSpec) (*target, erro
 	return t, nil
 }
 
-// openTopology starts or reaches the servers spec names.
+// openTopology starts or reaches the servers spec names, and reads what
+// the server says of itself (INFO server).
 func openTopology(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
+	t, err := reachTopology(ctx, cfg, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.readInfo(ctx); err != nil {
+		t.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// reachTopology starts or reaches the servers spec names and makes the
+// admin connection, sending nothing but the login check: a user allowed
+// only to read keys can be given it (Masters).
+func reachTopology(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
 	switch {
 	case spec.isCluster():
 		return openCluster(ctx, cfg, spec)
@@ -101,19 +117,25 @@ func checkLogin(ctx context.Context, spec TargetSpec, addr string, login connect
 }
 
 // newTarget completes t once its admin connection is made: the TLS
-// configuration of its clients, and what the server says of itself.
-func newTarget(ctx context.Context, t *target, managed bool) (*target, error) {
+// configuration of its clients.
+func newTarget(_ context.Context, t *target, managed bool) (*target, error) {
 	var err error
 	if t.tls, err = t.login.TLS.Config(); err != nil {
 		t.close()
 		return nil, usage("Connection", fmt.Errorf("%s: %w", t.spec.Label, err))
 	}
-	if t.info, err = redisserver.ReadInfo(ctx, t.admin); err != nil {
-		t.close()
-		return nil, usage(t.field(), fmt.Errorf("%s: %w", t.spec.Label, err))
-	}
-	t.server.Name, t.server.Version, t.server.Managed = t.info.Name, t.info.Version, managed
+	t.server.Managed = managed
 	return t, nil
+}
+
+// readInfo reads what the server says of itself: its name and version.
+func (t *target) readInfo(ctx context.Context) error {
+	info, err := redisserver.ReadInfo(ctx, t.admin)
+	if err != nil {
+		return usage(t.field(), fmt.Errorf("%s: %w", t.spec.Label, err))
+	}
+	t.info, t.server.Name, t.server.Version = info, info.Name, info.Version
+	return nil
 }
 
 func (t *target) close() {

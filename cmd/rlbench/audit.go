@@ -1,126 +1,39 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/spf13/pflag"
 
+	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/audit"
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/htmlreport"
 )
 
 // auditOptions are the settings of `rlbench audit`.
 type auditOptions struct {
-	target         targetFlags
-	opts           audit.Options
-	maxTTL         string
-	fixTTL         string
+	// cfg names the target and its login; nothing else of it is used.
+	cfg    rlbench.Config
+	opts   audit.Options
+	maxTTL string
+	fixTTL string
+	// jsonPath is --json: a file, "-" for stdout, "" for none.
 	jsonPath       string
 	failOnImmortal bool
 	quiet          bool
-}
-
-// targetFlags are the flags that name the server(s) a command talks to,
-// shared by the commands that take an existing target.
-type targetFlags struct {
-	addr     string
-	cluster  string
-	user     string
-	password string
-	db       int
-}
-
-// register adds the target flags to fs.
-func (t *targetFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&t.addr, "addr", "", "host:port of the server to audit")
-	fs.StringVar(&t.cluster, "cluster", "", "host:port[,host:port...] of nodes of a Redis Cluster: every master is audited, replicas skipped")
-	fs.StringVar(&t.user, "user", "", "ACL user name (default: the default user)")
-	fs.StringVar(&t.password, "password", "", "password (default: $REDISCLI_AUTH)")
-	fs.IntVar(&t.db, "db", 0, "database number (not with --cluster)")
-}
-
-// check refuses a target that cannot be right, before any connection.
-func (t *targetFlags) check(fs *pflag.FlagSet) error {
-	switch {
-	case fs.Changed("addr") && t.addr == "", fs.Changed("cluster") && t.cluster == "":
-		return errors.New("--addr, --cluster: an empty address (an unset shell variable?)")
-	case t.addr == "" && t.cluster == "":
-		return errors.New("--addr or --cluster is required: rlbench audit reads an existing server")
-	case t.addr != "" && t.cluster != "":
-		return errors.New("--addr and --cluster are exclusive: give one")
-	case t.db < 0:
-		return fmt.Errorf("--db must be >= 0, got %d", t.db)
-	case t.cluster != "" && t.db != 0:
-		return fmt.Errorf("--db: a Redis Cluster has database 0 only, got %d", t.db)
-	}
-	if !fs.Changed("password") {
-		t.password = os.Getenv("REDISCLI_AUTH")
-	}
-	return nil
-}
-
-// clientOptions are the options of every connection to a target: RESP2
-// with AUTH, no CLIENT SETINFO and no maintenance notifications, so that a
-// user allowed only the audit's commands can connect.
-func (t *targetFlags) clientOptions(addr string) *redis.Options {
-	return &redis.Options{
-		Addr: addr, Username: t.user, Password: t.password, DB: t.db, Protocol: 2,
-		DisableIdentity: true, MaxRetries: -1, DialerRetries: 1, PoolSize: 2,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	}
-}
-
-// nodes connects to the target and returns one client per server to read:
-// the server of --addr, or every master of --cluster, by address. close
-// closes them.
-func (t *targetFlags) nodes(ctx context.Context) (nodes []*redis.Client, close func(), err error) {
-	if t.addr != "" {
-		c := redis.NewClient(t.clientOptions(t.addr))
-		if err := c.Ping(ctx).Err(); err != nil {
-			c.Close()
-			switch msg := err.Error(); {
-			case strings.Contains(msg, "DB index"):
-				return nil, nil, fmt.Errorf("--db %d: %w", t.db, err)
-			case strings.Contains(msg, "WRONGPASS"), strings.Contains(msg, "NOAUTH"), strings.Contains(msg, "NOPERM"):
-				return nil, nil, fmt.Errorf("--user, --password (or $REDISCLI_AUTH): %w", err)
-			}
-			return nil, nil, fmt.Errorf("--addr %s: %w", t.addr, err)
-		}
-		return []*redis.Client{c}, func() { c.Close() }, nil
-	}
-	o := t.clientOptions("")
-	cc := redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs: strings.Split(t.cluster, ","), Username: o.Username, Password: o.Password, Protocol: 2,
-		DisableIdentity: true, MaxRetries: -1, DialerRetries: 1, PoolSize: 2, MaintNotificationsConfig: o.MaintNotificationsConfig,
-	})
-	var mu sync.Mutex
-	err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
-		mu.Lock()
-		defer mu.Unlock()
-		nodes = append(nodes, c)
-		return nil
-	})
-	if err == nil && len(nodes) == 0 {
-		err = errors.New("no master found")
-	}
-	if err != nil {
-		cc.Close()
-		return nil, nil, fmt.Errorf("--cluster %s: %w", t.cluster, err)
-	}
-	slices.SortFunc(nodes, func(a, b *redis.Client) int { return strings.Compare(a.Options().Addr, b.Options().Addr) })
-	return nodes, func() { cc.Close() }, nil
+	// The targets of --addr and --cluster, then those of --url and
+	// --sentinel: Masters reads exactly one.
+	addrs, clusters []rlbench.TargetSpec
+	connection      connectionFlags
 }
 
 func newAuditFlagSet(o *auditOptions, stderr io.Writer) *pflag.FlagSet {
@@ -138,12 +51,14 @@ func newAuditFlagSet(o *auditOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.IntVar(&p.Sample, "sample", audit.DefaultSample, "how many immortal keys to describe: type, value of a string, OBJECT IDLETIME")
 	fs.StringVar(&o.fixTTL, "fix-ttl", "", "give each immortal key this TTL with EXPIRE key D NX (whole seconds, e.g. 3600 or 1h); a write, off by default")
 	fs.BoolVar(&p.DryRun, "dry-run", false, "with --fix-ttl: count what it would fix, send no EXPIRE")
-	o.target.register(fs)
+	fs.Var(auditTargetValue{targetValue{specs: &o.addrs, flag: "--addr", kind: targetAddr}}, "addr", "host:port of the server to audit")
+	fs.Var(auditTargetValue{targetValue{specs: &o.clusters, flag: "--cluster", kind: targetCluster}}, "cluster", "host:port[,host:port...] of nodes of a Redis Cluster: every master is audited, replicas skipped")
+	o.connection.add(fs)
 	fs.StringVar(&o.jsonPath, "json", "", `write the audit as JSON to this file ("-": to stdout, instead of the text)`)
 	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when an immortal key was found")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, `Usage: rlbench audit --match PATTERN (--addr HOST:PORT | --cluster HOST:PORT,...) [flags]
+		fmt.Fprintf(stderr, `Usage: rlbench audit --match PATTERN (--addr HOST:PORT | --url URL | --cluster HOST:PORT,... | --sentinel MASTER@HOST:PORT) [flags]
 
 Find the keys with no TTL (immortal) in a keyspace rlbench did not write:
 SCAN MATCH PATTERN, PTTL per key pipelined per batch, at most --rate keys
@@ -157,49 +72,47 @@ Flags:
 	return fs
 }
 
-// runAudit is `rlbench audit`.
-func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// auditTargetValue is --addr or --cluster of the audit, which has no
+// private server to fall back to: an empty value is refused as such.
+type auditTargetValue struct{ targetValue }
+
+func (v auditTargetValue) Set(s string) error {
+	if t := rlbench.ParseTarget(s, false); strings.TrimSpace(t.Addr) == "" {
+		return flagErrorf("%s: an empty address (an unset shell variable?); give host:port", v.flag)
+	}
+	return v.targetValue.Set(s)
+}
+
+// audit is `rlbench audit`: it audits the keys matching --match on every
+// master of one existing target, prints what it found and writes --json.
+func (c cli) audit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o auditOptions
 	fs := newAuditFlagSet(&o, stderr)
 	if err := parseFlags(fs, args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "rlbench audit: %v\n", err)
-		return exitUsage
+		return err
 	}
 	if err := o.check(fs); err != nil {
-		fmt.Fprintf(stderr, "rlbench audit: %v (see rlbench audit --help)\n", err)
-		return exitUsage
+		return err
 	}
-	var jsonFile *os.File
+	var out *outputFile
 	if o.jsonPath != "" && o.jsonPath != "-" {
-		// Opened now, not truncated: a path that cannot be written is bad
-		// input, found before any command.
-		_, statErr := os.Stat(o.jsonPath)
-		f, err := os.OpenFile(o.jsonPath, os.O_WRONLY|os.O_CREATE, 0o644)
-		if err != nil {
-			fmt.Fprintf(stderr, "rlbench audit: --json: %v\n", err)
-			return exitUsage
+		var err error
+		if out, err = openOutput("--json", o.jsonPath); err != nil {
+			return badInput(err)
 		}
-		jsonFile = f
-		defer jsonFile.Close()
-		if os.IsNotExist(statErr) {
-			defer func() {
-				if jsonFile != nil { // not written: remove what was created
-					os.Remove(o.jsonPath)
-				}
-			}()
-		}
+		defer out.discard()
 	}
-	// go-redis logs each failed dial; the error below says it once.
-	redis.SetLogger(silentLogger{})
-	nodes, closeNodes, err := o.target.nodes(ctx)
+	masters, closeMasters, err := rlbench.Masters(ctx, o.cfg)
+	if uerr, ok := errors.AsType[*rlbench.UsageError](err); ok {
+		if cerr, ok := errors.AsType[*connection.CheckError](err); ok && errors.Is(cerr, connection.ErrUnreachable) {
+			cerr.Hint = "is a Redis server listening there?" // not: leave out --addr for a private one
+		}
+		return badInput(errors.New(usageMessage(uerr, runFlags)))
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "rlbench audit: %v\n", err)
-		return exitUsage
+		return err
 	}
-	defer closeNodes()
+	defer closeMasters()
 	opts := o.opts
 	opts.Sizes = true
 	var line *progressLine
@@ -207,66 +120,68 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		line = &progressLine{w: stdout}
 		opts.Progress = line.show
 	}
-	targets := make([]audit.Node, len(nodes))
-	for i, n := range nodes {
-		targets[i] = n
+	nodes := make([]audit.Node, len(masters))
+	for i, m := range masters {
+		nodes[i] = m
 	}
-	rep, err := audit.Scan(ctx, targets, opts)
+	rep, err := audit.Scan(ctx, nodes, opts)
 	line.clear()
-	f := jsonFile
-	jsonFile = nil // written (or reported) by finish
-	return o.finish(rep, err, f, stdout, stderr)
+	return o.finish(rep, err, out, stdout)
 }
 
-// finish prints and writes the report, and returns the exit status.
-func (o *auditOptions) finish(rep audit.Report, err error, jsonFile *os.File, stdout, stderr io.Writer) int {
-	code := exitOK
-	out := audit.Text(rep)
-	if o.jsonPath == "-" {
-		out = audit.JSON(rep)
-	}
-	if werr := out(stdout); werr != nil {
-		fmt.Fprintf(stderr, "rlbench audit: write: %v\n", werr)
-		code = exitFailure
-	}
-	if jsonFile != nil {
-		werr := jsonFile.Truncate(0)
-		if werr == nil {
-			werr = audit.JSON(rep)(jsonFile)
+// finish writes the --json file, then prints the report (the file first:
+// stdout may be a pipe that closes early), and says why the audit ends
+// with exit status 1, if it does.
+func (o *auditOptions) finish(rep audit.Report, scanErr error, out *outputFile, stdout io.Writer) error {
+	var errs []error
+	if o.jsonPath != "" {
+		var data bytes.Buffer
+		err := audit.JSON(rep)(&data)
+		if err == nil {
+			err = writeOutput(out, data.Bytes(), stdout)
 		}
-		if werr == nil {
-			werr = jsonFile.Close()
-		}
-		if werr != nil {
-			fmt.Fprintf(stderr, "rlbench audit: --json: %v\n", werr)
-			code = exitFailure
+		errs = append(errs, err)
+	}
+	if o.jsonPath != "-" {
+		if err := printed(audit.Text(rep)(stdout)); err != nil {
+			errs = append(errs, fmt.Errorf("write: %w", err))
 		}
 	}
 	switch {
-	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(stderr, "rlbench audit: interrupted; the figures above are what it saw")
-		return exitFailure
-	case err != nil:
-		fmt.Fprintf(stderr, "rlbench audit: %v\n", err)
-		return exitFailure
+	case errors.Is(scanErr, context.Canceled):
+		errs = append(errs, errors.New("interrupted; the figures above are what it saw"))
+	case scanErr != nil:
+		errs = append(errs, scanErr)
 	case o.failOnImmortal && rep.Immortal > 0:
-		fmt.Fprintf(stderr, "rlbench audit: %d immortal keys found (--fail-on-immortal)\n", rep.Immortal)
-		return exitFailure
+		errs = append(errs, fmt.Errorf("%d immortal keys found (--fail-on-immortal)", rep.Immortal))
 	}
-	return code
+	return errors.Join(errs...)
 }
 
-// check validates every flag before any connection.
+// check validates every flag before any connection, and puts the
+// targets and the login into o.cfg.
 func (o *auditOptions) check(fs *pflag.FlagSet) error {
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return badInputHelp(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	if !fs.Changed("match") || o.opts.Match == "" {
-		return errors.New("--match is required (e.g. --match 'ratelimit:*'; '*' for every key)")
+		return badInputHelp(errors.New("--match is required (e.g. --match 'ratelimit:*'; '*' for every key)"))
 	}
-	if err := o.target.check(fs); err != nil {
+	o.cfg.Targets = append(o.addrs, o.clusters...)
+	if err := o.connection.apply(fs, &o.cfg); err != nil {
 		return err
 	}
+	if len(o.cfg.Targets) == 0 {
+		return badInputHelp(errors.New("--addr or --cluster is required (or --url, or --sentinel): rlbench audit reads an existing server"))
+	}
+	if err := o.checkOptions(fs); err != nil {
+		return badInputHelp(err)
+	}
+	return nil
+}
+
+// checkOptions validates the flags of audit.Options.
+func (o *auditOptions) checkOptions(fs *pflag.FlagSet) error {
 	var err error
 	if o.opts.MaxTTL, err = parseSeconds(o.maxTTL); err != nil {
 		return fmt.Errorf("--max-ttl: %w", err)
@@ -372,21 +287,4 @@ func splitAuditFiles(paths []string) (runs []string, audits []htmlreport.AuditFi
 		audits = append(audits, htmlreport.AuditFile{Path: p, Report: rep})
 	}
 	return runs, audits, nil
-}
-
-// silentLogger drops go-redis' log lines.
-type silentLogger struct{}
-
-func (silentLogger) Printf(context.Context, string, ...any) {}
-
-// runAuditCommand is runAudit in the command table's form.
-func runAuditCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	switch code := runAudit(ctx, args, stdout, stderr); code {
-	case exitOK:
-		return nil
-	case exitUsage:
-		return badInput(errReported)
-	default:
-		return errReported
-	}
 }

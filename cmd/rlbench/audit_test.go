@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +15,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/audit"
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/redisserver"
 )
 
 // readOnlyACL is the ACL rule list of a user that can run the default
@@ -202,6 +205,11 @@ func TestAuditBadInput(t *testing.T) {
 		{"no target", []string{"--match", "x*"}, "--addr or --cluster is required"},
 		{"empty addr", []string{"--match", "x*", "--addr", ""}, "empty address"},
 		{"both targets", []string{"--match", "x*", "--addr", a, "--cluster", a}, "exclusive"},
+		{"addr and url", []string{"--match", "x*", "--addr", a, "--url", "redis://" + a}, "exclusive"},
+		{"two addrs", []string{"--match", "x*", "--addr", a, "--addr", a}, "exclusive"},
+		{"empty labelled addr", []string{"--match", "x*", "--addr", "prod="}, "empty address"},
+		{"bad url", []string{"--match", "x*", "--url", "http://" + a}, "--url"},
+		{"cacert without tls", []string{"--match", "x*", "--addr", a, "--cacert", "ca.pem"}, "--cacert"},
 		{"db on cluster", []string{"--match", "x*", "--cluster", a, "--db", "1"}, "--db"},
 		{"negative db", []string{"--match", "x*", "--addr", a, "--db", "-1"}, "--db"},
 		{"zero count", []string{"--match", "x*", "--addr", a, "--count", "0"}, "--count"},
@@ -235,8 +243,9 @@ func TestAuditBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--user", "nobody", "--password", "wrong"}, "--user, --password"},
-		{[]string{"--db", "16"}, "--db 16"},
+		// The login check's messages, as every command's (connection.Check).
+		{[]string{"--user", "nobody", "--password", "wrong"}, "--user/--password"},
+		{[]string{"--db", "16"}, "--db: "},
 	} {
 		args := append([]string{"audit", "--match", "x*", "--addr", a}, tc.args...)
 		if res := runCLI(t, t.Context(), args...); res.code != exitUsage || !strings.Contains(res.stderr, tc.want) {
@@ -324,5 +333,99 @@ func TestAuditClusterReadOnlyACL(t *testing.T) {
 	if rep := readAudit(t, jsonPath); rep.Keys != 12 || rep.Immortal != 12 || rep.LockedOut != 7 || len(rep.PerNode) != 3 {
 		t.Errorf("audit as the read-only user = %d keys, %d immortal, %d locked out, %d nodes; want 12, 12, 7, 3",
 			rep.Keys, rep.Immortal, rep.LockedOut, len(rep.PerNode))
+	}
+}
+
+// TestAuditURL audits through --url as the read-only ACL user, whose name
+// and password the URL carries: the figures of the known mix, and the
+// password in no output.
+func TestAuditURL(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	admin := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	seedAuditMix(t, admin, prefix)
+	setUser(t, admin, "auditor", "s3cret", prefix+"*", readOnlyACL)
+	jsonPath := filepath.Join(t.TempDir(), "audit.json")
+	args := []string{"audit", "--match", prefix + "*", "--url", "redis://auditor:s3cret@" + srv.Addr() + "/0", "--limit", "100", "--json", jsonPath}
+	res := mustRun(t, exitOK, args...)
+	rep := readAudit(t, jsonPath)
+	if rep.Keys != 6 || rep.Immortal != 3 || rep.LockedOut != 1 || !rep.Complete {
+		t.Errorf("run(%q) = %d keys, %d immortal, %d locked out; want 6, 3, 1\n%s", args, rep.Keys, rep.Immortal, rep.LockedOut, res.stdout)
+	}
+	if strings.Contains(res.stdout+res.stderr, "s3cret") {
+		t.Errorf("run(%q) printed the URL's password:\n%s%s", args, res.stdout, res.stderr)
+	}
+	wrong := []string{"audit", "--match", prefix + "*", "--url", "redis://auditor:wrong@" + srv.Addr()}
+	if res := runCLI(t, t.Context(), wrong...); res.code != exitUsage || !strings.Contains(res.stderr, "--url") {
+		t.Errorf("run(%q) = %d, %q; want %d naming --url", wrong, res.code, res.stderr, exitUsage)
+	}
+}
+
+// TestAuditTLS audits a private TLS-only server, with --tls --cacert and
+// with a rediss:// URL; skipped when redis-server is built without TLS.
+func TestAuditTLS(t *testing.T) {
+	t.Parallel()
+	srv, err := redisserver.Start(t.Context(), redisserver.Options{Binary: os.Getenv(redistest.BinaryEnv), TLS: &redisserver.TLSOptions{}})
+	if errors.Is(err, redisserver.ErrNoTLS) {
+		t.Skipf("redis-server built without TLS: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	files, _ := srv.TLS()
+	rdb := connection.Admin{Settings: connection.Settings{TLS: &connection.TLSFiles{CACert: files.CACert}}}
+	admin, err := rdb.Client(srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	prefix := redistest.Prefix(t)
+	seedAuditMix(t, admin, prefix)
+	for _, target := range [][]string{
+		{"--addr", srv.Addr(), "--tls", "--cacert", files.CACert},
+		{"--url", "rediss://" + srv.Addr(), "--cacert", files.CACert},
+	} {
+		jsonPath := filepath.Join(t.TempDir(), "audit.json")
+		args := append([]string{"audit", "--match", prefix + "*", "--json", jsonPath}, target...)
+		res := mustRun(t, exitOK, args...)
+		if rep := readAudit(t, jsonPath); rep.Keys != 6 || rep.Immortal != 3 {
+			t.Errorf("run(%q) = %d keys, %d immortal; want 6, 3\n%s", args, rep.Keys, rep.Immortal, res.stdout)
+		}
+	}
+	plain := []string{"audit", "--match", prefix + "*", "--addr", srv.Addr()}
+	if res := runCLI(t, t.Context(), plain...); res.code != exitUsage || !strings.Contains(res.stderr, "--tls") {
+		t.Errorf("run(%q) on a TLS-only server = %d, %q; want %d naming --tls", plain, res.code, res.stderr, exitUsage)
+	}
+}
+
+// TestAuditSentinel audits the master that Sentinel names, through
+// --sentinel MASTER@host:port: the keys of the master, and each sampled
+// key named by the master's address.
+func TestAuditSentinel(t *testing.T) {
+	t.Parallel()
+	s, err := redisserver.StartSentinel(t.Context(), redisserver.SentinelOptions{Binary: os.Getenv(redistest.BinaryEnv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	master, err := s.MasterAddr(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := connection.Admin{}.PlainClient(master)
+	defer rdb.Close()
+	prefix := redistest.Prefix(t)
+	seedAuditMix(t, rdb, prefix)
+	jsonPath := filepath.Join(t.TempDir(), "audit.json")
+	args := []string{"audit", "--match", prefix + "*", "--sentinel", s.MasterName() + "@" + strings.Join(s.SentinelAddrs(), ","), "--json", jsonPath}
+	res := mustRun(t, exitOK, args...)
+	rep := readAudit(t, jsonPath)
+	if rep.Keys != 6 || rep.Immortal != 3 || len(rep.ImmortalSample) != 3 {
+		t.Fatalf("run(%q) = %d keys, %d immortal, %d sampled; want 6, 3, 3\n%s", args, rep.Keys, rep.Immortal, len(rep.ImmortalSample), res.stdout)
+	}
+	if node := rep.ImmortalSample[0].Node; node != master {
+		t.Errorf("run(%q): sample's node = %q; want the master, %s", args, node, master)
 	}
 }

@@ -73,7 +73,7 @@ func (c cli) commands() []command {
 		{"compare", "compare A.json B.json ...   (cells side by side, with ratios)", runCompare},
 		{"report", "report A.json ... -o report.html   (one self-contained HTML page)", runReport},
 		{"merge", "merge A.json B.json ... -o all.json   (several generators' reports as one, exactly)", runMerge},
-		{"audit", "audit --match 'ratelimit:*' --addr host:port   (find immortal keys in any keyspace, read-only)", runAuditCommand},
+		{"audit", "audit --match 'ratelimit:*' --addr host:port   (find immortal keys in any keyspace, read-only)", c.audit},
 		{"cleanup", "cleanup --prefix P --addr host:port   (delete the keys of a run that was killed)", c.cleanup},
 		{"acl", "acl --strategy lua,multi-nx [--prefix P]   (print the ACL SETUSER line of a least-privilege user)", c.acl},
 	}
