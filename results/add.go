@@ -140,6 +140,11 @@ func (a Audit) combine(o Audit, f func(x, y int64) int64) Audit {
 		Immortal:      f(a.Immortal, o.Immortal),
 		TTLOverWindow: f(a.TTLOverWindow, o.TTLOverWindow),
 		Vanished:      f(a.Vanished, o.Vanished),
+
+		Fields:             f(a.Fields, o.Fields),
+		ImmortalFields:     f(a.ImmortalFields, o.ImmortalFields),
+		FieldTTLOverWindow: f(a.FieldTTLOverWindow, o.FieldTTLOverWindow),
+		HashesExpired:      f(a.HashesExpired, o.HashesExpired),
 	}
 }
 

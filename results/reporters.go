@@ -86,6 +86,18 @@ func writeTable(buf *bytes.Buffer, rep *Report, multi bool) {
 // each writes what it has to say of one run, labelled label, or nothing.
 var textSections = []func(buf *bytes.Buffer, r Run, label string){
 	writePartial, writeOpenLoop, writeErrors, writeAdmissionSample, writeFaults, writePerNode, writeClusterErrors, writeSaturation,
+	writeFieldAudit,
+}
+
+// writeFieldAudit writes the field audit of a run whose counters are hash
+// fields: the table's keys are its hashes.
+func writeFieldAudit(buf *bytes.Buffer, r Run, label string) {
+	a := r.Audit
+	if a.Fields == 0 && a.ImmortalFields == 0 && a.HashesExpired == 0 {
+		return
+	}
+	fmt.Fprintf(buf, "%s hash fields: %d examined, %d with no TTL, %d with a TTL over the window; %d of %d hashes with a field with no TTL, %d with every field expired\n",
+		label, a.Fields, a.ImmortalFields, a.FieldTTLOverWindow, a.Immortal, a.Keys, a.HashesExpired)
 }
 
 func writeAdmissionSample(buf *bytes.Buffer, r Run, label string) {
@@ -179,21 +191,29 @@ func writeSaturation(buf *bytes.Buffer, r Run, label string) {
 func writeImmortal(buf *bytes.Buffer, rep *Report, multi bool) {
 	var immortal []string
 	for _, r := range rep.Runs {
-		if r.Audit.Immortal > 0 {
-			label := r.Strategy + "/" + r.Client
-			if multi {
-				label = r.Target + ": " + label
-			}
-			noun := "counters"
-			if r.Audit.Immortal == 1 {
-				noun = "counter"
-			}
-			immortal = append(immortal, fmt.Sprintf("%s left %d %s with no TTL", label, r.Audit.Immortal, noun))
+		label := r.Strategy + "/" + r.Client
+		if multi {
+			label = r.Target + ": " + label
+		}
+		switch {
+		case r.Audit.ImmortalFields > 0:
+			immortal = append(immortal, fmt.Sprintf("%s left %d hash %s with no TTL, in %d %s", label,
+				r.Audit.ImmortalFields, plural(r.Audit.ImmortalFields, "field", "fields"), r.Audit.Immortal, plural(r.Audit.Immortal, "hash", "hashes")))
+		case r.Audit.Immortal > 0:
+			immortal = append(immortal, fmt.Sprintf("%s left %d %s with no TTL", label, r.Audit.Immortal, plural(r.Audit.Immortal, "counter", "counters")))
 		}
 	}
 	if len(immortal) > 0 {
 		fmt.Fprintf(buf, "IMMORTAL KEYS: %s: those users are locked out forever.\n", strings.Join(immortal, "; "))
 	}
+}
+
+// plural is one when n is 1, else many.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // overText is a run's over-admission for the table: "-" for a strategy
