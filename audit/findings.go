@@ -217,7 +217,8 @@ type Cost struct {
 	// Scan is the latency of each SCAN.
 	Scan Latency `json:"scan"`
 	// Pipeline is the latency of each pipeline of PTTLs (with TYPE and
-	// UNLINK where asked), one per SCAN batch.
+	// UNLINK where asked), one per SCAN batch, and of the field audit's
+	// HSCAN and HPTTL pipelines (Options.Fields).
 	Pipeline Latency `json:"pipeline"`
 	// Detail is the latency of each pipeline that reads values, samples or
 	// fixes immortal keys.
