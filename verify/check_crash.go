@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -53,7 +52,7 @@ func checkCrash(ctx context.Context, t *trial) Cell {
 			return failf("request %d: %v", i, err)
 		}
 	}
-	res, err := audit.Run(ctx, t.observer, t.keyPrefix(), t.window)
+	immortal, err := t.immortal(ctx, t.keyPrefix(), t.window)
 	if err != nil {
 		return failf("%v", err)
 	}
@@ -61,11 +60,11 @@ func checkCrash(ctx context.Context, t *trial) Cell {
 	if err != nil {
 		return failf("%v", err)
 	}
-	if res.Immortal > 0 {
+	if immortal > 0 {
 		if gap.step == "" {
-			return Cell{Outcome: Leaks, Note: fmt.Sprintf("no crash, yet %d keys have no TTL", res.Immortal)}
+			return Cell{Outcome: Leaks, Note: fmt.Sprintf("no crash, yet %d %ss have no TTL", immortal, t.counterNoun())}
 		}
-		return Cell{Outcome: Leaks, Note: fmt.Sprintf("client died %s on request %d: key left at %s with no TTL", gap.step, gap.request, v)}
+		return Cell{Outcome: Leaks, Note: fmt.Sprintf("client died %s on request %d: %s left at %s with no TTL", gap.step, gap.request, t.counterNoun(), v)}
 	}
 	switch {
 	case gap.step == "" && t.properties.Atomic:
@@ -77,5 +76,5 @@ func checkCrash(ctx context.Context, t *trial) Cell {
 	if err != nil {
 		return failf("%v", err)
 	}
-	return Cell{Outcome: Pass, Note: fmt.Sprintf("client died %s on request %d: key left at %s with PTTL %s, no immortal key", gap.step, gap.request, v, pttlText(p))}
+	return Cell{Outcome: Pass, Note: fmt.Sprintf("client died %s on request %d: %s left at %s with PTTL %s, no immortal %s", gap.step, gap.request, t.counterNoun(), v, pttlText(p), t.counterNoun())}
 }
