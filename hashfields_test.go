@@ -102,4 +102,3 @@ func countFields(t *testing.T, rdb *redis.Client, prefix string) (hashes, fields
 	}
 	return hashes, fields, immortal
 }
-
