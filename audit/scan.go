@@ -28,8 +28,9 @@ var _ Node = (*redis.Client)(nil)
 // does not grow with the keyspace.
 //
 // By default it sends only read commands: DBSIZE, SCAN and PTTL, with TYPE
-// (Options.Types, Options.Sample), GETRANGE (Options.Limit, Options.Sample)
-// and OBJECT IDLETIME (Options.Sample). It writes only with Options.FixTTL
+// (Options.Types, Options.Sample, Options.Fields), GETRANGE (Options.Limit,
+// Options.Sample), OBJECT IDLETIME (Options.Sample), and HSCAN and HPTTL
+// (Options.Fields). It writes only with Options.FixTTL
 // (EXPIRE ... NX) or Options.Unlink (UNLINK).
 //
 // Bad options are refused before any command, with an error wrapping one of

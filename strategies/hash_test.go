@@ -130,6 +130,10 @@ func TestHashFieldGap(t *testing.T) {
 				} else if !errors.Is(err, strategies.ErrCrashed) || len(steps) != 1 || steps[0] != "after HINCRBY" || p != -1 {
 					t.Errorf("Decide with a crashing gap = %v after gaps %q; field PTTL %d; want the crash after HINCRBY and an immortal field", err, steps, p)
 				}
+				// The adapter's own HTTL agrees with the observer.
+				if ttl, err := c.HTTL(ctx, key, field); err != nil || (ttl == -1) != (p == -1) {
+					t.Errorf("HTTL %s FIELDS 1 %s = %d, %v; want it to agree with HPTTL %d", key, field, ttl, err, p)
+				}
 
 				// Healing: a field seeded with no TTL.
 				healKey := key + ":heal"
