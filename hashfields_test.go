@@ -2,6 +2,7 @@ package rlbench_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -101,4 +103,34 @@ func countFields(t *testing.T, rdb *redis.Client, prefix string) (hashes, fields
 		}
 	}
 	return hashes, fields, immortal
+}
+
+// TestHashFieldRefusedOn70: on the redis-server 7.0 on PATH, a run of a
+// hash-field strategy is refused before any write, as bad input naming
+// the strategy, the missing command and the version it needs.
+func TestHashFieldRefusedOn70(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	if v := srv.Info().RedisVersion; redisserver.VersionAtLeast(v, "7.4.0") {
+		t.Skipf("the server is Redis %s, which has hash-field TTLs; set %s to a redis-server before 7.4", v, redistest.BinaryEnv)
+	}
+	rdb := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	_, err := rlbench.Run(context.Background(), rlbench.Config{
+		Strategies: []string{"hash-multi-nx"},
+		Workload:   workload.Config{Requests: 10, Prefix: prefix},
+		Addr:       srv.Addr(),
+	}, rlbench.Options{})
+	var ue *rlbench.UsageError
+	if !errors.As(err, &ue) || ue.Field != "Strategies" {
+		t.Fatalf("Run(hash-multi-nx) on Redis %s = %v; want a UsageError on Strategies", srv.Info().RedisVersion, err)
+	}
+	for _, want := range []string{"does not know HEXPIRE", "strategy hash-multi-nx needs Redis >= 7.4.0"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Run(hash-multi-nx) = %q; want it to say %q", err, want)
+		}
+	}
+	if keys := rdb.Keys(context.Background(), prefix+"*").Val(); len(keys) != 0 {
+		t.Errorf("keys under the prefix after the refusal = %q; want none", keys)
+	}
 }
