@@ -11,6 +11,7 @@ import (
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -38,6 +39,9 @@ func BenchmarkDecide(b *testing.B) {
 	observer := redistest.Client(b, srv)
 	var cell atomic.Int64
 	for _, s := range strategies.All() {
+		if !redisserver.VersionAtLeast(srv.Info().RedisVersion, s.MinRedis) {
+			continue // the hash-field strategies need Redis 7.4
+		}
 		for _, cname := range clients.Names {
 			for _, par := range []int{1, 32} {
 				workers := par * runtime.GOMAXPROCS(0)

@@ -43,7 +43,7 @@ type cell struct {
 
 // newCell returns the cell of strategy x client on t.
 func newCell(cfg Config, t *target, runPrefix, strategy, client string) (*cell, error) {
-	impl, err := strategies.New(strategy, strategies.Config{Limit: cfg.Limit, Window: cfg.Window})
+	impl, err := strategies.New(strategy, strategies.Config{Limit: cfg.Limit, Window: cfg.Window, Fields: cfg.Fields})
 	if err != nil {
 		return nil, usage("Strategies", err)
 	}
@@ -185,7 +185,7 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	m.redirectsBefore = t.redirects(ctx)
 
 	wl := c.workload()
-	latestImmortal, stopAudits := periodicAudit(ctx, t, wl.Prefix, c.cfg.Window, c.cfg.AuditEvery)
+	latestImmortal, stopAudits := periodicAudit(ctx, t, wl.Prefix, c.cfg.Window, c.cfg.AuditEvery, c.fieldAudit())
 	stopMonitor := monitor(progress, c.label, rec, latestImmortal)
 	stopFaults := faults.Schedule(ctx, c.cfg.Faults, t.faultTarget(c.cfg, wl.Prefix))
 	info, _ := strategies.Lookup(c.strategy)
@@ -269,7 +269,7 @@ func isStall(e faults.Event) bool { return e.Kind() == faults.Stall }
 // after an interrupt, since they are short and the user's keys should not
 // outlive the run; only abort (a second interrupt) stops them.
 func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
-	rep, err := c.target.scanKeys(abort, c.prefix, c.cfg.Window, !c.cfg.KeepKeys)
+	rep, err := c.target.scanKeys(abort, c.prefix, c.cfg.Window, !c.cfg.KeepKeys, c.fieldAudit())
 	if err != nil {
 		err = c.aborted(abort, err)
 		run.Audit = results.Audit{Error: err.Error()}
@@ -289,6 +289,13 @@ func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
 // complete: its figures are unknown (results.Audit.Error), not zero. The
 // other cells still run.
 var ErrAuditFailed = errors.New("the audit of the cell's keys failed")
+
+// fieldAudit reports whether the cell's counters are hash fields, which its
+// audit then reads field by field (audit.Options.Fields).
+func (c *cell) fieldAudit() bool {
+	info, _ := strategies.Lookup(c.strategy)
+	return info.Layout == strategies.LayoutHashField
+}
 
 // ErrAborted is returned, wrapped, when a second interrupt stopped the
 // audit or the clean-up of a cell; the error names the keys it left.

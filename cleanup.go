@@ -29,7 +29,7 @@ func Cleanup(ctx context.Context, cfg Config) (int64, error) {
 		if err != nil {
 			return deleted, err
 		}
-		rep, err := t.scanKeys(ctx, cfg.Workload.Prefix, 0, true)
+		rep, err := t.scanKeys(ctx, cfg.Workload.Prefix, 0, true, false)
 		deleted += rep.Deleted
 		t.close()
 		if err != nil {

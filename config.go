@@ -33,6 +33,10 @@ type Config struct {
 	// Window is the counter's lifetime, in whole seconds; 0 means
 	// strategies.DefaultWindow. At most MaxWindow.
 	Window int64 `json:"window_s"`
+	// Fields is the number of fields of each key's hash that a hash-field
+	// strategy spreads the key's requests over (strategies.Config.Fields);
+	// 0 means strategies.DefaultFields. Other strategies ignore it.
+	Fields int `json:"fields,omitempty"`
 	// Workload is the load each strategy x client cell runs. An empty
 	// Prefix means "rlbench:<run-id>:" with a fresh random run id.
 	Workload workload.Config `json:"workload"`
@@ -279,6 +283,7 @@ func (c *Config) validate() error {
 	}{
 		{"Limit", c.Limit < 1, fmt.Errorf("%w, got %d", strategies.ErrInvalidLimit, c.Limit)},
 		{"Window", c.Window < 1, fmt.Errorf("%w, got %d", strategies.ErrInvalidWindow, c.Window)},
+		{"Fields", c.Fields < 0, fmt.Errorf("%w, got %d", strategies.ErrInvalidFields, c.Fields)},
 		{"Window", c.Window > MaxWindow, fmt.Errorf("window must be at most %d s (10 years), got %d", MaxWindow, c.Window)},
 		{"DB", c.DB < 0, fmt.Errorf("db must be >= 0, got %d", c.DB)},
 		{"OnError", !slices.Contains(OnErrorPolicies, c.OnError), fmt.Errorf("unknown policy %q (accepted: %s)", c.OnError, strings.Join(OnErrorPolicies, ", "))},

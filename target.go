@@ -434,8 +434,9 @@ func clientName(cellPrefix string) string {
 }
 
 // scanKeys audits the keys under prefix on every master and, with del,
-// deletes them in the same pass (one SCAN of each master for both).
-func (t *target) scanKeys(ctx context.Context, prefix string, window int64, del bool) (audit.Report, error) {
+// deletes them in the same pass (one SCAN of each master for both); with
+// fields, it audits hash fields too (audit.Options.Fields).
+func (t *target) scanKeys(ctx context.Context, prefix string, window int64, del, fields bool) (audit.Report, error) {
 	masters, err := t.nodes(ctx)
 	if err != nil {
 		return audit.Report{}, fmt.Errorf("audit: %w", err)
@@ -446,14 +447,14 @@ func (t *target) scanKeys(ctx context.Context, prefix string, window int64, del 
 	}
 	return audit.Scan(ctx, nodes, audit.Options{
 		Prefix: prefix, MaxTTL: time.Duration(window) * time.Second, Dedup: true,
-		Unlink: del, UseDel: t.unlinkToDel,
+		Unlink: del, UseDel: t.unlinkToDel, Fields: fields,
 	})
 }
 
 // audit audits the keys under prefix on every master; perNode has the
 // result per master on a cluster, and is nil for a single server.
-func (t *target) audit(ctx context.Context, prefix string, window int64) (audit.Result, []audit.NodeResult, error) {
-	rep, err := t.scanKeys(ctx, prefix, window, false)
+func (t *target) audit(ctx context.Context, prefix string, window int64, fields bool) (audit.Result, []audit.NodeResult, error) {
+	rep, err := t.scanKeys(ctx, prefix, window, false, fields)
 	return rep.Result(), t.perNode(rep), err
 }
 
@@ -468,6 +469,6 @@ func (t *target) perNode(rep audit.Report) []audit.NodeResult {
 
 // cleanup deletes the keys under prefix on every master.
 func (t *target) cleanup(ctx context.Context, prefix string) error {
-	_, err := t.scanKeys(ctx, prefix, 0, true)
+	_, err := t.scanKeys(ctx, prefix, 0, true, false)
 	return err
 }

@@ -64,6 +64,10 @@ var strategyCommands = map[string][]string{
 	"gcra":         {"evalsha", "eval", "time", "get", "set"},
 	"sliding-log":  {"evalsha", "eval", "time", "zremrangebyscore", "zcard", "incr", "zadd", "pexpire"},
 	"token-bucket": {"evalsha", "eval", "time", "hmget", "exists", "hset", "pexpire"},
+	// The hash-field counters (Redis >= 7.4).
+	"hash-incr-expire": {"hincrby", "hexpire"},
+	"hash-multi-nx":    {"multi", "hincrby", "hexpire", "exec"},
+	"hash-lua":         {"evalsha", "eval", "hincrby", "hexpire", "httl"},
 	// The published limiters, from their sources (v10.0.1, v3.11.2, v2.15.0).
 	"redis_rate": {"evalsha", "eval", "time", "get", "set"},
 	"ulule":      {"script|load", "evalsha", "get", "incrby", "pexpire", "pttl"},
@@ -110,6 +114,15 @@ var ownCommands = []Command{
 	{"command|info", "rlbench: the pre-flight check that the server knows every command"},
 }
 
+// fieldAuditCommands are what rlbench sends beside ownCommands when a cell's
+// counters are hash fields (strategies.LayoutHashField): the audit reads
+// each hash's fields and their TTLs.
+var fieldAuditCommands = []Command{
+	{"type", "rlbench: the field audit (which keys are hashes)"},
+	{"hscan", "rlbench: the field audit (each hash's fields, HSCAN ... NOVALUES)"},
+	{"hpttl", "rlbench: the field audit of each field's TTL"},
+}
+
 // faultCommands are the commands each fault kind sends to the target. The
 // kinds not listed act on private servers only, through rlbench's own
 // connections to them.
@@ -132,11 +145,13 @@ func Commands(n Needs) ([]Command, error) {
 			out = append(out, Command{Name: name, Why: why})
 		}
 	}
+	fieldAudit := false
 	for _, s := range n.Strategies {
 		info, err := strategies.Lookup(s)
 		if err != nil {
 			return nil, fmt.Errorf("acl: %w", err)
 		}
+		fieldAudit = fieldAudit || info.Layout == strategies.LayoutHashField
 		cmds, ok := strategyCommands[s]
 		if !ok && info.Source != "" {
 			if cmds, err = userCommands(info); err != nil {
@@ -167,7 +182,11 @@ func Commands(n Needs) ([]Command, error) {
 	if n.DB != 0 {
 		add("select", "the clients: SELECT of the database")
 	}
-	for _, c := range ownCommands {
+	own := ownCommands
+	if fieldAudit {
+		own = slices.Concat(ownCommands, fieldAuditCommands)
+	}
+	for _, c := range own {
 		add(c.Name, c.Why)
 	}
 	return out, nil

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/strategies"
 )
 
 // Doer is the one method Supported needs: *redis.Client,
@@ -32,6 +34,9 @@ type MissingError struct {
 	// Denied is true when the server knows the commands but the user may
 	// not send them (NOPERM); false when the server does not know them.
 	Denied bool
+	// Needed says, for each of Commands unknown to the server, who needs
+	// it (Command.Why, e.g. "strategy hash-lua"); nil when not known.
+	Needed []string
 }
 
 // Error says which commands and why, e.g. "the server does not know
@@ -44,7 +49,30 @@ func (e *MissingError) Error() string {
 	if e.Denied {
 		return "the user may not send " + strings.Join(parts, ", ") + "; grant them (rlbench acl prints the ACL SETUSER line)"
 	}
-	return "the server does not know " + strings.Join(parts, ", ") + ": it is older than the strategy or fault needs"
+	return "the server does not know " + strings.Join(parts, ", ") + ": it is older than the strategy or fault needs" + e.neededText()
+}
+
+// neededText names the strategies that need the unknown commands, with the
+// Redis version each needs: " (strategy hash-lua needs Redis >= 7.4.0)".
+func (e *MissingError) neededText() string {
+	var needs []string
+	for _, why := range e.Needed {
+		name, ok := strings.CutPrefix(why, "strategy ")
+		if !ok {
+			continue
+		}
+		note := why
+		if info, err := strategies.Lookup(name); err == nil && info.MinRedis != "" {
+			note += " needs Redis >= " + info.MinRedis
+		}
+		if !slices.Contains(needs, note) {
+			needs = append(needs, note)
+		}
+	}
+	if len(needs) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(needs, "; ") + ")"
 }
 
 // Supported asks the server, with one COMMAND INFO, whether it knows every
@@ -78,6 +106,7 @@ func Supported(ctx context.Context, rdb Doer, cmds []Command) ([]Command, error)
 		}
 		missing.Commands = append(missing.Commands, c.Name)
 		missing.Said = append(missing.Said, "COMMAND INFO answered nil")
+		missing.Needed = append(missing.Needed, c.Why)
 	}
 	if len(missing.Commands) > 0 {
 		return out, missing
@@ -165,6 +194,8 @@ var probes = map[string][]string{
 	"config|get": {"maxclients"}, "client|setname": {"n"}, "scan": {"0"}, "select": {"0"},
 	"cluster|slots": nil, "cluster|shards": nil, "role": nil, "script|flush": nil,
 	"command|info": {"get"}, "client|pause": {"1"}, "client|list": nil, "client|kill": {"ID", "0"},
+	"hincrby": {"K", "f", "1"}, "hexpire": {"K", "1", "FIELDS", "1", "f"}, "httl": {"K", "FIELDS", "1", "f"},
+	"hpttl": {"K", "FIELDS", "1", "f"}, "hscan": {"K", "0"}, "type": {"K"},
 }
 
 // Permitted checks, as the user rdb is logged in as, that the server lets

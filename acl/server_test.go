@@ -185,12 +185,19 @@ func TestPermittedNamesTheMissingCommand(t *testing.T) {
 func TestSupported(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	all, err := acl.Commands(acl.Needs{Strategies: strategies.Names(), Faults: faults.Kinds, Cluster: true, Sentinel: true, DB: 1})
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	// Every strategy the server runs (the hash-field ones need 7.4).
+	var names []string
+	for _, info := range strategies.All() {
+		if redisserver.VersionAtLeast(srv.Info().RedisVersion, info.MinRedis) {
+			names = append(names, info.Name)
+		}
+	}
+	all, err := acl.Commands(acl.Needs{Strategies: names, Faults: faults.Kinds, Cluster: true, Sentinel: true, DB: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := redistest.Start(t)
-	rdb := redistest.Client(t, srv)
 	if got, err := acl.Supported(ctx, rdb, all); err != nil || !slices.Equal(acl.Names(got), acl.Names(all)) {
 		t.Errorf("Supported(every command) on %s %s = %v, %v; want them all", srv.Info().Name, srv.Info().Version, acl.Names(got), err)
 	}
@@ -276,5 +283,34 @@ func TestVersionMatrix(t *testing.T) {
 			}
 			everyStrategy(t, srv)
 		})
+	}
+}
+
+// TestHashFieldRefusedBefore74: on a server without hash-field TTLs (the
+// 7.0 on PATH), the pre-flight check refuses each hash-field strategy,
+// naming the commands the server lacks, the strategy and the version it
+// needs.
+func TestHashFieldRefusedBefore74(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	if redisserver.VersionAtLeast(srv.Info().RedisVersion, "7.4.0") {
+		t.Skipf("the server is %s %s, which has hash-field TTLs; set %s to a redis-server before 7.4", srv.Info().Name, srv.Info().Version, redistest.BinaryEnv)
+	}
+	rdb := redistest.Client(t, srv)
+	for _, name := range []string{"hash-incr-expire", "hash-multi-nx", "hash-lua"} {
+		cmds, err := acl.Commands(acl.Needs{Strategies: []string{name}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = acl.Supported(t.Context(), rdb, cmds)
+		var me *acl.MissingError
+		if !errors.As(err, &me) || me.Denied || !slices.Contains(me.Commands, "hexpire") {
+			t.Fatalf("Supported(%s) on %s = %v; want a MissingError naming hexpire", name, srv.Info().Version, err)
+		}
+		for _, want := range []string{"does not know HEXPIRE", "strategy " + name + " needs Redis >= 7.4.0"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("Supported(%s) = %q; want it to say %q", name, err, want)
+			}
+		}
 	}
 }

@@ -9,14 +9,16 @@
 //
 // It talks to Redis through go-redis as an independent observer, whichever
 // client the run itself used. By default it sends only read commands
-// (DBSIZE, SCAN, PTTL, TYPE, GETRANGE, OBJECT IDLETIME). Under a prefix, each
+// (DBSIZE, SCAN, PTTL, TYPE, GETRANGE, OBJECT IDLETIME; HSCAN and HPTTL for
+// the field audit). Under a prefix, each
 // key returned by SCAN is checked with strings.HasPrefix, so neither a glob
 // in the prefix nor a bug in the MATCH pattern can make it count or delete a
 // key outside the prefix.
 //
-// Hash-field TTLs (Redis 7.4) would fit as one more per-key read in the
-// batch pipeline of Scan (HTTL on the keys TYPE calls hashes), with its
-// counts beside the key counts in Findings.
+// With Options.Fields it also audits hash fields with TTLs of their own
+// (Redis 7.4): TYPE joins each key's PTTL in the batch pipeline, and the
+// hashes' fields are read with HSCAN ... NOVALUES and HPTTL, counted beside
+// the keys (FieldFindings).
 package audit
 
 import (
@@ -45,9 +47,11 @@ var ErrEmptyPrefix = errors.New("empty key prefix: it would cover the whole data
 // had expired or been deleted before their PTTL was read (PTTL -2).
 type Result = results.Audit
 
-// Result returns the runner's figures of f (TTLOverMax as TTLOverWindow).
+// Result returns the runner's figures of f (TTLOverMax as TTLOverWindow,
+// FieldTTLOverMax as FieldTTLOverWindow).
 func (f Findings) Result() Result {
-	return Result{Keys: f.Keys, Immortal: f.Immortal, TTLOverWindow: f.TTLOverMax, Vanished: f.Vanished}
+	return Result{Keys: f.Keys, Immortal: f.Immortal, TTLOverWindow: f.TTLOverMax, Vanished: f.Vanished,
+		Fields: f.Fields, ImmortalFields: f.ImmortalFields, FieldTTLOverWindow: f.FieldTTLOverMax, HashesExpired: f.HashesExpired}
 }
 
 // NodeResult is the Result of one node of a cluster.

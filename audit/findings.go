@@ -6,7 +6,7 @@ import (
 
 // Findings are the counts of one audit, of one node or of all. Keys
 // includes every key counted elsewhere, and Keys = WithTTL + Immortal +
-// Vanished.
+// Vanished + ExpiringByFields.
 type Findings struct {
 	// Keys is the number of keys examined: returned by SCAN (and under
 	// the prefix), each read with PTTL.
@@ -38,6 +38,47 @@ type Findings struct {
 	Deleted int64 `json:"deleted"`
 	// Types counts keys per type, with Options.Types; nil otherwise.
 	Types map[string]*TypeCount `json:"types,omitempty"`
+	FieldFindings
+}
+
+// FieldFindings are the counts of the field audit (Options.Fields); all 0
+// without it, and then left out of the JSON. Fields = FieldsWithTTL +
+// ImmortalFields + FieldsVanished.
+type FieldFindings struct {
+	// Hashes is the number of hashes whose fields were read.
+	Hashes int64 `json:"hashes,omitempty"`
+	// Fields is the number of hash fields examined: returned by HSCAN, each
+	// read with HPTTL.
+	Fields int64 `json:"fields,omitempty"`
+	// FieldsWithTTL is the number of fields that had a TTL.
+	FieldsWithTTL int64 `json:"fields_with_ttl,omitempty"`
+	// ImmortalFields is the number of fields with no TTL (HPTTL -1).
+	ImmortalFields int64 `json:"immortal_fields,omitempty"`
+	// FieldsVanished is the number of fields that had expired or been
+	// deleted between HSCAN and HPTTL (HPTTL -2).
+	FieldsVanished int64 `json:"fields_vanished,omitempty"`
+	// FieldTTLOverMax is the number of fields whose PTTL exceeded
+	// Options.MaxTTL; 0 without MaxTTL.
+	FieldTTLOverMax int64 `json:"field_ttl_over_max,omitempty"`
+	// HashesExpired is the number of hashes whose fields had all expired
+	// when they were read: HSCAN found none, or HPTTL found every one gone.
+	HashesExpired int64 `json:"hashes_expired,omitempty"`
+	// ExpiringByFields is the number of hashes with no key TTL whose every
+	// field has a TTL (or is gone): not immortal, they go away with their
+	// last field. Keys counts them; Immortal does not.
+	ExpiringByFields int64 `json:"expiring_by_fields,omitempty"`
+}
+
+// add adds o's counts to f.
+func (f *FieldFindings) add(o FieldFindings) {
+	f.Hashes += o.Hashes
+	f.Fields += o.Fields
+	f.FieldsWithTTL += o.FieldsWithTTL
+	f.ImmortalFields += o.ImmortalFields
+	f.FieldsVanished += o.FieldsVanished
+	f.FieldTTLOverMax += o.FieldTTLOverMax
+	f.HashesExpired += o.HashesExpired
+	f.ExpiringByFields += o.ExpiringByFields
 }
 
 // TypeCount counts the keys of one type.
@@ -115,6 +156,7 @@ func (f *Findings) add(o Findings) {
 	f.FixSkipped += o.FixSkipped
 	f.WouldFix += o.WouldFix
 	f.Deleted += o.Deleted
+	f.FieldFindings.add(o.FieldFindings)
 	for name, c := range o.Types {
 		if f.Types == nil {
 			f.Types = map[string]*TypeCount{}
@@ -175,7 +217,8 @@ type Cost struct {
 	// Scan is the latency of each SCAN.
 	Scan Latency `json:"scan"`
 	// Pipeline is the latency of each pipeline of PTTLs (with TYPE and
-	// UNLINK where asked), one per SCAN batch.
+	// UNLINK where asked), one per SCAN batch, and of the field audit's
+	// HSCAN and HPTTL pipelines (Options.Fields).
 	Pipeline Latency `json:"pipeline"`
 	// Detail is the latency of each pipeline that reads values, samples or
 	// fixes immortal keys.
@@ -233,6 +276,8 @@ type Settings struct {
 	FixTTLS int64 `json:"fix_ttl_s"`
 	// DryRun is Options.DryRun.
 	DryRun bool `json:"dry_run"`
+	// Fields is Options.Fields; left out when false.
+	Fields bool `json:"fields,omitempty"`
 }
 
 // ReportTool is the Tool of every audit Report.

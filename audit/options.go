@@ -73,6 +73,15 @@ type Options struct {
 	// Types also reads each key's TYPE, pipelined with its PTTL, and counts
 	// keys and immortal keys per type (Findings.Types).
 	Types bool
+	// Fields audits hash fields with TTLs of their own (Redis >= 7.4): it
+	// reads each key's TYPE with its PTTL, then each hash's fields (HSCAN
+	// ... NOVALUES) and their PTTLs (HPTTL), and counts them
+	// (Findings.Fields and the figures beside it). A hash with no key TTL
+	// is then immortal only when one of its fields has no TTL either;
+	// otherwise it expires field by field (Findings.ExpiringByFields).
+	// With Unlink, the keys of a batch are deleted after their fields are
+	// read, in a pipeline of their own.
+	Fields bool
 	// Rate is the most keys examined per second, over all nodes together;
 	// 0 means no cap. The command's default is DefaultRate.
 	Rate float64

@@ -28,8 +28,9 @@ var _ Node = (*redis.Client)(nil)
 // does not grow with the keyspace.
 //
 // By default it sends only read commands: DBSIZE, SCAN and PTTL, with TYPE
-// (Options.Types, Options.Sample), GETRANGE (Options.Limit, Options.Sample)
-// and OBJECT IDLETIME (Options.Sample). It writes only with Options.FixTTL
+// (Options.Types, Options.Sample, Options.Fields), GETRANGE (Options.Limit,
+// Options.Sample), OBJECT IDLETIME (Options.Sample), and HSCAN and HPTTL
+// (Options.Fields). It writes only with Options.FixTTL
 // (EXPIRE ... NX) or Options.Unlink (UNLINK).
 //
 // Bad options are refused before any command, with an error wrapping one of
@@ -60,7 +61,7 @@ func scan(ctx context.Context, nodes []Node, opts Options, nameNodes bool) (Repo
 	}
 	rep.Match, rep.Type = o.match(), o.Type
 	rep.Settings = Settings{Count: o.Count, Rate: o.Rate, MaxTTLS: o.MaxTTL.Seconds(), Limit: o.Limit,
-		Sample: o.Sample, FixTTLS: int64(o.FixTTL / time.Second), DryRun: o.DryRun}
+		Sample: o.Sample, FixTTLS: int64(o.FixTTL / time.Second), DryRun: o.DryRun, Fields: o.Fields}
 	a := newAuditor(o, len(nodes))
 	sizes := a.dbSizes(ctx, nodes)
 	for i, n := range nodes {
@@ -130,8 +131,9 @@ type auditor struct {
 	progress Progress
 
 	immortalSample, lockedOutSample []Sample
-	// keys and immortal are reused from batch to batch.
+	// keys, immortal and hashes are reused from batch to batch.
 	keys, immortal []string
+	hashes         []hashKey
 }
 
 func newAuditor(o Options, nodes int) *auditor {
@@ -235,32 +237,26 @@ func (a *auditor) examine(keys []string) []string {
 }
 
 // batch reads the PTTL of keys (with TYPE and UNLINK where asked) in one
-// pipeline, counts them, then looks closer at the immortal ones.
+// pipeline, counts them, reads the fields of the hashes among them
+// (Options.Fields), then looks closer at the immortal ones.
 func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []string) error {
 	pipe := n.Pipeline()
 	ttls := make([]*redis.DurationCmd, len(keys))
 	var types []*redis.StatusCmd
-	var unlinks []*redis.IntCmd
-	if a.o.Types {
+	if a.o.Types || a.o.Fields {
 		types = make([]*redis.StatusCmd, len(keys))
 	}
-	if a.o.Unlink {
-		unlinks = make([]*redis.IntCmd, len(keys))
-	}
+	// The field audit reads a batch's fields before it deletes its keys.
+	unlinkHere := a.o.Unlink && !a.o.Fields
 	for i, key := range keys {
 		ttls[i] = pipe.PTTL(ctx, key)
 		if types != nil {
 			types[i] = pipe.Type(ctx, key)
 		}
-		if unlinks != nil {
-			// One UNLINK per key: a batch's keys may lie in many slots,
-			// which one UNLINK may not span on a cluster.
-			if a.o.UseDel {
-				unlinks[i] = pipe.Del(ctx, key)
-			} else {
-				unlinks[i] = pipe.Unlink(ctx, key)
-			}
-		}
+	}
+	var unlinks []*redis.IntCmd
+	if unlinkHere {
+		unlinks = a.queueUnlinks(ctx, pipe, keys)
 	}
 	began := time.Now()
 	cmds, err := pipe.Exec(ctx)
@@ -271,8 +267,32 @@ func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []stri
 	if err != nil {
 		return pipelineError(cmds, err)
 	}
+	a.count(nr, keys, ttls, types)
+	if a.o.Fields {
+		if err := a.fieldPass(ctx, n, nr, a.hashes); err != nil {
+			return err
+		}
+		if a.o.Unlink {
+			if err := a.unlinkAll(ctx, n, nr, keys); err != nil {
+				return err
+			}
+		}
+	}
 	f := &nr.Findings
-	a.immortal = a.immortal[:0]
+	if a.o.DryRun {
+		f.WouldFix += int64(len(a.immortal))
+	}
+	if len(a.immortal) == 0 || !a.detailed() {
+		return nil
+	}
+	return a.detail(ctx, n, nr, a.immortal)
+}
+
+// count counts a batch's PTTL (and TYPE) replies into nr, and collects
+// its immortal keys and, for the field audit, its hashes.
+func (a *auditor) count(nr *NodeReport, keys []string, ttls []*redis.DurationCmd, types []*redis.StatusCmd) {
+	f := &nr.Findings
+	a.immortal, a.hashes = a.immortal[:0], a.hashes[:0]
 	for i, cmd := range ttls {
 		f.Keys++
 		a.progress.Keys++
@@ -292,17 +312,47 @@ func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []stri
 				f.TTLOverMax++
 			}
 		}
-		if types != nil {
+		if types == nil {
+			continue
+		}
+		if a.o.Types {
 			countType(f, types[i].Val(), ttl == -1)
 		}
+		if a.o.Fields && types[i].Val() == "hash" {
+			a.hashes = append(a.hashes, hashKey{key: keys[i], immortal: ttl == -1})
+		}
 	}
-	if a.o.DryRun {
-		f.WouldFix += int64(len(a.immortal))
+}
+
+// queueUnlinks queues one UNLINK (or DEL) per key: a batch's keys may lie
+// in many slots, which one UNLINK may not span on a cluster.
+func (a *auditor) queueUnlinks(ctx context.Context, pipe redis.Pipeliner, keys []string) []*redis.IntCmd {
+	unlinks := make([]*redis.IntCmd, len(keys))
+	for i, key := range keys {
+		if a.o.UseDel {
+			unlinks[i] = pipe.Del(ctx, key)
+		} else {
+			unlinks[i] = pipe.Unlink(ctx, key)
+		}
 	}
-	if len(a.immortal) == 0 || !a.detailed() {
-		return nil
+	return unlinks
+}
+
+// unlinkAll deletes keys in a pipeline of their own (Options.Unlink with
+// Options.Fields).
+func (a *auditor) unlinkAll(ctx context.Context, n Node, nr *NodeReport, keys []string) error {
+	pipe := n.Pipeline()
+	unlinks := a.queueUnlinks(ctx, pipe, keys)
+	began := time.Now()
+	cmds, err := pipe.Exec(ctx)
+	a.lat[1].record(time.Since(began))
+	for _, u := range unlinks {
+		nr.Deleted += u.Val()
 	}
-	return a.detail(ctx, n, nr, a.immortal)
+	if err != nil {
+		return pipelineError(cmds, err)
+	}
+	return nil
 }
 
 // countType counts one key of type typ ("none": it vanished).

@@ -65,6 +65,9 @@ func writeText(b *bytes.Buffer, r Report) {
 		row(fmt.Sprintf("fixed (EXPIRE %d NX)", s.FixTTLS), r.Fixed, "")
 		row("left alone (gained a TTL or vanished)", r.FixSkipped, "")
 	}
+	if s.Fields {
+		writeFields(row, r.FieldFindings, s)
+	}
 	if r.Deleted > 0 {
 		row("deleted (UNLINK)", r.Deleted, "")
 	}
@@ -83,6 +86,20 @@ func writeText(b *bytes.Buffer, r Report) {
 	b.WriteString("\n")
 	writeSamples(b, "immortal sample", r.ImmortalSample)
 	writeSamples(b, "locked-out sample", r.LockedOutSample)
+}
+
+// writeFields writes the field audit's rows.
+func writeFields(row func(label string, n int64, note string), f FieldFindings, s Settings) {
+	row("hashes (fields read)", f.Hashes, "")
+	row("  expiring by their fields", f.ExpiringByFields, "no key TTL, a TTL on every field")
+	row("  every field expired", f.HashesExpired, "")
+	row("hash fields examined", f.Fields, "")
+	row("  with a TTL", f.FieldsWithTTL, percent(f.FieldsWithTTL, f.Fields))
+	row("  immortal fields (no TTL)", f.ImmortalFields, percent(f.ImmortalFields, f.Fields))
+	row("  vanished (-2)", f.FieldsVanished, "")
+	if s.MaxTTLS > 0 {
+		row("  TTL over "+(time.Duration(s.MaxTTLS*float64(time.Second))).String(), f.FieldTTLOverMax, percent(f.FieldTTLOverMax, f.Fields))
+	}
 }
 
 func writeTypes(b *bytes.Buffer, types map[string]*TypeCount) {

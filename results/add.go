@@ -140,6 +140,10 @@ func (a Audit) combine(o Audit, f func(x, y int64) int64) Audit {
 		Immortal:      f(a.Immortal, o.Immortal),
 		TTLOverWindow: f(a.TTLOverWindow, o.TTLOverWindow),
 		Vanished:      f(a.Vanished, o.Vanished),
+		Fields:             f(a.Fields, o.Fields),
+		ImmortalFields:     f(a.ImmortalFields, o.ImmortalFields),
+		FieldTTLOverWindow: f(a.FieldTTLOverWindow, o.FieldTTLOverWindow),
+		HashesExpired:      f(a.HashesExpired, o.HashesExpired),
 		// A part whose audit failed leaves the sum unknown.
 		Error: strings.Join(slices.DeleteFunc([]string{a.Error, o.Error}, func(s string) bool { return s == "" }), "; "),
 	}

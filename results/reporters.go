@@ -87,6 +87,18 @@ func writeTable(buf *bytes.Buffer, rep *Report, multi bool) {
 // each writes what it has to say of one run, labelled label, or nothing.
 var textSections = []func(buf *bytes.Buffer, r Run, label string){
 	writePartial, writeOpenLoop, writeErrors, writeAdmissionSample, writeFaults, writePerNode, writeClusterErrors, writeSaturation,
+	writeFieldAudit,
+}
+
+// writeFieldAudit writes the field audit of a run whose counters are hash
+// fields: the table's keys are its hashes.
+func writeFieldAudit(buf *bytes.Buffer, r Run, label string) {
+	a := r.Audit
+	if a.Fields == 0 && a.ImmortalFields == 0 && a.HashesExpired == 0 {
+		return
+	}
+	fmt.Fprintf(buf, "%s hash fields: %d examined, %d with no TTL, %d with a TTL over the window; %d of %d hashes with a field with no TTL, %d with every field expired\n",
+		label, a.Fields, a.ImmortalFields, a.FieldTTLOverWindow, a.Immortal, a.Keys, a.HashesExpired)
 }
 
 func writeAdmissionSample(buf *bytes.Buffer, r Run, label string) {
@@ -186,16 +198,20 @@ func writeImmortal(buf *bytes.Buffer, rep *Report, multi bool) {
 	var lockedOut, leaked []string
 	for _, r := range rep.Runs {
 		n := r.Audit.Immortal
-		if n == 0 {
+		if n == 0 && r.Audit.ImmortalFields == 0 {
 			continue
 		}
 		label := r.Strategy + "/" + r.Client
 		if multi {
 			label = r.Target + ": " + label
 		}
-		if r.ImmortalKeysLeak {
+		switch {
+		case r.Audit.ImmortalFields > 0:
+			lockedOut = append(lockedOut, fmt.Sprintf("%s left %d hash %s with no TTL, in %d %s", label,
+				r.Audit.ImmortalFields, plural(r.Audit.ImmortalFields, "field", "fields"), n, plural(n, "hash", "hashes")))
+		case r.ImmortalKeysLeak:
 			leaked = append(leaked, fmt.Sprintf("%s left %d %s with no TTL", label, n, plural(n, "key", "keys")))
-		} else {
+		default:
 			lockedOut = append(lockedOut, fmt.Sprintf("%s left %d %s with no TTL", label, n, plural(n, "counter", "counters")))
 		}
 	}

@@ -229,6 +229,20 @@ type Audit struct {
 	TTLOverWindow int64 `json:"ttl_over_window"`
 	// Vanished is the number of keys that expired or disappeared during the scan.
 	Vanished int64 `json:"vanished"`
+	// Fields is the number of hash fields the field audit examined, for a
+	// strategy whose counters are hash fields; 0, and left out, otherwise.
+	// A hash with no key TTL counts in Immortal only when one of its
+	// fields has no TTL either.
+	Fields int64 `json:"fields,omitempty"`
+	// ImmortalFields is the number of hash fields with no TTL (HTTL -1):
+	// their users stay locked out once they reach the limit.
+	ImmortalFields int64 `json:"immortal_fields,omitempty"`
+	// FieldTTLOverWindow is the number of hash fields whose TTL exceeds
+	// the window.
+	FieldTTLOverWindow int64 `json:"field_ttl_over_window,omitempty"`
+	// HashesExpired is the number of hashes whose fields had all expired
+	// when the scan read them.
+	HashesExpired int64 `json:"hashes_expired,omitempty"`
 	// Error says why the scan did not complete; its figures are then
 	// unknown, and written as null.
 	Error string `json:"error,omitempty"`

@@ -180,6 +180,10 @@ func (c *checker) audit(field string, a Audit) {
 	c.count(field+".immortal", a.Immortal)
 	c.count(field+".ttl_over_window", a.TTLOverWindow)
 	c.count(field+".vanished", a.Vanished)
+	c.count(field+".fields", a.Fields)
+	c.count(field+".immortal_fields", a.ImmortalFields)
+	c.count(field+".field_ttl_over_window", a.FieldTTLOverWindow)
+	c.count(field+".hashes_expired", a.HashesExpired)
 }
 
 func (c *checker) series(secs []Second) {

@@ -29,7 +29,7 @@ func TestFixedWindow(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := redistest.Client(t, srv)
 	const limit, window = 3, 1
-	for _, info := range strategies.All() {
+	for _, info := range keyStrategies() {
 		if !info.FixedWindow {
 			continue // TestNotFixedWindow
 		}
@@ -289,7 +289,7 @@ func TestConcurrentBurst(t *testing.T) {
 	// A long window, so that no refill or expiry happens during the burst
 	// even on a slow machine.
 	const limit, window, requests = 10, 10, 20
-	for _, info := range strategies.All() {
+	for _, info := range keyStrategies() {
 		if !info.Atomic {
 			continue
 		}
@@ -342,7 +342,7 @@ func TestHealing(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := redistest.Client(t, srv)
 	const limit, window = 3, 1
-	for _, info := range strategies.All() {
+	for _, info := range keyStrategies() {
 		if !info.FixedWindow {
 			continue
 		}
@@ -471,7 +471,7 @@ func TestFunctionReloads(t *testing.T) {
 // each documents what --list-strategies prints.
 func TestAllOrder(t *testing.T) {
 	t.Parallel()
-	want := []string{"naive", "incr-expire", "multi-nx", "lua", "lua-heal", "function", "gcra", "sliding-log", "token-bucket"}
+	want := []string{"naive", "incr-expire", "multi-nx", "lua", "lua-heal", "function", "hash-incr-expire", "hash-multi-nx", "hash-lua", "gcra", "sliding-log", "token-bucket"}
 	if got := strategies.Names(); !slices.Equal(got, want) {
 		t.Errorf("Names() = %q; want %q", got, want)
 	}

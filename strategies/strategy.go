@@ -24,6 +24,15 @@ const DefaultLimit = 100
 // DefaultWindow is the counter's lifetime, in whole seconds.
 const DefaultWindow = 60
 
+// DefaultFields is the number of fields a hash-field strategy spreads each
+// key's requests over.
+const DefaultFields = 1
+
+// LayoutHashField is the Info.Layout of the strategies whose counter is a
+// field of a hash (one hash per key, one field per endpoint), each field
+// with its own TTL (HEXPIRE, Redis >= 7.4).
+const LayoutHashField = "hash-field"
+
 // Sentinel errors returned by New and Config.Validate.
 var (
 	// ErrInvalidLimit is returned for a limit below 1.
@@ -32,6 +41,8 @@ var (
 	ErrInvalidWindow = errors.New("window must be a whole number of seconds >= 1")
 	// ErrUnknownStrategy is returned for a name that is not registered.
 	ErrUnknownStrategy = errors.New("unknown strategy")
+	// ErrInvalidFields is returned for a field count below 1.
+	ErrInvalidFields = errors.New("fields must be >= 1")
 )
 
 // Config configures a strategy. Its zero value means the defaults.
@@ -40,6 +51,11 @@ type Config struct {
 	Limit int64
 	// Window is the counter's lifetime, in whole seconds; 0 means DefaultWindow.
 	Window int64
+	// Fields is the number of fields of each key's hash that a hash-field
+	// strategy (Info.Layout LayoutHashField) spreads the key's requests
+	// over, each field a counter of its own (an endpoint); 0 means
+	// DefaultFields. Other strategies ignore it.
+	Fields int
 }
 
 // WithDefaults returns c with zero fields replaced by the defaults.
@@ -50,17 +66,23 @@ func (c Config) WithDefaults() Config {
 	if c.Window == 0 {
 		c.Window = DefaultWindow
 	}
+	if c.Fields == 0 {
+		c.Fields = DefaultFields
+	}
 	return c
 }
 
-// Validate reports ErrInvalidLimit or ErrInvalidWindow for a config that no
-// strategy can run. It does not apply defaults.
+// Validate reports ErrInvalidLimit, ErrInvalidWindow or ErrInvalidFields
+// for a config that no strategy can run. It does not apply defaults.
 func (c Config) Validate() error {
 	if c.Limit < 1 {
 		return fmt.Errorf("%w, got %d", ErrInvalidLimit, c.Limit)
 	}
 	if c.Window < 1 {
 		return fmt.Errorf("%w, got %d", ErrInvalidWindow, c.Window)
+	}
+	if c.Fields < 1 {
+		return fmt.Errorf("%w, got %d", ErrInvalidFields, c.Fields)
 	}
 	return nil
 }
@@ -117,6 +139,21 @@ type Client interface {
 	// args..., and returns its reply, which must be an array of integers.
 	// Redis >= 7.0.
 	FCallInts(ctx context.Context, fn string, keys []string, args Args) ([]int64, error)
+	// HIncrBy increments a hash field and returns its new value: HINCRBY
+	// key field n.
+	HIncrBy(ctx context.Context, key, field string, n int64) (int64, error)
+	// HExpire sets a hash field's TTL: HEXPIRE key seconds FIELDS 1 field,
+	// and returns the reply for the field: 1 when set, -2 when the field
+	// (or the key) does not exist. Redis >= 7.4.
+	HExpire(ctx context.Context, key, field string, seconds int64) (int64, error)
+	// HIncrExpireNX runs MULTI; HINCRBY key field 1; HEXPIRE key seconds
+	// NX FIELDS 1 field; EXEC as one transaction and returns the HINCRBY
+	// reply. Redis >= 7.4.
+	HIncrExpireNX(ctx context.Context, key, field string, seconds int64) (int64, error)
+	// HTTL reads a hash field's TTL in seconds: HTTL key FIELDS 1 field;
+	// -1 when the field has none, -2 when it (or the key) does not exist.
+	// Redis >= 7.4.
+	HTTL(ctx context.Context, key, field string) (int64, error)
 }
 
 // Script is a Lua script that adapters run with EVALSHA and an EVAL fallback.
@@ -190,6 +227,11 @@ type Info struct {
 	// Keys says which keys one decision writes, in terms of the decision's
 	// key K; "" means K alone.
 	Keys string
+	// Layout is where a decision's counter lives: "" for a key of its own
+	// (the key K), LayoutHashField for a field of the hash at K, with a
+	// TTL of its own. Audits and checks read the counter, and its TTL,
+	// where Layout says.
+	Layout string
 	// Source is the file a user strategy was registered from (--script,
 	// --function); "" for a built-in one.
 	Source string
@@ -233,11 +275,13 @@ func register(i Info) {
 
 // order is the order in which All lists the strategies: the seeds' broken
 // shapes first, then their fixes, then the fixed window's healing variants,
-// then the designs that are not fixed windows, then the published libraries
+// then the hash-field counters (Redis 7.4), then the designs that are not
+// fixed windows, then the published libraries
 // (package strategies/published registers them); user strategies follow, by name.
 var order = []string{
 	"naive", "incr-expire", "multi-nx", "lua",
 	"lua-heal", "function",
+	"hash-incr-expire", "hash-multi-nx", "hash-lua",
 	"gcra", "sliding-log", "token-bucket",
 	"redis_rate", "ulule", "throttled",
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-
-	"github.com/rlbench/rlbench/audit"
 )
 
 // CheckConcurrent: Workers workers send 3 requests each to one key at
@@ -53,14 +51,14 @@ func checkConcurrent(ctx context.Context, t *trial) Cell {
 	if n := failed.Load(); n > 0 {
 		return failf("%d of %d decisions errored; first: %v", n, total, firstErr)
 	}
-	res, err := audit.Run(ctx, t.observer, t.keyPrefix(), t.window)
+	immortal, err := t.immortal(ctx, t.keyPrefix(), t.window)
 	if err != nil {
 		return failf("%v", err)
 	}
 	admitted := allowed.Load()
 	what := fmt.Sprintf("admitted %d of limit %d (%d requests from %d workers on one key)", admitted, t.cfg.Limit, total, t.cfg.Workers)
-	if res.Immortal > 0 {
-		return Cell{Outcome: Leaks, Note: fmt.Sprintf("%s, and left %d keys with no TTL", what, res.Immortal)}
+	if immortal > 0 {
+		return Cell{Outcome: Leaks, Note: fmt.Sprintf("%s, and left %d %ss with no TTL", what, immortal, t.counterNoun())}
 	}
 	switch {
 	case admitted > t.cfg.Limit:

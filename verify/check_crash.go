@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -46,13 +45,11 @@ func checkCrash(ctx context.Context, t *trial) Cell {
 		if cell, ok := t.crashAtGap(ctx, c); !ok {
 			return cell
 		}
-		res, err := audit.Run(ctx, t.observer, c.key, t.window)
-		if err != nil {
+		if c.immortal, err = t.immortal(ctx, c.key, t.window); err != nil {
 			return failf("%v", err)
 		}
-		c.immortal = res.Immortal
 	}
-	all, err := audit.Run(ctx, t.observer, t.keyPrefix(), t.window)
+	allImmortal, err := t.immortal(ctx, t.keyPrefix(), t.window)
 	if err != nil {
 		return failf("%v", err)
 	}
@@ -72,23 +69,23 @@ func checkCrash(ctx context.Context, t *trial) Cell {
 			return failf("%v", err)
 		}
 		leaked += c.immortal
-		notes = append(notes, fmt.Sprintf("gap %d, %s on request %d: key left at %s with PTTL %s", c.gap, c.step, c.request, v, pttlText(p)))
+		notes = append(notes, fmt.Sprintf("gap %d, %s on request %d: %s left at %s with PTTL %s", c.gap, c.step, c.request, t.counterNoun(), v, pttlText(p)))
 	}
 	note := fmt.Sprintf("a fresh key's first decision took %d round trips; the client died at %d of %d gaps, each on a fresh key: %s",
 		roundTrips, countReached(trials), len(trials), strings.Join(notes, "; "))
 	switch {
 	case leaked > 0:
 		return Cell{Outcome: Leaks, Note: note}
-	case all.Immortal > 0 && !reached:
-		return Cell{Outcome: Leaks, Note: fmt.Sprintf("no crash, yet %d keys have no TTL", all.Immortal)}
-	case all.Immortal > 0:
-		return Cell{Outcome: Leaks, Note: fmt.Sprintf("%d keys have no TTL, none of them a crashed decision's; %s", all.Immortal, note)}
+	case allImmortal > 0 && !reached:
+		return Cell{Outcome: Leaks, Note: fmt.Sprintf("no crash, yet %d %ss have no TTL", allImmortal, t.counterNoun())}
+	case allImmortal > 0:
+		return Cell{Outcome: Leaks, Note: fmt.Sprintf("%d %ss have no TTL, none of them a crashed decision's; %s", allImmortal, t.counterNoun(), note)}
 	case !reached && t.properties.Atomic:
 		return Cell{Outcome: Pass}
 	case !reached:
 		return Cell{Outcome: Pass, Note: fmt.Sprintf("no gap between round trips reached in %d requests", t.cfg.Limit+1)}
 	}
-	return Cell{Outcome: Pass, Note: note + ", no immortal key"}
+	return Cell{Outcome: Pass, Note: note + ", no immortal " + t.counterNoun()}
 }
 
 // firstDecisionRoundTrips counts the round trips of one decision on a

@@ -28,8 +28,8 @@ func init() {
 
 func checkHealing(ctx context.Context, t *trial) Cell {
 	key := t.key("k")
-	if err := t.observer.Set(ctx, key, t.cfg.Limit, 0).Err(); err != nil {
-		return failf("seed SET %s %d: %v", key, t.cfg.Limit, err)
+	if err := t.seedCounter(ctx, key, t.cfg.Limit); err != nil {
+		return failf("seed %s %d: %v", key, t.cfg.Limit, err)
 	}
 	if _, err := t.decide(ctx, key); err != nil {
 		return failf("decision on a counter with no TTL: %v", err)

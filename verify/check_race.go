@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -66,20 +65,20 @@ func checkRace(ctx context.Context, t *trial) Cell {
 	if gap.step != "" && last >= 0 {
 		return failf("paused %s for %s, but the key did not expire (PTTL %s)", gap.step, paused.Round(time.Millisecond), pttlText(last))
 	}
-	res, err := audit.Run(ctx, t.observer, t.keyPrefix(), t.window)
+	immortal, err := t.immortal(ctx, t.keyPrefix(), t.window)
 	if err != nil {
 		return failf("%v", err)
 	}
-	if res.Immortal > 0 {
+	if immortal > 0 {
 		v, err := t.describe(ctx, key)
 		if err != nil {
 			return failf("%v", err)
 		}
 		if gap.step == "" {
-			return Cell{Outcome: Leaks, Note: fmt.Sprintf("no pause, yet %d keys have no TTL", res.Immortal)}
+			return Cell{Outcome: Leaks, Note: fmt.Sprintf("no pause, yet %d %ss have no TTL", immortal, t.counterNoun())}
 		}
-		return Cell{Outcome: Leaks, Note: fmt.Sprintf("key expired while paused %s on request %d (%s); the write recreated it at %s with no TTL",
-			gap.step, gap.request, paused.Round(time.Millisecond), v)}
+		return Cell{Outcome: Leaks, Note: fmt.Sprintf("%s expired while paused %s on request %d (%s); the write recreated it at %s with no TTL",
+			t.counterNoun(), gap.step, gap.request, paused.Round(time.Millisecond), v)}
 	}
 	switch {
 	case gap.step == "" && t.properties.Atomic:
@@ -87,5 +86,5 @@ func checkRace(ctx context.Context, t *trial) Cell {
 	case gap.step == "":
 		return Cell{Outcome: Pass, Note: fmt.Sprintf("no gap between a read and a write reached in requests 2 to %d", n)}
 	}
-	return Cell{Outcome: Pass, Note: fmt.Sprintf("key expired while paused %s on request %d: no immortal key", gap.step, gap.request)}
+	return Cell{Outcome: Pass, Note: fmt.Sprintf("%s expired while paused %s on request %d: no immortal %s", t.counterNoun(), gap.step, gap.request, t.counterNoun())}
 }

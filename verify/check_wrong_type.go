@@ -38,6 +38,10 @@ func checkWrongType(ctx context.Context, t *trial) Cell {
 		{"hash", func(key string) error { return t.observer.HSet(ctx, key, "field", "value").Err() }},
 		{"list", func(key string) error { return t.observer.RPush(ctx, key, "a", "b").Err() }},
 	}
+	if t.hashFields() {
+		// A hash is the strategy's own type: a string stands in for it.
+		seeds[0].kind, seeds[0].seed = "string", func(key string) error { return t.observer.Set(ctx, key, "value", 0).Err() }
+	}
 	var seeded []string
 	for _, seed := range seeds {
 		key := t.key(seed.kind)
@@ -108,7 +112,7 @@ func (r *row) keyState(ctx context.Context, key string) (keyState, error) {
 	if err != nil && err != redis.Nil {
 		return keyState{}, fmt.Errorf("dump %s: %w", key, err)
 	}
-	p, err := r.pttl(ctx, key)
+	p, err := r.keyPTTL(ctx, key)
 	if err != nil {
 		return keyState{}, err
 	}

@@ -66,6 +66,10 @@ type Properties struct {
 	// Clients lists the clients that can run the strategy; nil means every
 	// client. On the others every check is unsupported.
 	Clients []string `json:"clients,omitempty"`
+	// Layout is where the counter lives (strategies.Info.Layout): "" for
+	// a key, strategies.LayoutHashField for a field of the hash at the
+	// key, where the checks then read the counter and its TTL.
+	Layout string `json:"layout,omitempty"`
 }
 
 // supports reports whether the client named clientName can run the strategy.
@@ -84,6 +88,7 @@ func PropertiesOf(i strategies.Info) Properties {
 		MinRedis:         i.MinRedis,
 		Commands:         i.Commands,
 		Clients:          slices.Clone(i.Clients),
+		Layout:           i.Layout,
 	}
 }
 

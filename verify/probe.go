@@ -81,8 +81,36 @@ func (t *trial) ttlsSet(ctx context.Context) Cell {
 	return t.row.ttlsSet(ctx, t.keyPrefix(), t.window)
 }
 
-// pttl reads key's PTTL in milliseconds: -1 for no TTL, -2 for no key.
+// hashFields reports whether the row's counters are hash fields
+// (strategies.LayoutHashField): the counter of key is then the field
+// counterField of the hash at key, with a TTL of its own.
+func (r *row) hashFields() bool { return r.properties.Layout == strategies.LayoutHashField }
+
+// counterField is the field a hash-field strategy counts in: the checks
+// build their strategies with one field per key.
+var counterField = strategies.FieldName(0)
+
+// pttl reads the PTTL, in milliseconds, of the counter at key: the key's,
+// or its field's for a hash-field strategy. -1 for no TTL, -2 for no
+// counter.
 func (r *row) pttl(ctx context.Context, key string) (int64, error) {
+	if !r.hashFields() {
+		return r.keyPTTL(ctx, key)
+	}
+	v, err := r.observer.HPTTL(ctx, key, counterField).Result()
+	switch {
+	case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+		return r.keyPTTL(ctx, key) // not a hash: the key is what there is
+	case err != nil:
+		return 0, fmt.Errorf("hpttl %s fields 1 %s: %w", key, counterField, err)
+	case len(v) != 1:
+		return 0, fmt.Errorf("hpttl %s fields 1 %s: %d replies; want 1", key, counterField, len(v))
+	}
+	return v[0], nil
+}
+
+// keyPTTL reads key's own PTTL in milliseconds: -1 for no TTL, -2 for no key.
+func (r *row) keyPTTL(ctx context.Context, key string) (int64, error) {
 	n, err := r.observer.Do(ctx, "PTTL", key).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("pttl %s: %w", key, err)
@@ -90,16 +118,58 @@ func (r *row) pttl(ctx context.Context, key string) (int64, error) {
 	return n, nil
 }
 
-// value reads key as a string; "(none)" when it does not exist.
+// value reads the counter at key as a string (the field's value for a
+// hash-field strategy); "(none)" when it does not exist.
 func (r *row) value(ctx context.Context, key string) (string, error) {
-	v, err := r.observer.Get(ctx, key).Result()
+	cmd := r.observer.Get(ctx, key)
+	if r.hashFields() {
+		cmd = r.observer.HGet(ctx, key, counterField)
+	}
+	v, err := cmd.Result()
 	if err == redis.Nil {
 		return "(none)", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("get %s: %w", key, err)
+		return "", fmt.Errorf("%s %s: %w", strings.ToLower(cmd.Name()), key, err)
 	}
 	return v, nil
+}
+
+// seedCounter sets the counter at key to n with no TTL: SET, or HSET of
+// the field for a hash-field strategy.
+func (r *row) seedCounter(ctx context.Context, key string, n int64) error {
+	if r.hashFields() {
+		return r.observer.HSet(ctx, key, counterField, n).Err()
+	}
+	return r.observer.Set(ctx, key, n, 0).Err()
+}
+
+// counterNoun names the counters in notes: "key" or "field".
+func (r *row) counterNoun() string {
+	if r.hashFields() {
+		return "field"
+	}
+	return "key"
+}
+
+// immortal counts the counters under prefix with no TTL: keys, or fields
+// for a hash-field strategy (whose hashes have no key TTL by design).
+func (r *row) immortal(ctx context.Context, prefix string, window int64) (int64, error) {
+	res, err := r.audit(ctx, prefix, window)
+	if r.hashFields() {
+		return res.ImmortalFields, err
+	}
+	return res.Immortal, err
+}
+
+// audit audits the keys under prefix, and their fields for a hash-field
+// strategy.
+func (r *row) audit(ctx context.Context, prefix string, window int64) (audit.Result, error) {
+	if !r.hashFields() {
+		return audit.Run(ctx, r.observer, prefix, window)
+	}
+	rep, err := audit.Scan(ctx, []audit.Node{r.observer}, audit.Options{Prefix: prefix, MaxTTL: time.Duration(window) * time.Second, Dedup: true, Fields: true})
+	return rep.Result(), err
 }
 
 // describe says what is at key, for a note: a string's value, or its type
@@ -109,10 +179,10 @@ func (r *row) describe(ctx context.Context, key string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("type %s: %w", key, err)
 	}
-	switch typ {
-	case "string":
+	switch {
+	case typ == "string" && !r.hashFields(), typ == "hash" && r.hashFields():
 		return r.value(ctx, key)
-	case "none":
+	case typ == "none":
 		return "(none)", nil
 	}
 	return "a " + typ, nil
@@ -153,15 +223,20 @@ func (r *row) freshCounter(ctx context.Context, key string, decided time.Time, w
 }
 
 // ttlsSet audits the keys under prefix: there must be some, none immortal,
-// none with a TTL beyond window seconds.
+// none with a TTL beyond window seconds; for a hash-field strategy, the
+// same of their fields.
 func (r *row) ttlsSet(ctx context.Context, prefix string, window int64) Cell {
-	res, err := audit.Run(ctx, r.observer, prefix, window)
+	res, err := r.audit(ctx, prefix, window)
 	if err != nil {
 		return failf("%v", err)
 	}
 	switch {
 	case res.Keys-res.Vanished == 0:
 		return failf("no key under %s after the decisions", prefix)
+	case r.hashFields() && res.ImmortalFields > 0:
+		return failf("%d of %d fields have no TTL", res.ImmortalFields, res.Fields)
+	case r.hashFields() && res.FieldTTLOverWindow > 0:
+		return failf("%d of %d fields have a TTL beyond the %ds window", res.FieldTTLOverWindow, res.Fields, window)
 	case res.Immortal > 0:
 		return failf("%d of %d keys have no TTL", res.Immortal, res.Keys)
 	case res.TTLOverWindow > 0:

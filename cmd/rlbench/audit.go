@@ -45,6 +45,7 @@ func newAuditFlagSet(o *auditOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.Int64Var(&p.Count, "count", audit.DefaultCount, "SCAN COUNT hint: keys walked per SCAN, and per pipeline of PTTLs")
 	fs.StringVar(&p.Type, "type", "", "audit only keys of this type, with SCAN ... TYPE (Redis >= 6.0): string, hash, list, set, zset, stream")
 	fs.BoolVar(&p.Types, "types", false, "also read each key's TYPE and count keys and immortal keys per type")
+	fs.BoolVar(&p.Fields, "fields", false, "also audit hash fields with TTLs of their own (Redis >= 7.4: HSCAN ... NOVALUES, HPTTL): count fields with no TTL; a hash with no key TTL is then immortal only when a field has none")
 	fs.Float64Var(&p.Rate, "rate", audit.DefaultRate, "most keys examined per second, over all masters (0: no cap)")
 	fs.StringVar(&o.maxTTL, "max-ttl", "", "longest TTL the limiter should ever set (e.g. 60, 60s, 1h): count the keys whose TTL exceeds it")
 	fs.Int64Var(&p.Limit, "limit", 0, "the limiter's limit: count (and sample) the immortal string counters at or above it, users locked out for good")

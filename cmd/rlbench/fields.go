@@ -9,6 +9,7 @@ var runFlags = map[string]string{
 	"Clients":                 "--client",
 	"Limit":                   "--limit",
 	"Window":                  "--window",
+	"Fields":                  "--fields",
 	"DB":                      "--db",
 	"Password":                "--password",
 	"Username":                "--user",

@@ -53,6 +53,7 @@ func (c cli) newLoadFlagSet(o *loadOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.Var(newCountValue(&cfg.Workload.Keys, workload.DefaultKeys, "--keys", workload.ErrInvalidKeys), "keys", "distinct counters (rate-limited users)")
 	fs.StringVar(&cfg.Workload.KeyDist, "key-dist", workload.DefaultKeyDist, "key distribution: uniform, zipf, or hot (half the requests on one key)")
 	fs.Var(newCountValue(&cfg.Limit, strategies.DefaultLimit, "--limit", strategies.ErrInvalidLimit), "limit", "requests allowed per key per window")
+	fs.Var(newCountValue(&cfg.Fields, 0, "--fields", strategies.ErrInvalidFields), "fields", "fields of each key's hash that a hash-field strategy (hash-*) spreads the key's requests over, one counter each (default 1)")
 	cfg.Window = strategies.DefaultWindow
 	fs.Var(&windowValue{p: &cfg.Window, text: strconv.Itoa(strategies.DefaultWindow)}, "window", "window length in whole seconds >= 1 (60, 60s and 1m are the same)")
 	fs.Var(textValue{p: &cfg.Workload.Prefix, flag: "--prefix", hint: `leave out --prefix for "rlbench:<run-id>:"`}, "prefix", `key prefix; every key the run touches starts with it (default "rlbench:<run-id>:")`)

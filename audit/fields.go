@@ -1,0 +1,159 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// hashKey is a hash of a batch, for the field audit.
+type hashKey struct {
+	key string
+	// immortal is true when the hash itself has no TTL (PTTL -1).
+	immortal bool
+}
+
+// hashFields is what the field audit found in one hash.
+type hashFields struct {
+	cursor   uint64
+	live     int64 // fields that had not expired
+	immortal int64 // fields with no TTL
+	done     bool
+}
+
+// fieldPass reads the fields of hashes and their TTLs, counts them into
+// nr, and takes out of the batch's immortal keys the hashes that expire
+// field by field. Each round sends one pipeline of HSCAN ... NOVALUES (the
+// next page of each hash not yet walked to its end) and one of HPTTL on the
+// fields it returned, so that a big hash costs the server no more per
+// command than a SCAN page does.
+func (a *auditor) fieldPass(ctx context.Context, n Node, nr *NodeReport, hashes []hashKey) error {
+	if len(hashes) == 0 {
+		return nil
+	}
+	found := make([]hashFields, len(hashes))
+	for pending := len(hashes); pending > 0; {
+		if err := a.fieldRound(ctx, n, nr, hashes, found); err != nil {
+			return err
+		}
+		pending = 0
+		for _, h := range found {
+			if !h.done {
+				pending++
+			}
+		}
+	}
+	f := &nr.FieldFindings
+	f.Hashes += int64(len(hashes))
+	expiring := map[string]bool{}
+	for i, h := range found {
+		if h.live == 0 {
+			f.HashesExpired++
+		}
+		if hashes[i].immortal && h.immortal == 0 {
+			expiring[hashes[i].key] = true
+		}
+	}
+	if len(expiring) > 0 {
+		nr.Immortal -= int64(len(expiring))
+		a.progress.Immortal -= int64(len(expiring))
+		f.ExpiringByFields += int64(len(expiring))
+		a.immortal = slices.DeleteFunc(a.immortal, func(k string) bool { return expiring[k] })
+	}
+	return nil
+}
+
+// fieldRound reads the next page of fields of every hash not done, and
+// their PTTLs.
+func (a *auditor) fieldRound(ctx context.Context, n Node, nr *NodeReport, hashes []hashKey, found []hashFields) error {
+	pipe := n.Pipeline()
+	scans := make([]*redis.ScanCmd, len(hashes))
+	for i, h := range hashes {
+		if !found[i].done {
+			scans[i] = pipe.HScanNoValues(ctx, h.key, found[i].cursor, "", a.o.Count)
+		}
+	}
+	began := time.Now()
+	cmds, err := pipe.Exec(ctx)
+	a.lat[1].record(time.Since(began))
+	if err != nil {
+		if ferr := fieldError(cmds); ferr != nil {
+			return ferr
+		}
+	}
+	pipe = n.Pipeline()
+	ttls := make([]*redis.IntSliceCmd, len(hashes))
+	queued := 0
+	for i, scan := range scans {
+		if scan == nil {
+			continue
+		}
+		fields, next, err := scan.Result()
+		found[i].cursor, found[i].done = next, next == 0 || err != nil
+		if err == nil && len(fields) > 0 {
+			ttls[i] = pipe.HPTTL(ctx, hashes[i].key, fields...)
+			queued++
+		}
+	}
+	if queued == 0 {
+		return nil
+	}
+	began = time.Now()
+	cmds, err = pipe.Exec(ctx)
+	a.lat[1].record(time.Since(began))
+	if err != nil {
+		if ferr := fieldError(cmds); ferr != nil {
+			return ferr
+		}
+	}
+	for i, cmd := range ttls {
+		if cmd != nil && cmd.Err() == nil {
+			a.countFields(&nr.FieldFindings, &found[i], cmd.Val())
+		}
+	}
+	return nil
+}
+
+// countFields counts one hash's HPTTL replies, in milliseconds: -1 no TTL,
+// -2 gone.
+func (a *auditor) countFields(f *FieldFindings, h *hashFields, pttls []int64) {
+	for _, p := range pttls {
+		f.Fields++
+		switch {
+		case p == -1:
+			f.ImmortalFields++
+			h.immortal++
+			h.live++
+		case p == -2:
+			f.FieldsVanished++
+		default:
+			f.FieldsWithTTL++
+			h.live++
+			if a.o.MaxTTL > 0 && time.Duration(p)*time.Millisecond > a.o.MaxTTL {
+				f.FieldTTLOverMax++
+			}
+		}
+	}
+}
+
+// fieldError returns the first error of a field-audit pipeline that is
+// not about one key: WRONGTYPE (a key that stopped being a hash since its
+// TYPE was read) is expected; so are the errors of a server without
+// hash-field TTLs, which are returned with a hint.
+func fieldError(cmds []redis.Cmder) error {
+	for _, c := range cmds {
+		err := c.Err()
+		if err == nil || strings.HasPrefix(err.Error(), "WRONGTYPE") {
+			continue
+		}
+		if strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "syntax") {
+			return fmt.Errorf("%s: %w (the field audit needs Redis >= 7.4: HSCAN ... NOVALUES, HPTTL)", strings.ToLower(c.Name()), err)
+		}
+		return pipelineError([]redis.Cmder{c}, err)
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package redistest
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/rlbench/rlbench/redisserver"
+)
+
+// Redis74Env names the environment variable that gives the path of a
+// redis-server >= 7.4 (hash-field TTLs: HEXPIRE, HTTL) for Start74.
+const Redis74Env = "RLBENCH_REDIS_74"
+
+// Start74 starts a private redis-server >= 7.4 for tb, as Start does: the
+// binary is $RLBENCH_REDIS_74 if set, else the newest redis-7.4* or later
+// build found in a shared/redis folder beside a parent of the working
+// directory (../shared/redis from the repository). Debian's redis-server
+// 7.0 has no hash-field TTLs, so when neither is there Start74 skips tb,
+// naming Redis74Env.
+func Start74(tb testing.TB) *redisserver.Server {
+	tb.Helper()
+	binary := os.Getenv(Redis74Env)
+	if binary == "" {
+		binary = findRedis74()
+	}
+	if binary == "" {
+		tb.Skipf("no redis-server >= 7.4 for hash-field TTLs: set %s=/path/to/redis-server (7.4 or later)", Redis74Env)
+	}
+	srv, err := redisserver.Start(tb.Context(), redisserver.Options{Binary: binary})
+	started(tb, err, srv.Close)
+	if !redisserver.VersionAtLeast(srv.Info().RedisVersion, "7.4.0") {
+		tb.Skipf("%s is Redis %s; hash-field TTLs need 7.4 (set %s)", binary, srv.Info().RedisVersion, Redis74Env)
+	}
+	return srv
+}
+
+// findRedis74 returns the newest shared redis-7.4+ build, or "".
+func findRedis74() string {
+	wd, _ := os.Getwd()
+	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
+		found, _ := filepath.Glob(filepath.Join(d, "shared", "redis", "redis-*", "redis-server"))
+		found = slices.DeleteFunc(found, func(bin string) bool {
+			v := filepath.Base(filepath.Dir(bin))[len("redis-"):]
+			return !redisserver.VersionAtLeast(v, "7.4.0")
+		})
+		if len(found) > 0 {
+			slices.SortFunc(found, func(a, b string) int {
+				if redisserver.VersionAtLeast(filepath.Base(filepath.Dir(a))[len("redis-"):], filepath.Base(filepath.Dir(b))[len("redis-"):]) {
+					return 1
+				}
+				return -1
+			})
+			return found[len(found)-1]
+		}
+	}
+	return ""
+}
