@@ -52,6 +52,9 @@ const (
 	pipeline = 16
 	// prefix is rlbench's --prefix: short, like redis-benchmark's keys.
 	prefix = "rl:"
+	// benchmarkPrefix starts redis-benchmark's keys: as long as prefix,
+	// and another, since rlbench refuses a prefix that holds keys.
+	benchmarkPrefix = "rb:"
 )
 
 // benchmarkKey is redis-benchmark's key pattern for the target of client:
@@ -59,9 +62,9 @@ const (
 // "{N}" (N mostly 5 digits of 0-99,999), since key length costs the server
 // (see the README's Performance section for the measurement). redis-benchmark writes
 // __rand_int__ as 12 digits, so its prefix is the cell prefix less 7
-// bytes: "rl:lua:go{__rand_int__}" against "rl:lua:go-redis:{12345}".
+// bytes: "rb:lua:go{__rand_int__}" against "rl:lua:go-redis:{12345}".
 func benchmarkKey(client string) string {
-	cell := rlbench.CellPrefix(prefix, "lua", client)
+	cell := rlbench.CellPrefix(benchmarkPrefix, "lua", client)
 	return cell[:len(cell)-7] + "{__rand_int__}"
 }
 

@@ -136,10 +136,10 @@ func (a *Audits) combine(o Audits, f func(x, y int64) int64) {
 
 func (a Audit) combine(o Audit, f func(x, y int64) int64) Audit {
 	return Audit{
-		Keys:          f(a.Keys, o.Keys),
-		Immortal:      f(a.Immortal, o.Immortal),
-		TTLOverWindow: f(a.TTLOverWindow, o.TTLOverWindow),
-		Vanished:      f(a.Vanished, o.Vanished),
+		Keys:               f(a.Keys, o.Keys),
+		Immortal:           f(a.Immortal, o.Immortal),
+		TTLOverWindow:      f(a.TTLOverWindow, o.TTLOverWindow),
+		Vanished:           f(a.Vanished, o.Vanished),
 		Fields:             f(a.Fields, o.Fields),
 		ImmortalFields:     f(a.ImmortalFields, o.ImmortalFields),
 		FieldTTLOverWindow: f(a.FieldTTLOverWindow, o.FieldTTLOverWindow),

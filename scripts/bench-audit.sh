@@ -53,7 +53,18 @@ fi
 . scripts/ensure-redis.sh
 ensure_redis_server
 server="${RLBENCH_REDIS_SERVER:-redis-server}"
-for tool in redis-cli /usr/bin/time; do
+# free_port prints a loopback TCP port that nothing listens on now.
+free_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 40000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
+	done
+	echo "bench-audit: no free port found" >&2
+	return 1
+}
+
+for tool in jq redis-cli /usr/bin/time; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		echo "bench-audit.sh: $tool not found (apt-get install redis-tools time)" >&2
 		exit 1
@@ -71,7 +82,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+port=$(free_port)
 "$server" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >"$work/server.log" 2>&1 &
 pid=$!
 cli=(redis-cli -h 127.0.0.1 -p "$port")
@@ -109,8 +120,8 @@ report() { # name keys immortal secs rss_kib
 }
 
 read -r secs rss < <(measure rlbench "bin/rlbench audit --match 'bench:*' --addr 127.0.0.1:$port --rate 0 -q --json $work/audit.json >/dev/null")
-got_keys=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["keys"])' "$work/audit.json")
-got_immortal=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["immortal"])' "$work/audit.json")
+got_keys=$(jq -r .keys "$work/audit.json")
+got_immortal=$(jq -r .immortal "$work/audit.json")
 report rlbench "$got_keys" "$got_immortal" "$secs" "$rss"
 
 read -r secs rss < <(measure cli-lines "redis-cli -h 127.0.0.1 -p $port --scan --pattern 'bench:*' | sed 's/^/PTTL /' | redis-cli -h 127.0.0.1 -p $port | grep -c '^-1\$' || true")

@@ -24,11 +24,13 @@ ensure_redis_server() {
 }
 
 # ensure_tools makes sure the benchmark scripts' tools are on PATH: jq
-# (bench-scale reads rlbench's JSON) and redis-cli (bench-audit's baseline).
+# (bench-scale and bench-audit read rlbench's JSON), redis-cli
+# (bench-audit's baseline) and GNU time (peak RSS).
 ensure_tools() {
 	local missing=()
 	command -v jq >/dev/null 2>&1 || missing+=(jq)
 	command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
+	[ -x /usr/bin/time ] || missing+=(time)
 	[ ${#missing[@]} = 0 ] && return 0
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		echo "${missing[*]} not found: installing Debian's packages" >&2
