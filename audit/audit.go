@@ -76,8 +76,8 @@ func runOptions(prefix string, window int64) Options {
 //
 // On error Run returns the counts so far with the error.
 //
-// Run is Scan with Options{Prefix, MaxTTL: window, Dedup}, kept for the
-// runner until it calls Scan itself.
+// Run is Scan of one node with Options{Prefix, MaxTTL: window, Dedup}: a
+// shorthand for verify and the tests.
 func Run(ctx context.Context, rdb redis.Cmdable, prefix string, window int64) (Result, error) {
 	if prefix == "" {
 		return Result{}, fmt.Errorf("audit: run: %w", ErrEmptyPrefix)
@@ -87,27 +87,6 @@ func Run(ctx context.Context, rdb redis.Cmdable, prefix string, window int64) (R
 		return rep.Result(), fmt.Errorf("audit: run: %w", err)
 	}
 	return rep.Result(), nil
-}
-
-// RunNodes is Run over the masters of a Redis Cluster, one client per
-// master: SCAN walks one node's keyspace only, so each master is scanned in
-// turn (nodes must be the masters; a replica would count its master's keys
-// again). It returns the sum, and the Result of each node in the order of
-// nodes. On error it returns the counts so far with the error, which names
-// the node.
-//
-// RunNodes is Scan over nodes, kept for the runner until it calls Scan
-// itself.
-func RunNodes(ctx context.Context, nodes []*redis.Client, prefix string, window int64) (Result, []NodeResult, error) {
-	if prefix == "" {
-		return Result{}, nil, fmt.Errorf("audit: run: %w", ErrEmptyPrefix)
-	}
-	rep, err := scan(ctx, clientNodes(nodes), runOptions(prefix, window), true)
-	per := rep.NodeResults()
-	if err != nil {
-		return rep.Result(), per, fmt.Errorf("audit: run: %w", err)
-	}
-	return rep.Result(), per, nil
 }
 
 // NodeResults returns the runner's figures of each node Scan reached, in
@@ -125,8 +104,8 @@ func (r Report) NodeResults() []NodeResult {
 // returns how many keys it deleted, as counted by UNLINK's replies. On
 // error it returns the count so far with the error.
 //
-// Cleanup is Scan with Options{Prefix, Unlink}, kept for the runner until it
-// calls Scan itself (which can audit and delete in one pass).
+// Cleanup is Scan of one node with Options{Prefix, Unlink}: a shorthand
+// for verify, bench-peers and the tests.
 func Cleanup(ctx context.Context, rdb redis.Cmdable, prefix string) (int64, error) {
 	if prefix == "" {
 		return 0, fmt.Errorf("audit: cleanup: %w", ErrEmptyPrefix)
@@ -136,31 +115,6 @@ func Cleanup(ctx context.Context, rdb redis.Cmdable, prefix string) (int64, erro
 		return rep.Deleted, fmt.Errorf("audit: cleanup: %w", err)
 	}
 	return rep.Deleted, nil
-}
-
-// CleanupNodes is Cleanup over the masters of a Redis Cluster, one client
-// per master, as in RunNodes. It returns the total deleted.
-//
-// CleanupNodes is Scan over nodes with Options{Prefix, Unlink}, kept for the
-// runner until it calls Scan itself.
-func CleanupNodes(ctx context.Context, nodes []*redis.Client, prefix string) (int64, error) {
-	if prefix == "" {
-		return 0, fmt.Errorf("audit: cleanup: %w", ErrEmptyPrefix)
-	}
-	rep, err := scan(ctx, clientNodes(nodes), Options{Prefix: prefix, Unlink: true}, true)
-	if err != nil {
-		return rep.Deleted, fmt.Errorf("audit: cleanup: %w", err)
-	}
-	return rep.Deleted, nil
-}
-
-// clientNodes turns clients into Nodes.
-func clientNodes(clients []*redis.Client) []Node {
-	nodes := make([]Node, len(clients))
-	for i, c := range clients {
-		nodes[i] = c
-	}
-	return nodes
 }
 
 // MatchPattern returns the SCAN MATCH pattern for the keys under prefix:

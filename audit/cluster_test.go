@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -11,12 +12,12 @@ import (
 	"github.com/rlbench/rlbench/internal/redistest"
 )
 
-// TestRunNodesAndCleanupNodes checks RunNodes and CleanupNodes on a
+// TestScanNodesAndDelete checks Scan, and Scan with Unlink, on a
 // 3-master cluster whose keys, inside the prefix and out, lie in many
 // slots: the total equals the seeded counts, each master reports its own
-// share (every master holds some), and CleanupNodes deletes every key under
+// share (every master holds some), and Scan with Unlink deletes every key under
 // the prefix on every master and no other.
-func TestRunNodesAndCleanupNodes(t *testing.T) {
+func TestScanNodesAndDelete(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 0)
 	rdb := redistest.ClusterClient(t, cl)
@@ -34,43 +35,53 @@ func TestRunNodesAndCleanupNodes(t *testing.T) {
 	outside := []string{"other:{1}", "other:{2}", "other:{3}", prefix[:len(prefix)-1], "x" + prefix + "{4}"}
 	seedOutside(t, rdb, outside)
 
-	var nodes []*redis.Client
+	var nodes []audit.Node
 	for _, addr := range cl.MasterAddrs() {
 		node := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
 		t.Cleanup(func() { node.Close() })
 		nodes = append(nodes, node)
 	}
-	got, per, err := audit.RunNodes(ctx, nodes, prefix, window)
+	runOptions := audit.Options{Prefix: prefix, MaxTTL: window * time.Second, Dedup: true}
+	rep, err := audit.Scan(ctx, nodes, runOptions)
+	got, per := rep.Result(), rep.NodeResults()
 	if err != nil || got != want {
-		t.Fatalf("RunNodes() = %+v, %v; want %+v", got, err, want)
+		t.Fatalf("Scan() = %+v, %v; want %+v", got, err, want)
 	}
 	if len(per) != len(nodes) {
-		t.Fatalf("RunNodes() per node = %d results; want %d", len(per), len(nodes))
+		t.Fatalf("Scan() per node = %d results; want %d", len(per), len(nodes))
 	}
 	var sum int64
 	for i, nr := range per {
 		if nr.Addr != cl.MasterAddrs()[i] || nr.Keys == 0 {
-			t.Errorf("RunNodes() node %d = %+v; want addr %s and some keys", i, nr, cl.MasterAddrs()[i])
+			t.Errorf("Scan() node %d = %+v; want addr %s and some keys", i, nr, cl.MasterAddrs()[i])
 		}
 		sum += nr.Keys
 	}
 	if sum != want.Keys {
-		t.Errorf("RunNodes() per-node keys sum to %d; want %d", sum, want.Keys)
+		t.Errorf("Scan() per-node keys sum to %d; want %d", sum, want.Keys)
 	}
 
-	deleted, err := audit.CleanupNodes(ctx, nodes, prefix)
-	if err != nil || deleted != want.Keys {
-		t.Errorf("CleanupNodes() = %d, %v; want %d", deleted, err, want.Keys)
+	deleting := runOptions
+	deleting.Unlink = true
+	if rep, err := audit.Scan(ctx, nodes, deleting); err != nil || rep.Deleted != want.Keys {
+		t.Errorf("Scan(Unlink) deleted %d, %v; want %d", rep.Deleted, err, want.Keys)
 	}
-	if got, _, err := audit.RunNodes(ctx, nodes, prefix, window); err != nil || got != (audit.Result{}) {
-		t.Errorf("RunNodes() after CleanupNodes = %+v, %v; want zero", got, err)
+	if rep, err := audit.Scan(ctx, nodes, runOptions); err != nil || rep.Result() != (audit.Result{}) {
+		t.Errorf("Scan() after Scan(Unlink) = %+v, %v; want zero", rep.Result(), err)
 	}
 	for _, key := range outside {
 		if v := rdb.Get(ctx, key).Val(); v != "outside:"+key {
-			t.Errorf("GET %q after CleanupNodes = %q; want it untouched", key, v)
+			t.Errorf("GET %q after Scan(Unlink) = %q; want it untouched", key, v)
 		}
 	}
-	if _, _, err := audit.RunNodes(ctx, nodes, "", window); !errors.Is(err, audit.ErrEmptyPrefix) {
-		t.Errorf("RunNodes(\"\") error = %v; want ErrEmptyPrefix", err)
+	for _, o := range []audit.Options{{Unlink: true}, {Unlink: true, Match: "*"}} {
+		if _, err := audit.Scan(ctx, nodes, o); !errors.Is(err, audit.ErrUnlinkNeedsPrefix) {
+			t.Errorf("Scan(%+v) error = %v; want ErrUnlinkNeedsPrefix: it would delete keys not the run's", o, err)
+		}
+	}
+	for _, key := range outside {
+		if rdb.Exists(ctx, key).Val() != 1 {
+			t.Errorf("key %q gone after the refused Scan(Unlink)", key)
+		}
 	}
 }

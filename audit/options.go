@@ -49,6 +49,9 @@ var (
 	// ErrUnlinkConflict: Options.Unlink deletes each key as it is examined,
 	// so nothing is left to read a value from, sample or fix.
 	ErrUnlinkConflict = errors.New("unlink excludes limit, sample and fix TTL")
+	// ErrUnlinkNeedsPrefix: Options.Unlink deletes only the keys under a
+	// Prefix, never those a Match glob (or no filter) names.
+	ErrUnlinkNeedsPrefix = errors.New("unlink needs a prefix: it never deletes by a glob, or every key")
 	// ErrNoNodes: Scan was given no node.
 	ErrNoNodes = errors.New("no node to audit")
 )
@@ -151,6 +154,9 @@ func (o Options) validate() (Options, error) {
 		return o, ErrDryRunWithoutFix
 	case o.Unlink && (o.Limit > 0 || o.Sample > 0 || o.FixTTL > 0):
 		return o, ErrUnlinkConflict
+	case o.Unlink && o.Prefix == "":
+		// A glob, or nothing, could match keys that are not the run's.
+		return o, ErrUnlinkNeedsPrefix
 	}
 	if o.Count == 0 {
 		o.Count = DefaultCount

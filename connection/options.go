@@ -22,36 +22,6 @@ func (s Settings) GoRedis(addr string) (*redis.Options, error) {
 	return &redis.Options{Addr: addr, Username: s.Username, Password: s.Password, DB: s.DB, TLSConfig: cfg}, nil
 }
 
-// GoRedisCluster returns go-redis options for a Redis Cluster reached
-// through addrs. DB is ignored: a cluster has only database 0.
-func (s Settings) GoRedisCluster(addrs []string) (*redis.ClusterOptions, error) {
-	cfg, err := s.TLS.Config()
-	if err != nil {
-		return nil, err
-	}
-	return &redis.ClusterOptions{Addrs: addrs, Username: s.Username, Password: s.Password, TLSConfig: cfg}, nil
-}
-
-// GoRedisFailover returns go-redis options for the master that the
-// sentinels of t name (redis.NewFailoverClient). The same TLS settings
-// serve the sentinels and the master.
-func (s Settings) GoRedisFailover(t Sentinel) (*redis.FailoverOptions, error) {
-	cfg, err := s.TLS.Config()
-	if err != nil {
-		return nil, err
-	}
-	return &redis.FailoverOptions{
-		MasterName:       t.Master,
-		SentinelAddrs:    t.Addrs,
-		SentinelUsername: t.Username,
-		SentinelPassword: t.Password,
-		Username:         s.Username,
-		Password:         s.Password,
-		DB:               s.DB,
-		TLSConfig:        cfg,
-	}, nil
-}
-
 // GoRedisUniversal returns options for redis.NewUniversalClient: a
 // failover client when sentinel is not nil, else a cluster client when
 // cluster is true (even with one seed address), else a client of addrs[0].
@@ -92,23 +62,6 @@ func (s Settings) Rueidis(addrs []string) (rueidis.ClientOption, error) {
 		SelectDB:    s.DB,
 		TLSConfig:   cfg,
 	}, nil
-}
-
-// RueidisSentinel returns a rueidis ClientOption that reaches the master
-// the sentinels of t name (ClientOption.Sentinel): InitAddress holds the
-// sentinels, and the same TLS settings serve them and the master.
-func (s Settings) RueidisSentinel(t Sentinel) (rueidis.ClientOption, error) {
-	o, err := s.Rueidis(t.Addrs)
-	if err != nil {
-		return rueidis.ClientOption{}, err
-	}
-	o.Sentinel = rueidis.SentinelOption{
-		MasterSet: t.Master,
-		Username:  t.Username,
-		Password:  t.Password,
-		TLSConfig: cloneTLS(o.TLSConfig),
-	}
-	return o, nil
 }
 
 func cloneTLS(cfg *tls.Config) *tls.Config {

@@ -3,8 +3,6 @@ package results
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -42,26 +40,4 @@ func (r Run) HGRMName() string {
 		return '_'
 	}, name)
 	return name + ".hgrm"
-}
-
-// WriteHGRMFiles writes one .hgrm file per run of rep into dir, which must
-// exist, and returns their paths.
-func WriteHGRMFiles(dir string, rep *Report) ([]string, error) {
-	var paths []string
-	for _, r := range rep.Runs {
-		path := filepath.Join(dir, r.HGRMName())
-		f, err := os.Create(path)
-		if err != nil {
-			return paths, fmt.Errorf("hgrm: %w", err)
-		}
-		err = HGRM(r.Histogram)(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return paths, fmt.Errorf("hgrm: %s: %w", path, err)
-		}
-		paths = append(paths, path)
-	}
-	return paths, nil
 }

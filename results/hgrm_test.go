@@ -2,17 +2,15 @@ package results
 
 import (
 	"bufio"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestWriteHGRMFiles writes a run's histogram and reads the percentile
-// distribution back: values in milliseconds, percentiles rising to 1.
-func TestWriteHGRMFiles(t *testing.T) {
+// TestHGRM writes a run's histogram and reads the percentile distribution
+// back: values in milliseconds, percentiles rising to 1.
+func TestHGRM(t *testing.T) {
 	t.Parallel()
 	var rec Recorder
 	for us := 1; us <= 1000; us++ {
@@ -20,22 +18,16 @@ func TestWriteHGRMFiles(t *testing.T) {
 	}
 	run := NewRun(&rec, time.Second)
 	run.Target, run.Strategy, run.Client = "redis 7.0", "lua", "go-redis"
-	dir := t.TempDir()
-	paths, err := WriteHGRMFiles(dir, &Report{Runs: []Run{run}})
-	if err != nil {
-		t.Fatalf("WriteHGRMFiles error: %v", err)
+	if got, want := run.HGRMName(), "redis_7.0-lua-go-redis.hgrm"; got != want {
+		t.Errorf("HGRMName() = %q; want %q", got, want)
 	}
-	if want := filepath.Join(dir, "redis_7.0-lua-go-redis.hgrm"); len(paths) != 1 || paths[0] != want {
-		t.Fatalf("WriteHGRMFiles paths = %q; want [%q]", paths, want)
+	var f strings.Builder
+	if err := HGRM(run.Histogram)(&f); err != nil {
+		t.Fatalf("HGRM error: %v", err)
 	}
-	f, err := os.Open(paths[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var lastValue, lastPct float64
 	rows := 0
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(strings.NewReader(f.String()))
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) != 4 {
