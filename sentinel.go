@@ -35,7 +35,7 @@ func openSentinel(ctx context.Context, cfg Config, spec TargetSpec) (*target, er
 	if spec.ManagedSentinel != "" {
 		replicas, _ := strconv.Atoi(spec.ManagedSentinel)
 		m, err := redisserver.StartSentinel(ctx, redisserver.SentinelOptions{
-			Replicas: replicas, Binary: spec.RedisServer, Args: []string{"--maxclients", "20000"},
+			Replicas: replicas, Binary: spec.RedisServer, Args: privateServerArgs,
 		})
 		if err != nil {
 			return nil, usage("Targets.ManagedSentinel", fmt.Errorf("%s: %w", spec.Label, err))

@@ -65,6 +65,10 @@ type topology interface {
 	close()
 }
 
+// privateServerArgs are the settings of every server rlbench starts beyond
+// redis-server's defaults: room for 10,000 go-redis workers' connections.
+var privateServerArgs = []string{"--maxclients", "20000"}
+
 // openTarget opens spec: starts or reaches its servers and checks that
 // every cell of cfg can run there, before anything is written.
 func openTarget(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
@@ -234,7 +238,7 @@ func openServer(ctx context.Context, cfg Config, spec TargetSpec) (*target, erro
 			return nil, err
 		}
 	} else {
-		opts := redisserver.Options{Binary: spec.RedisServer, Args: []string{"--maxclients", "20000"}}
+		opts := redisserver.Options{Binary: spec.RedisServer, Args: privateServerArgs}
 		if cfg.PrivateTLS {
 			opts.TLS = &redisserver.TLSOptions{}
 		}
@@ -319,7 +323,7 @@ func openCluster(ctx context.Context, cfg Config, spec TargetSpec) (*target, err
 		masters, replicas, _ := redisserver.ParseClusterSize(spec.ManagedCluster)
 		m, err := redisserver.StartCluster(ctx, redisserver.ClusterOptions{
 			Masters: masters, Replicas: replicas, Binary: spec.RedisServer,
-			Args: []string{"--maxclients", "20000"},
+			Args: privateServerArgs,
 		})
 		if err != nil {
 			return nil, usage(field, fmt.Errorf("%s: %w", spec.Label, err))
