@@ -42,16 +42,19 @@ func BenchmarkDecide(b *testing.B) {
 		if !redisserver.VersionAtLeast(srv.Info().RedisVersion, s.MinRedis) {
 			continue // the hash-field strategies need Redis 7.4
 		}
-		for _, cname := range clients.Names {
+		for _, client := range clients.Names {
+			if !s.Supports(client) {
+				continue // a published library written for go-redis
+			}
 			for _, par := range []int{1, 32} {
 				workers := par * runtime.GOMAXPROCS(0)
-				name := fmt.Sprintf("strategy=%s/client=%s/workers=%d", s.Name, cname, workers)
+				name := fmt.Sprintf("strategy=%s/client=%s/workers=%d", s.Name, client, workers)
 				b.Run(name, func(b *testing.B) {
 					strat, err := strategies.New(s.Name, strategies.Config{Limit: benchLimit, Window: benchWindow})
 					if err != nil {
 						b.Fatal(err)
 					}
-					conn, err := clients.New(cname, clients.Options{Addr: srv.Addr(), Workers: workers})
+					conn, err := clients.New(client, clients.Options{Addr: srv.Addr(), Workers: workers})
 					if err != nil {
 						b.Fatal(err)
 					}
