@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStartSentinelFailover(t *testing.T) {
@@ -41,6 +42,17 @@ func TestStartSentinelFailover(t *testing.T) {
 	}
 	if err := client(t, after).Incr(t.Context(), "k").Err(); err != nil {
 		t.Errorf("INCR on the new master = %v; want nil", err)
+	}
+	start := time.Now()
+	if err := s.AwaitReplica(t.Context(), before); err != nil {
+		t.Fatalf("AwaitReplica(old master) error: %v", err)
+	}
+	t.Logf("the old master became a replica %s after the failover", time.Since(start).Round(time.Millisecond))
+	if err := client(t, before).Incr(t.Context(), "k").Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
+		t.Errorf("INCR on the old master after AwaitReplica = %v; want READONLY", err)
+	}
+	if err := s.AwaitReplica(t.Context(), "127.0.0.1:1"); err == nil {
+		t.Errorf("AwaitReplica(not a node) = nil; want an error")
 	}
 }
 
