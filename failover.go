@@ -120,6 +120,11 @@ func (c *cell) watchFailover(ft *faults.Target) *failoverWatch {
 		if err != nil {
 			return "", fmt.Errorf("sentinel failover: %w", err)
 		}
+		// After an earlier failover, the set-up may not be whole yet: the
+		// wait is no part of this one.
+		if err := w.managed.AwaitReady(ctx); err != nil {
+			return "", fmt.Errorf("sentinel failover: %w", err)
+		}
 		began := w.begin()
 		what, err := failover(ctx)
 		if err != nil {
@@ -281,6 +286,9 @@ func (w *failoverWatch) compare(ctx context.Context, old string) {
 		return
 	}
 	w.compareOnce(ctx)
+	if err := w.managed.AwaitReady(ctx); err != nil {
+		w.fail(fmt.Errorf("after the failover: %w", err))
+	}
 }
 
 // fail notes why a comparison failed.

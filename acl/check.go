@@ -153,6 +153,7 @@ var probes = map[string][]string{
 	"fcall": {"f", "1", "K"}, "function|load": {"#!lua name=x"}, "function|list": nil, "time": nil,
 	"zremrangebyscore": {"K", "0", "0"}, "zcard": {"K"}, "zadd": {"K", "0", "m"},
 	"hmget": {"K", "f"}, "hset": {"K", "f", "v"}, "ping": nil, "info": nil,
+	"setex": {"K", "1", "1"}, "incrby": {"K", "1"}, "script|load": {"return 1"},
 	"config|get": {"maxclients"}, "client|setname": {"n"}, "scan": {"0"}, "select": {"0"},
 	"cluster|slots": nil, "cluster|shards": nil, "role": nil, "script|flush": nil,
 	"command|info": {"get"}, "client|pause": {"1"}, "client|list": nil, "client|kill": {"ID", "0"},

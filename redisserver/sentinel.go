@@ -298,10 +298,7 @@ func (s *Sentinel) MasterAddr(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("redisserver: master addr: %w", errors.Join(errs...))
 }
 
-// Failover waits until the sentinels know the master's replicas as healthy
-// and each replica's link to the master is up (after an earlier Failover,
-// until the sentinels have made the old master a replica and it has
-// synced), asks a sentinel to promote a replica (SENTINEL FAILOVER) and
+// Failover waits until the set-up is ready to fail over (AwaitReady), asks a sentinel to promote a replica (SENTINEL FAILOVER) and
 // waits, at most 30 seconds in all, until every sentinel names the new master,
 // that master answers ROLE as a master and accepts a write (SET of a key
 // outside any run's prefix, "rlbench-sentinel-probe", with a 1-second
@@ -320,20 +317,8 @@ func (s *Sentinel) Failover(ctx context.Context) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, sentinelSettleTimeout)
 	defer cancel()
-	// After an earlier failover, the sentinels take some 10 seconds to make
-	// the old master a replica: until then there is none to promote.
-	if err := s.awaitSettled(ctx, old); err != nil {
+	if err := s.awaitReady(ctx, old); err != nil {
 		return "", fmt.Errorf("redisserver: sentinel failover: %w", err)
-	}
-	// A replica still in its first sync would be promoted with part of the
-	// data, or none.
-	for _, node := range s.nodes {
-		if node.Addr() == old {
-			continue
-		}
-		if err := s.awaitLinkUp(ctx, node.Addr()); err != nil {
-			return "", fmt.Errorf("redisserver: sentinel failover: %w", err)
-		}
 	}
 	sen := s.clients[s.sentinels[0].Addr()]
 	err = poll(ctx, "a sentinel to accept the failover", func(ctx context.Context) error {
@@ -442,6 +427,41 @@ func (s *Sentinel) writable(ctx context.Context, addr string) error {
 	}
 	if err := rdb.Set(ctx, "rlbench-sentinel-probe", 1, time.Second).Err(); err != nil {
 		return fmt.Errorf("write to %s: %w", addr, err)
+	}
+	return nil
+}
+
+// AwaitReady waits, at most 30 seconds, until the set-up can fail over
+// with every write kept: the sentinels agree on the master and know its
+// replicas as healthy and each other, and each replica's link to the
+// master is up. After a Failover that takes some 10 seconds: the
+// sentinels must make the old master a replica, and it must sync.
+func (s *Sentinel) AwaitReady(ctx context.Context) error {
+	master, err := s.MasterAddr(ctx)
+	if err != nil {
+		return fmt.Errorf("redisserver: await ready: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, sentinelSettleTimeout)
+	defer cancel()
+	if err := s.awaitReady(ctx, master); err != nil {
+		return fmt.Errorf("redisserver: await ready: %w", err)
+	}
+	return nil
+}
+
+// awaitReady is AwaitReady with the master at master.
+func (s *Sentinel) awaitReady(ctx context.Context, master string) error {
+	if err := s.awaitSettled(ctx, master); err != nil {
+		return err
+	}
+	// A replica still in its first sync would be promoted with part of the
+	// data, or none.
+	for _, node := range s.nodes {
+		if node.Addr() != master {
+			if err := s.awaitLinkUp(ctx, node.Addr()); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
