@@ -222,7 +222,12 @@ func (w *failoverWatch) observe(key string, d strategies.Decision) {
 	}
 	wk := &w.keys[k]
 	wk.mu.Lock()
-	if d.Count == 1 {
+	switch {
+	case d.Count == 1 && wk.openedAt.IsZero() && wk.acked > 0:
+		// The first window's first increment, whose reply came after
+		// those of later ones.
+		wk.openedAt = time.Now()
+	case d.Count == 1:
 		now := time.Now()
 		if wk.acked > 0 && !wk.openedAt.IsZero() && now.Before(wk.openedAt.Add(w.window-time.Second)) {
 			// The counter started again while its window was open: the
@@ -466,7 +471,7 @@ func (w *failoverWatch) result(start time.Time) results.Failover {
 // count their over-admission as they stand. The caller holds w.mu.
 func (w *failoverWatch) lostIncrements(start time.Time) *results.LostIncrements {
 	if !w.counts {
-		return &results.LostIncrements{Error: "not measured: the strategy keeps no increment-first counter"}
+		return &results.LostIncrements{Error: "the strategy keeps no increment-first counter"}
 	}
 	l := &results.LostIncrements{Master: w.master, KeysCompared: w.compared}
 	if !w.readAt.IsZero() {

@@ -1,6 +1,7 @@
 package redisserver
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strings"
@@ -53,6 +54,32 @@ func TestStartSentinelFailover(t *testing.T) {
 	}
 	if err := s.AwaitReplica(t.Context(), "127.0.0.1:1"); err == nil {
 		t.Errorf("AwaitReplica(not a node) = nil; want an error")
+	}
+	checkPauseWrites(t, s, after)
+}
+
+// checkPauseWrites checks that PauseWrites holds writes on the master at
+// addr and lets reads through, until unpause.
+func checkPauseWrites(t *testing.T, s *Sentinel, addr string) {
+	t.Helper()
+	unpause, err := s.PauseWrites(t.Context(), 5*time.Second)
+	if err != nil {
+		t.Fatalf("PauseWrites error: %v", err)
+	}
+	rdb := client(t, addr)
+	if err := rdb.Get(t.Context(), "k").Err(); err != nil {
+		t.Errorf("GET while writes are paused = %v; want nil", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if err := rdb.Incr(ctx, "k").Err(); err == nil {
+		t.Errorf("INCR while writes are paused = nil; want it held past its deadline")
+	}
+	if err := unpause(t.Context()); err != nil {
+		t.Fatalf("unpause error: %v", err)
+	}
+	if err := client(t, addr).Incr(t.Context(), "k").Err(); err != nil {
+		t.Errorf("INCR after unpause = %v; want nil", err)
 	}
 }
 
