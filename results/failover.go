@@ -1,6 +1,9 @@
 package results
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Failover is what a Sentinel failover (the sentinel-failover fault) did
 // to a run: how long its decisions failed, and the increments the promoted
@@ -186,7 +189,7 @@ func spanText(s float64) string {
 	if s < 0 {
 		return "never"
 	}
-	return fmt.Sprintf("%.3fs", s)
+	return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
 }
 
 func (l LostIncrements) text() string {
