@@ -189,7 +189,11 @@ func spanText(s float64) string {
 	if s < 0 {
 		return "never"
 	}
-	return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
+	d := time.Duration(s * float64(time.Second))
+	if d >= time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Microsecond).String()
 }
 
 func (l LostIncrements) text() string {
