@@ -46,8 +46,12 @@ func (w *failoverWatch) fail(err error) {
 
 // compareOnce pauses writes on the masters, waits for the replies in
 // flight, reads the followed keys' counters on the new master and settles
-// each key's count against its counter.
+// each key's count against its counter; nothing for a strategy whose
+// increments the watch does not count.
 func (w *failoverWatch) compareOnce(ctx context.Context) {
+	if !w.counts {
+		return
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.readAndSettle(ctx); err != nil {
