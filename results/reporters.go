@@ -85,7 +85,7 @@ func writeTable(buf *bytes.Buffer, rep *Report, multi bool) {
 // textSections are the text report's notes after the table, in order:
 // each writes what it has to say of one run, labelled label, or nothing.
 var textSections = []func(buf *bytes.Buffer, r Run, label string){
-	writePartial, writeOpenLoop, writeErrors, writeAdmissionSample, writeFaults, writeFailover, writePerNode, writeClusterErrors, writeSaturation,
+	writePartial, writeOpenLoop, writeErrors, writeAdmissionSample, writeFaults, writePerNode, writeClusterErrors, writeSaturation,
 }
 
 func writeAdmissionSample(buf *bytes.Buffer, r Run, label string) {
@@ -137,9 +137,7 @@ func writeFaults(buf *bytes.Buffer, r Run, label string) {
 		fmt.Fprintf(buf, " %d/%d", sec.Decisions, sec.Errors)
 	}
 	buf.WriteByte('\n')
-}
-
-func writeFailover(buf *bytes.Buffer, r Run, label string) {
+	// A failover's figures follow the failover.
 	buf.WriteString(r.Failover.Text(label))
 }
 
