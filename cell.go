@@ -76,6 +76,8 @@ type measurement struct {
 	samplesErr               error
 	redirectsBefore          redirects.Snapshot
 	redirectsAfter           redirects.Snapshot
+	// failover is what a sentinel-failover fault did (failover.go).
+	failover results.Failover
 }
 
 // run runs the cell: its result, and an error when the cell could not be
@@ -187,11 +189,13 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	wl := c.workload()
 	latestImmortal, stopAudits := periodicAudit(ctx, t, wl.Prefix, c.cfg.Window, c.cfg.AuditEvery, c.fieldAudit())
 	stopMonitor := monitor(progress, c.label, rec, latestImmortal)
-	stopFaults := faults.Schedule(ctx, c.cfg.Faults, t.faultTarget(c.cfg, wl.Prefix))
+	ft := t.faultTarget(c.cfg, wl.Prefix)
+	watch := c.watchFailover(&ft) // nil without a sentinel-failover fault (failover.go)
+	stopFaults := faults.Schedule(ctx, c.cfg.Faults, ft)
 	info, _ := strategies.Lookup(c.strategy)
 	admitted := admission.New(info, wl.Keys, c.cfg.Limit, c.cfg.Window)
 	m.startedAt = time.Now()
-	m.load, m.err = workload.Run(ctx, wl, c.impl, c.conn, rec, admitted)
+	m.load, m.err = workload.Run(ctx, wl, watch.strategy(c.impl), c.conn, rec, admitted)
 	m.events = stopFaults()
 	m.series = stopMonitor()
 	stopAudits()
@@ -200,6 +204,7 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	after, afterErr := t.sample(context.WithoutCancel(ctx))
 	m.after, m.samplesErr = after, errors.Join(m.samplesErr, afterErr)
 	m.redirectsAfter = t.redirects(context.WithoutCancel(ctx))
+	m.failover = watch.result(m.startedAt) // once its comparisons are done
 }
 
 // result is the cell's results.Run, before the audit.
@@ -229,6 +234,7 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 		run.Admitted += run.Errors - run.ErrorKinds[results.KindCrashed]
 	}
 	run.Faults, run.PerSecond = m.events, m.series
+	run.Failover = m.failover
 	run.Saturation = c.saturation(m)
 	run.Admission = m.admission
 	return run
@@ -257,7 +263,7 @@ func (c *cell) saturation(m *measurement) *saturation.Report {
 // failover changes which nodes are masters.
 func saturationUnknown(events []faults.Event) bool {
 	return slices.ContainsFunc(events, func(e faults.Event) bool {
-		return e.Kind() == faults.Restart || e.Kind() == faults.Failover
+		return e.Kind() == faults.Restart || e.Kind() == faults.Failover || e.Kind() == faults.SentinelFailover
 	})
 }
 

@@ -1,10 +1,12 @@
 package redisserver
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStartSentinelFailover(t *testing.T) {
@@ -41,6 +43,43 @@ func TestStartSentinelFailover(t *testing.T) {
 	}
 	if err := client(t, after).Incr(t.Context(), "k").Err(); err != nil {
 		t.Errorf("INCR on the new master = %v; want nil", err)
+	}
+	start := time.Now()
+	if err := s.AwaitReplica(t.Context(), before); err != nil {
+		t.Fatalf("AwaitReplica(old master) error: %v", err)
+	}
+	t.Logf("the old master became a replica %s after the failover", time.Since(start).Round(time.Millisecond))
+	if err := client(t, before).Incr(t.Context(), "k").Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
+		t.Errorf("INCR on the old master after AwaitReplica = %v; want READONLY", err)
+	}
+	if err := s.AwaitReplica(t.Context(), "127.0.0.1:1"); err == nil {
+		t.Errorf("AwaitReplica(not a node) = nil; want an error")
+	}
+	checkPauseWrites(t, s, after)
+}
+
+// checkPauseWrites checks that PauseWrites holds writes on the master at
+// addr and lets reads through, until unpause.
+func checkPauseWrites(t *testing.T, s *Sentinel, addr string) {
+	t.Helper()
+	unpause, err := s.PauseWrites(t.Context(), 5*time.Second)
+	if err != nil {
+		t.Fatalf("PauseWrites error: %v", err)
+	}
+	rdb := client(t, addr)
+	if err := rdb.Get(t.Context(), "k").Err(); err != nil {
+		t.Errorf("GET while writes are paused = %v; want nil", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if err := rdb.Incr(ctx, "k").Err(); err == nil {
+		t.Errorf("INCR while writes are paused = nil; want it held past its deadline")
+	}
+	if err := unpause(t.Context()); err != nil {
+		t.Fatalf("unpause error: %v", err)
+	}
+	if err := client(t, addr).Incr(t.Context(), "k").Err(); err != nil {
+		t.Errorf("INCR after unpause = %v; want nil", err)
 	}
 }
 

@@ -153,6 +153,8 @@ func writeFaults(buf *bytes.Buffer, r Run, label string) {
 		fmt.Fprintf(buf, " %d/%d", sec.Decisions, sec.Errors)
 	}
 	buf.WriteByte('\n')
+	// A failover's figures follow the failover.
+	buf.WriteString(r.Failover.Text(label))
 }
 
 func writePerNode(buf *bytes.Buffer, r Run, label string) {

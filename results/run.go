@@ -25,6 +25,8 @@ import (
 //   - Admission: the over-admission of a fixed window (package admission);
 //   - Saturation: who was the busier side (package saturation);
 //   - ScriptFallbacks: scripts sent again after NOSCRIPT (the client adapter);
+//   - Failover: a Sentinel failover's recovery and lost increments (the
+//     runner's failover watch);
 //   - Cluster: the cluster's redirections and errors (package redirects);
 //   - Audits: the post-run key scan (package audit);
 //   - Distribution: the latency percentile curve and histogram (the Recorder).
@@ -49,6 +51,7 @@ type Run struct {
 	// ScriptFallbacks counts scripts sent again with EVAL after the server
 	// answered NOSCRIPT to EVALSHA.
 	ScriptFallbacks int64 `json:"script_fallbacks"`
+	Failover
 	Cluster
 	Audits
 	Distribution

@@ -1,0 +1,357 @@
+package rlbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rlbench/rlbench/admission"
+	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/workload"
+)
+
+const (
+	// failoverPauseHold bounds how long the masters' writes stay paused
+	// while the lost increments are read: the server lifts the pause by
+	// itself if rlbench does not.
+	failoverPauseHold = 5 * time.Second
+	// failoverDrainPoll is how often the watch checks, writes paused,
+	// whether replies still arrive; failoverDrainQuiet is how many checks
+	// in a row must see none before the counters are read, and
+	// failoverDrainMax bounds the wait.
+	failoverDrainPoll  = 20 * time.Millisecond
+	failoverDrainQuiet = 3
+	failoverDrainMax   = time.Second
+	// failoverReadTimeout bounds one comparison of the counters.
+	failoverReadTimeout = 30 * time.Second
+	// failoverReadChunk is how many counters one MGET reads.
+	failoverReadChunk = 1000
+)
+
+// failoverWatch measures what the sentinel-failover fault does to one
+// cell: when its decisions fail and succeed again (recovery), and, for an
+// increment-first counter strategy, the increments that the promoted
+// replica never saw. It sees each decision of the measured load through
+// watchedStrategy, which only a cell with that fault pays for, and it
+// follows the keys that package admission follows, with the same bound.
+type failoverWatch struct {
+	managed *redisserver.Sentinel
+	prefix  string
+	limit   int64
+	window  time.Duration
+	// counts is true when lost increments are measured: every successful
+	// decision of the strategy is one increment, and its Count its rank.
+	counts bool
+	keys   []watchedKey
+	clock  recoveryClock
+	// fallbacks reads the client's NOSCRIPT fallbacks.
+	fallbacks func() int64
+
+	// reads is the comparisons under way, one per failover.
+	reads sync.WaitGroup
+	mu    sync.Mutex // guards the fields below and serialises the comparisons
+	// started is true once a failover has begun; fallbacksAt is the
+	// client's fallback count then.
+	started     bool
+	fallbacksAt int64
+	// switched is how long after the first failover began the cell's
+	// clients had a connection on the new master; 0 until seen.
+	switched time.Duration
+	// readAt is when the first comparison read the counters; master and
+	// compared are the last one's new master and keys compared; errs say
+	// why comparisons failed.
+	readAt   time.Time
+	master   string
+	compared int64
+	errs     []error
+}
+
+// watchedKey is what the watch follows of one key in its current window.
+type watchedKey struct {
+	mu sync.Mutex
+	// acked is the number of increments the clients were told of in the
+	// key's current window; allowed the number admitted.
+	acked, allowed int64
+	// openedAt is when the window's first increment (Count 1) was told;
+	// zero when it was not seen.
+	openedAt time.Time
+	// lost is the increments a failover lost in the current window; over
+	// the requests admitted beyond the limit in windows that lost some,
+	// those closed so far.
+	lost, over int64
+	// lostTotal and unacked are the increments lost, and found on the new
+	// master though no client was told of them, over every failover.
+	lostTotal, unacked int64
+}
+
+// watchFailover returns the failover watch of the cell's measured load,
+// with ft.Failover wrapped so that each failover's lost increments are
+// read once it is done; nil (a watch that does nothing) when the cell has
+// no sentinel-failover fault on a managed Sentinel set-up.
+func (c *cell) watchFailover(ft *faults.Target) *failoverWatch {
+	s, ok := c.target.topology.(*sentinel)
+	if !ok || s.managed == nil || ft.Failover == nil ||
+		!slices.ContainsFunc(c.cfg.Faults, func(f faults.Fault) bool { return f.Kind == faults.SentinelFailover }) {
+		return nil
+	}
+	info, _ := strategies.Lookup(c.strategy)
+	w := &failoverWatch{
+		managed: s.managed, prefix: c.workload().Prefix, limit: c.cfg.Limit,
+		window:    time.Duration(c.cfg.Window) * time.Second,
+		counts:    info.FixedWindow && !info.CountIsRead && info.Source == "",
+		keys:      make([]watchedKey, min(c.cfg.Workload.Keys, admission.MaxTrackedKeys)),
+		fallbacks: c.conn.Fallbacks,
+	}
+	failover, name := ft.Failover, ft.ClientName
+	ft.Failover = func(ctx context.Context) (string, error) {
+		old, err := w.managed.MasterAddr(ctx)
+		if err != nil {
+			return "", fmt.Errorf("sentinel failover: %w", err)
+		}
+		// After an earlier failover, the set-up may not be whole yet: the
+		// wait is no part of this one.
+		if err := w.managed.AwaitReady(ctx); err != nil {
+			return "", fmt.Errorf("sentinel failover: %w", err)
+		}
+		began := w.begin()
+		what, err := failover(ctx)
+		if err != nil {
+			return "", err
+		}
+		what += w.awaitClients(ctx, name, began)
+		w.reads.Add(1)
+		go w.compare(ctx, old)
+		return what, nil
+	}
+	return w
+}
+
+// begin notes that a failover begins, and returns when.
+func (w *failoverWatch) begin() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	if !w.started {
+		w.started, w.fallbacksAt = true, w.fallbacks()
+	}
+	return now
+}
+
+// awaitClients waits, at most failoverReadTimeout, until a connection
+// named name (the cell's client's) is open on the new master, notes how
+// long after began that was, and says so for the fault's report.
+func (w *failoverWatch) awaitClients(ctx context.Context, name string, began time.Time) string {
+	ctx, cancel := context.WithTimeout(ctx, failoverReadTimeout)
+	defer cancel()
+	master, err := w.managed.MasterAddr(ctx)
+	if err != nil {
+		return " (the cell's clients were not seen on the new master: " + err.Error() + ")"
+	}
+	rdb := connection.Admin{PoolSize: 1}.PlainClient(master)
+	defer rdb.Close()
+	for {
+		list, err := rdb.ClientList(ctx).Result()
+		if err == nil && strings.Contains(list, " name="+name+" ") {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return " (the cell's clients were not seen on the new master within " + failoverReadTimeout.String() + ")"
+		case <-time.After(failoverDrainPoll):
+		}
+	}
+	switched := time.Since(began)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.switched == 0 {
+		w.switched = switched
+	}
+	return fmt.Sprintf(" (the cell's clients reached it %s after the failover began)", switched.Round(time.Millisecond))
+}
+
+// strategy returns s, watched; s itself when w is nil.
+func (w *failoverWatch) strategy(s strategies.Strategy) strategies.Strategy {
+	if w == nil {
+		return s
+	}
+	return watchedStrategy{Strategy: s, w: w}
+}
+
+// watchedStrategy is a strategy whose decisions a failoverWatch sees.
+type watchedStrategy struct {
+	strategies.Strategy
+	w *failoverWatch
+}
+
+// Decide decides as the strategy does, and shows the watch the outcome.
+func (s watchedStrategy) Decide(ctx context.Context, c strategies.Client, key string) (strategies.Decision, error) {
+	d, err := s.Strategy.Decide(ctx, c, key)
+	switch {
+	case ctx.Err() != nil || errors.Is(err, strategies.ErrCrashed):
+		// An interrupt, or a crash that --crash-rate simulates: not the
+		// failover's doing.
+	case err != nil:
+		s.w.clock.failed()
+	default:
+		s.w.clock.succeeded()
+		s.w.observe(key, d)
+	}
+	return d, err
+}
+
+// observe counts a successful decision d on key.
+func (w *failoverWatch) observe(key string, d strategies.Decision) {
+	if !w.counts {
+		return
+	}
+	k, ok := keyIndex(key, w.prefix)
+	if !ok || k >= len(w.keys) {
+		return
+	}
+	wk := &w.keys[k]
+	wk.mu.Lock()
+	switch {
+	case d.Count == 1 && wk.openedAt.IsZero() && wk.acked > 0:
+		// The first window's first increment, whose reply came after
+		// those of later ones.
+		wk.openedAt = time.Now()
+	case d.Count == 1:
+		now := time.Now()
+		if wk.acked > 0 && !wk.openedAt.IsZero() && now.Before(wk.openedAt.Add(w.window-time.Second)) {
+			// The counter started again while its window was open: the
+			// new master never had it, so every increment told in the
+			// window is lost, and what it admits counts with the window.
+			wk.lost += wk.acked
+			wk.lostTotal += wk.acked
+			wk.acked = 0
+		} else {
+			wk.closeWindow(w.limit)
+		}
+		wk.openedAt = now
+	}
+	wk.acked++
+	if d.Allowed {
+		wk.allowed++
+	}
+	wk.mu.Unlock()
+}
+
+// closeWindow ends the key's current window: a window that lost
+// increments adds what it admitted beyond the limit. The caller holds
+// wk.mu.
+func (wk *watchedKey) closeWindow(limit int64) {
+	if wk.lost > 0 {
+		wk.over += max(wk.allowed-limit, 0)
+	}
+	wk.acked, wk.allowed, wk.lost, wk.openedAt = 0, 0, 0, time.Time{}
+}
+
+// keyIndex returns i for the key name prefix{i} (workload.KeyName).
+func keyIndex(key, prefix string) (int, bool) {
+	if len(key) < len(prefix)+3 || key[:len(prefix)] != prefix || key[len(prefix)] != '{' || key[len(key)-1] != '}' {
+		return 0, false
+	}
+	n := 0
+	for _, ch := range []byte(key[len(prefix)+1 : len(key)-1]) {
+		if ch < '0' || ch > '9' || n > workload.MaxKeys {
+			return 0, false
+		}
+		n = n*10 + int(ch-'0')
+	}
+	return n, true
+}
+
+// result returns the figures of the failovers of a load that started at
+// start, once every comparison is done; empty when w is nil or no failover
+// began.
+func (w *failoverWatch) result(start time.Time) results.Failover {
+	if w == nil {
+		return results.Failover{}
+	}
+	w.reads.Wait()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.started {
+		return results.Failover{}
+	}
+	rec := w.clock.result(start)
+	rec.ScriptFallbacks = w.fallbacks() - w.fallbacksAt
+	rec.ClientsSwitchedS = -1
+	if w.switched > 0 {
+		rec.ClientsSwitchedS = w.switched.Seconds()
+	}
+	return results.Failover{FailoverRecovery: &rec, LostIncrements: w.lostIncrements(start)}
+}
+
+// recoveryClock notes when decisions fail and when they succeed again.
+// A success costs one atomic load unless a failure is still unanswered.
+type recoveryClock struct {
+	// pending is true from a failure to the next success.
+	pending atomic.Bool
+	mu      sync.Mutex
+	// failures counts the failed decisions; the times are those of the
+	// first and the last failure, the first success after the first one
+	// and the first success after the last one (zero until it comes).
+	failures                                   int64
+	firstFailure, lastFailure                  time.Time
+	firstSuccess, firstSuccessAfterLastFailure time.Time
+}
+
+// failed notes a failed decision.
+func (c *recoveryClock) failed() {
+	c.mu.Lock()
+	now := time.Now()
+	if c.failures == 0 {
+		c.firstFailure = now
+	}
+	c.failures++
+	c.lastFailure, c.firstSuccessAfterLastFailure = now, time.Time{}
+	c.pending.Store(true)
+	c.mu.Unlock()
+}
+
+// succeeded notes a successful decision.
+func (c *recoveryClock) succeeded() {
+	if !c.pending.Load() {
+		return
+	}
+	c.mu.Lock()
+	if c.pending.Load() {
+		now := time.Now()
+		if c.firstSuccess.IsZero() {
+			c.firstSuccess = now
+		}
+		c.firstSuccessAfterLastFailure = now
+		c.pending.Store(false)
+	}
+	c.mu.Unlock()
+}
+
+// result returns the clock's figures, on the clock of a load that started
+// at start.
+func (c *recoveryClock) result(start time.Time) results.FailoverRecovery {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := results.FailoverRecovery{FailedDecisions: c.failures}
+	if c.failures == 0 {
+		return r
+	}
+	r.FirstFailureS, r.LastFailureS = c.firstFailure.Sub(start).Seconds(), c.lastFailure.Sub(start).Seconds()
+	r.RecoveryS, r.FailingS = -1, -1
+	if !c.firstSuccess.IsZero() {
+		r.RecoveryS = c.firstSuccess.Sub(c.firstFailure).Seconds()
+	}
+	if !c.firstSuccessAfterLastFailure.IsZero() {
+		r.FailingS = c.firstSuccessAfterLastFailure.Sub(c.firstFailure).Seconds()
+	}
+	return r
+}

@@ -1,0 +1,227 @@
+package rlbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/workload"
+)
+
+// compare compares, once a failover is done, the increments the clients
+// were told of with the counters on the new master (see
+// results.LostIncrements); then, once the sentinels have made the old
+// master (at old) a replica, which takes them some 10 seconds, it compares
+// again: the writes that clients which had not switched yet sent to the
+// old master until then are lost too. The wait also leaves the set-up
+// whole, with a replica to promote, for the next failover. Comparisons run
+// one at a time.
+func (w *failoverWatch) compare(ctx context.Context, old string) {
+	defer w.reads.Done()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*failoverReadTimeout)
+	defer cancel()
+	w.compareOnce(ctx)
+	if err := w.managed.AwaitReplica(ctx, old); err != nil {
+		w.fail(fmt.Errorf("lost increments: %w", err))
+		return
+	}
+	w.compareOnce(ctx)
+	if err := w.managed.AwaitReady(ctx); err != nil {
+		w.fail(fmt.Errorf("after the failover: %w", err))
+	}
+}
+
+// fail notes why a comparison failed.
+func (w *failoverWatch) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.errs = append(w.errs, err)
+}
+
+// compareOnce pauses writes on the masters, waits for the replies in
+// flight, reads the followed keys' counters on the new master and settles
+// each key's count against its counter; nothing for a strategy whose
+// increments the watch does not count.
+func (w *failoverWatch) compareOnce(ctx context.Context) {
+	if !w.counts {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.readAndSettle(ctx); err != nil {
+		w.errs = append(w.errs, err)
+	}
+}
+
+// readAndSettle is compareOnce; the caller holds w.mu.
+func (w *failoverWatch) readAndSettle(ctx context.Context) (err error) {
+	master, err := w.managed.MasterAddr(ctx)
+	if err != nil {
+		return fmt.Errorf("lost increments: %w", err)
+	}
+	unpause, err := w.managed.PauseWrites(ctx, failoverPauseHold)
+	if err != nil {
+		return fmt.Errorf("lost increments: %w", err)
+	}
+	defer func() { err = errors.Join(err, unpause(ctx)) }()
+	w.drain(ctx)
+	readAt := time.Now()
+	acked := w.snapshot()
+	rdb := connection.Admin{PoolSize: 1}.PlainClient(master)
+	defer rdb.Close()
+	counters, err := readCounters(ctx, rdb, w.prefix, len(w.keys))
+	if err != nil {
+		return fmt.Errorf("lost increments: read the counters on %s: %w", master, err)
+	}
+	if w.readAt.IsZero() {
+		w.readAt = readAt
+	}
+	w.master, w.compared = master, w.settle(acked, counters, readAt)
+	return nil
+}
+
+// ackedKey is one key's count of increments told, and when its window
+// opened.
+type ackedKey struct {
+	acked    int64
+	openedAt time.Time
+}
+
+// drain waits until no reply has arrived for failoverDrainQuiet checks in
+// a row, at most failoverDrainMax: the replies of the increments that ran
+// before the pause.
+func (w *failoverWatch) drain(ctx context.Context) {
+	deadline := time.Now().Add(failoverDrainMax)
+	last, quiet := int64(-1), 0
+	for quiet < failoverDrainQuiet && time.Now().Before(deadline) && ctx.Err() == nil {
+		var sum int64
+		for i := range w.keys {
+			wk := &w.keys[i]
+			wk.mu.Lock()
+			sum += wk.acked
+			wk.mu.Unlock()
+		}
+		if sum == last {
+			quiet++
+		} else {
+			last, quiet = sum, 0
+		}
+		time.Sleep(failoverDrainPoll)
+	}
+}
+
+// snapshot returns each followed key's increments told in its current
+// window.
+func (w *failoverWatch) snapshot() []ackedKey {
+	out := make([]ackedKey, len(w.keys))
+	for i := range w.keys {
+		wk := &w.keys[i]
+		wk.mu.Lock()
+		out[i] = ackedKey{wk.acked, wk.openedAt}
+		wk.mu.Unlock()
+	}
+	return out
+}
+
+// readCounters reads the counters of keys 0 to n-1 under prefix with
+// MGET; -1 for a key that does not exist (or holds no integer).
+func readCounters(ctx context.Context, rdb *redis.Client, prefix string, n int) ([]int64, error) {
+	out := make([]int64, 0, n)
+	for from := 0; from < n; from += failoverReadChunk {
+		names := make([]string, 0, min(failoverReadChunk, n-from))
+		for i := from; i < n && i < from+failoverReadChunk; i++ {
+			names = append(names, workload.KeyName(prefix, i))
+		}
+		values, err := rdb.MGet(ctx, names...).Result()
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range values {
+			s, _ := v.(string)
+			c, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				c = -1
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// settle compares each key's increments told (acked) with its counter on
+// the new master, read at readAt, adds what was lost or unacknowledged to
+// the key, and sets its count to the counter's, so that a later failover
+// counts only its own losses. A key the clients were told nothing of is
+// skipped; so is a missing key whose window may have ended (a missing key
+// whose window is still open lost every increment). It returns the number
+// of keys compared.
+func (w *failoverWatch) settle(acked []ackedKey, counters []int64, readAt time.Time) int64 {
+	var compared int64
+	for i, a := range acked {
+		if a.acked == 0 {
+			continue
+		}
+		counter := counters[i]
+		if counter < 0 {
+			if a.openedAt.IsZero() || !readAt.Before(a.openedAt.Add(w.window-time.Second)) {
+				continue
+			}
+			counter = 0
+		}
+		compared++
+		diff := a.acked - counter // > 0: lost, < 0: unacknowledged
+		wk := &w.keys[i]
+		wk.mu.Lock()
+		wk.acked -= diff
+		if diff > 0 {
+			wk.lost += diff
+			wk.lostTotal += diff
+		} else {
+			wk.unacked -= diff
+		}
+		wk.mu.Unlock()
+	}
+	return compared
+}
+
+// lostIncrements sums the keys' lost increments; the windows still open
+// count their over-admission as they stand. The caller holds w.mu.
+func (w *failoverWatch) lostIncrements(start time.Time) *results.LostIncrements {
+	if !w.counts {
+		return &results.LostIncrements{Error: "the strategy keeps no increment-first counter"}
+	}
+	l := &results.LostIncrements{Master: w.master, KeysCompared: w.compared}
+	if !w.readAt.IsZero() {
+		l.ReadAtS = w.readAt.Sub(start).Seconds()
+	}
+	for i := range w.keys {
+		wk := &w.keys[i]
+		wk.mu.Lock()
+		over := wk.over
+		if wk.lost > 0 {
+			over += max(wk.allowed-w.limit, 0)
+		}
+		lost, unacked := wk.lostTotal, wk.unacked
+		wk.mu.Unlock()
+		if lost > 0 {
+			l.Keys++
+			l.Increments += lost
+			l.MaxPerKey = max(l.MaxPerKey, lost)
+		}
+		if over > 0 {
+			l.OverAdmittedKeys++
+			l.OverAdmitted += over
+		}
+		l.Unacknowledged += unacked
+	}
+	if err := errors.Join(w.errs...); err != nil {
+		l.Error = err.Error()
+	}
+	return l
+}

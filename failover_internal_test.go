@@ -1,0 +1,167 @@
+package rlbench
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/workload"
+)
+
+func TestKeyIndex(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, key string
+		want      int
+		ok        bool
+	}{
+		{name: "first key", key: "p:{0}", want: 0, ok: true},
+		{name: "large index", key: "p:{123456}", want: 123456, ok: true},
+		{name: "other prefix", key: "q:{1}", ok: false},
+		{name: "no braces", key: "p:12", ok: false},
+		{name: "not a number", key: "p:{1a}", ok: false},
+		{name: "empty index", key: "p:{}", ok: false},
+		{name: "prefix only", key: "p:", ok: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := keyIndex(tc.key, "p:")
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("keyIndex(%q, %q) = (%d, %t); want (%d, %t)", tc.key, "p:", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+	for _, i := range []int{0, 7, 9999} {
+		if got, ok := keyIndex(workload.KeyName("p:", i), "p:"); got != i || !ok {
+			t.Errorf("keyIndex(KeyName(p:, %d)) = (%d, %t); want (%d, true)", i, got, ok, i)
+		}
+	}
+}
+
+func TestRecoveryClock(t *testing.T) {
+	t.Parallel()
+	var c recoveryClock
+	start := time.Now()
+	c.succeeded() // before any failure: nothing to note
+	if r := c.result(start); r != (results.FailoverRecovery{}) {
+		t.Fatalf("result with no failure = %+v; want zero", r)
+	}
+	c.failed()
+	time.Sleep(2 * time.Millisecond)
+	c.failed()
+	c.succeeded()
+	first := c.result(start)
+	if first.FailedDecisions != 2 || first.RecoveryS <= 0 || first.FailingS != first.RecoveryS || first.LastFailureS <= first.FirstFailureS {
+		t.Errorf("after fail, fail, succeed: %+v; want 2 failures, recovery > 0 and failing = recovery", first)
+	}
+	time.Sleep(2 * time.Millisecond)
+	c.failed()
+	if r := c.result(start); r.FailingS != -1 || r.RecoveryS != first.RecoveryS {
+		t.Errorf("after one more failure: %+v; want failing -1 (no success yet), recovery %v unchanged", r, first.RecoveryS)
+	}
+	c.succeeded()
+	if r := c.result(start); r.FailingS <= first.FailingS || r.FailedDecisions != 3 {
+		t.Errorf("after a success: %+v; want failing > %v and 3 failures", r, first.FailingS)
+	}
+}
+
+// TestFailoverWatchWindows follows one key through a window that a
+// failover cut short (the new master never had the counter, so its count
+// starts again at 1) and checks the increments lost and the requests
+// admitted beyond the limit.
+func TestFailoverWatchWindows(t *testing.T) {
+	t.Parallel()
+	w := &failoverWatch{prefix: "p:", limit: 3, window: time.Minute, counts: true, keys: make([]watchedKey, 2)}
+	key := workload.KeyName("p:", 1)
+	decide := func(count int64) {
+		w.observe(key, strategies.Decision{Count: count, Allowed: count <= w.limit})
+	}
+	for _, n := range []int64{1, 2} { // the old master counts 2
+		decide(n)
+	}
+	for _, n := range []int64{1, 2, 3, 4} { // the new master from 0: 2 lost
+		decide(n)
+	}
+	l := w.lostIncrements(time.Now())
+	if l.Keys != 1 || l.Increments != 2 || l.MaxPerKey != 2 || l.OverAdmitted != 2 || l.OverAdmittedKeys != 1 {
+		t.Errorf("lostIncrements = %+v; want 2 increments lost on 1 key, 2 requests over the limit of 3 (2 + 3 admitted)", *l)
+	}
+	w.observe(workload.KeyName("p:", 5), strategies.Decision{Count: 1, Allowed: true}) // not followed
+	w.observe("other:{0}", strategies.Decision{Count: 1, Allowed: true})
+	if got := w.lostIncrements(time.Now()); *got != *l {
+		t.Errorf("after keys the watch does not follow: %+v; want %+v", *got, *l)
+	}
+}
+
+// TestFailoverWatchCompare checks the comparison against the server: with
+// no failover it finds nothing lost, during the load and after it; a
+// counter lowered behind the clients' back counts as lost, one raised as
+// unacknowledged, each once.
+func TestFailoverWatchCompare(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := redisserver.StartSentinel(ctx, redisserver.SentinelOptions{Replicas: 1, Binary: os.Getenv(redistest.BinaryEnv)})
+	if err != nil {
+		t.Fatalf("StartSentinel error: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	conn, err := clients.New("go-redis", clients.Options{
+		Sentinel: connection.Sentinel{Master: s.MasterName(), Addrs: s.SentinelAddrs()}, Workers: 8,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	impl, err := strategies.New("lua", strategies.Config{Limit: 1_000_000, Window: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const keys = 30
+	prefix := redistest.Prefix(t)
+	w := &failoverWatch{managed: s, prefix: prefix, limit: 1_000_000, window: time.Minute, counts: true,
+		keys: make([]watchedKey, keys), fallbacks: conn.Fallbacks}
+	done := make(chan error, 1)
+	go func() {
+		var rec results.Recorder
+		_, err := workload.Run(ctx, workload.Config{Clients: 8, Keys: keys, Duration: 3 * time.Second, Prefix: prefix}, w.strategy(impl), conn, &rec, nil)
+		done <- err
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	w.compareOnce(ctx) // during the load
+	if err := <-done; err != nil {
+		t.Fatalf("workload.Run error: %v", err)
+	}
+	// Nothing is lost without a failover. A reply that overtakes the one
+	// of its window's first increment can leave a key's count one short.
+	during := w.lostIncrements(time.Now())
+	if during.Error != "" || during.KeysCompared != keys || during.Increments != 0 || during.Unacknowledged > keys {
+		t.Errorf("during the load: %+v; want %d keys compared, none lost, at most one unacknowledged per key", *during, keys)
+	}
+
+	master, err := s.MasterAddr(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := connection.Admin{}.PlainClient(master)
+	t.Cleanup(func() { rdb.Close() })
+	if err := rdb.DecrBy(ctx, workload.KeyName(prefix, 0), 5).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.IncrBy(ctx, workload.KeyName(prefix, 1), 3).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, when := range []string{"after the counters changed", "compared again"} {
+		w.compareOnce(ctx) // quiescent: exact, and each change counts once
+		l := w.lostIncrements(time.Now())
+		if l.Error != "" || l.KeysCompared != keys || l.Increments != 5 || l.Keys != 1 || l.Unacknowledged != during.Unacknowledged+3 {
+			t.Errorf("%s: %+v; want %d keys compared, 5 lost on 1 key, %d unacknowledged", when, *l, keys, during.Unacknowledged+3)
+		}
+	}
+}
