@@ -358,7 +358,7 @@ func TestMatrixOfTargets(t *testing.T) {
 		Clients:    []string{"all"},
 		Targets:    []rlbench.TargetSpec{rlbench.ParseTarget("a="+bin, true), rlbench.ParseTarget("b="+bin, true)},
 		Warmup:     200 * time.Millisecond,
-		Workload:   workload.Config{Clients: 4, Keys: 5, Duration: 300 * time.Millisecond},
+		Workload:   workload.Config{Clients: 4, Keys: 1, Duration: 300 * time.Millisecond},
 	}, rlbench.Options{})
 	if err != nil {
 		t.Fatalf("Run error: %v", err)
@@ -383,10 +383,11 @@ func TestMatrixOfTargets(t *testing.T) {
 		if r.Decisions == 0 || r.Errors != 0 {
 			t.Errorf("cell %d: %d decisions, %d errors; want > 0 and 0", i, r.Decisions, r.Errors)
 		}
-		// The warm-up is not recorded and uses keys of its own: the
-		// counters start from zero, so the first window admits exactly the
-		// limit on each key (5 keys x limit 100), or every decision if fewer.
-		if want := min(r.Decisions, 5*100); r.Allowed != want {
+		// The warm-up is not recorded and uses keys of its own: the one
+		// counter starts from zero, so the first window admits exactly the
+		// limit (100), or every decision if fewer. (With more keys, one of
+		// them may pass the limit before the others reach it.)
+		if want := min(r.Decisions, 100); r.Allowed != want {
 			t.Errorf("cell %d allowed %d of %d decisions; want %d: the warm-up must neither count nor use the measured keys", i, r.Allowed, r.Decisions, want)
 		}
 	}
