@@ -111,7 +111,7 @@ func (c *cell) run(ctx context.Context, log, progress io.Writer, abort context.C
 
 // connect connects the client under test and prepares the strategy on it.
 func (c *cell) connect(ctx context.Context, log io.Writer) error {
-	conn, err := clients.New(c.client, c.target.clientOptions(c.cfg, c.cfg.Workload.Clients, clientName(c.prefix)))
+	conn, err := clients.New(c.client, c.target.clientOptions(c.cfg, c.cfg.Workload.Workers, clientName(c.prefix)))
 	if err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 		run.ScheduleLagMS = float64(m.load.Lag) / float64(time.Millisecond)
 	}
 	run.Target, run.Server = c.target.spec.Label, &c.target.server
-	run.Strategy, run.Client, run.ClientOptions, run.Clients = c.strategy, c.client, c.conn.Options(), c.cfg.Workload.Clients
+	run.Strategy, run.Client, run.ClientOptions, run.Workers = c.strategy, c.client, c.conn.Options(), c.cfg.Workload.Workers
 	info, _ := strategies.Lookup(c.strategy) // registered: newCell built it
 	run.ImmortalKeysLeak = !info.FixedWindow || info.Heals
 	run.Environment = results.EnvironmentOf(clients.Modules[c.client], clients.Version(c.client))

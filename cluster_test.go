@@ -56,7 +56,7 @@ func TestClusterImmortalKeys(t *testing.T) {
 		Clients:    []string{"all"},
 		Limit:      1_000_000,
 		Window:     1,
-		Workload:   workload.Config{Clients: 64, Keys: 20, Duration: 2 * time.Second, Prefix: prefix},
+		Workload:   workload.Config{Workers: 64, Keys: 20, Duration: 2 * time.Second, Prefix: prefix},
 		Targets:    []rlbench.TargetSpec{{Cluster: cl.Addrs()[:1]}},
 		KeepKeys:   true,
 	}, rlbench.Options{})
@@ -128,7 +128,7 @@ func TestClusterCleansUp(t *testing.T) {
 	rep, err := rlbench.Run(ctx, rlbench.Config{
 		Strategies: []string{"incr-expire", "function"},
 		Clients:    []string{"all"},
-		Workload:   workload.Config{Clients: 4, Keys: 10, Requests: 300, Prefix: redistest.Prefix(t)},
+		Workload:   workload.Config{Workers: 4, Keys: 10, Requests: 300, Prefix: redistest.Prefix(t)},
 		Targets:    []rlbench.TargetSpec{{Cluster: cl.Addrs()}},
 	}, rlbench.Options{})
 	if err != nil {
@@ -169,11 +169,11 @@ func TestClusterRefusesMoreConnectionsThanMaxclients(t *testing.T) {
 	}
 	_, err := rlbench.Run(context.Background(), rlbench.Config{
 		Clients:  []string{"go-redis"},
-		Workload: workload.Config{Clients: 50, Requests: 100},
+		Workload: workload.Config{Workers: 50, Requests: 100},
 		Targets:  []rlbench.TargetSpec{{Cluster: cl.Addrs()[:1]}},
 	}, rlbench.Options{})
 	var uerr *rlbench.UsageError
-	if !errors.As(err, &uerr) || uerr.Field != "Workload.Clients" || !strings.Contains(err.Error(), "master "+last) || !strings.Contains(err.Error(), "maxclients 20") {
+	if !errors.As(err, &uerr) || uerr.Field != "Workload.Workers" || !strings.Contains(err.Error(), "master "+last) || !strings.Contains(err.Error(), "maxclients 20") {
 		t.Errorf("Run(go-redis, 50 workers, maxclients 20 on %s) error = %v; want a --clients UsageError naming that master and maxclients 20", last, err)
 	}
 }
@@ -185,7 +185,7 @@ func TestManagedCluster(t *testing.T) {
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
 		Strategies: []string{"lua"},
 		Clients:    []string{"all"},
-		Workload:   workload.Config{Clients: 4, Keys: 10, Requests: 200},
+		Workload:   workload.Config{Workers: 4, Keys: 10, Requests: 200},
 		Targets:    []rlbench.TargetSpec{{ManagedCluster: "3"}},
 	}, rlbench.Options{})
 	if err != nil {
@@ -225,7 +225,7 @@ func TestClusterFailover(t *testing.T) {
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
 		Strategies: []string{"lua", "function"},
 		Clients:    []string{"all"},
-		Workload:   workload.Config{Clients: 8, Keys: 50, Duration: 3 * time.Second},
+		Workload:   workload.Config{Workers: 8, Keys: 50, Duration: 3 * time.Second},
 		Targets:    []rlbench.TargetSpec{{ManagedCluster: "3x1"}},
 		Faults:     []faults.Fault{f},
 	}, rlbench.Options{})
@@ -281,7 +281,7 @@ func TestClusterReshard(t *testing.T) {
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
 		Strategies: []string{"lua"},
 		Clients:    []string{"all"},
-		Workload:   workload.Config{Clients: 8, Keys: 5, Duration: 3 * time.Second, Prefix: prefix},
+		Workload:   workload.Config{Workers: 8, Keys: 5, Duration: 3 * time.Second, Prefix: prefix},
 		Targets:    []rlbench.TargetSpec{{ManagedCluster: "3"}},
 		Faults:     []faults.Fault{f},
 	}, rlbench.Options{})

@@ -221,7 +221,7 @@ const MaxWindow = 10 * 366 * 24 * 3600
 // Run returns one.
 type UsageError struct {
 	// Field is the Config field at fault, as a Go selector path from the
-	// Config: "Window", "Workload.Clients", "Targets.Addr".
+	// Config: "Window", "Workload.Workers", "Targets.Addr".
 	Field string
 	// Err says what was wrong and what is accepted.
 	Err error
@@ -352,8 +352,8 @@ func (c *Config) validateTarget(t TargetSpec) error {
 // workloadField names the Workload field behind a workload validation error.
 func workloadField(err error) string {
 	switch {
-	case errors.Is(err, workload.ErrInvalidClients):
-		return "Workload.Clients"
+	case errors.Is(err, workload.ErrInvalidWorkers):
+		return "Workload.Workers"
 	case errors.Is(err, workload.ErrInvalidKeys):
 		return "Workload.Keys"
 	case errors.Is(err, workload.ErrInvalidKeyDist):

@@ -16,7 +16,7 @@ import (
 // in an open loop, each write would wait for company that does not come.
 // The README's Performance section has the measurements behind it.
 func DefaultFlushDelay(wl workload.Config) time.Duration {
-	if wl.Rate == 0 && wl.WithDefaults().Clients >= flushDelayWorkers {
+	if wl.Rate == 0 && wl.WithDefaults().Workers >= flushDelayWorkers {
 		return 20 * time.Microsecond
 	}
 	return 0

@@ -130,7 +130,7 @@ func TestFailoverWatchCompare(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		var rec results.Recorder
-		_, err := workload.Run(ctx, workload.Config{Clients: 8, Keys: keys, Duration: 3 * time.Second, Prefix: prefix}, w.strategy(impl), conn, &rec, nil)
+		_, err := workload.Run(ctx, workload.Config{Workers: 8, Keys: keys, Duration: 3 * time.Second, Prefix: prefix}, w.strategy(impl), conn, &rec, nil)
 		done <- err
 	}()
 	time.Sleep(1500 * time.Millisecond)

@@ -32,7 +32,7 @@ func TestHashFieldCrashRate(t *testing.T) {
 		Limit:      1_000_000,
 		Window:     60,
 		Fields:     8,
-		Workload:   workload.Config{Clients: 8, Keys: 50, Requests: 4000, Prefix: prefix, CrashRate: 0.1},
+		Workload:   workload.Config{Workers: 8, Keys: 50, Requests: 4000, Prefix: prefix, CrashRate: 0.1},
 		Addr:       srv.Addr(),
 		KeepKeys:   true,
 	}, rlbench.Options{})

@@ -155,15 +155,15 @@ func checkConnections(ctx context.Context, nodes []*redis.Client, cfg Config) er
 			inUse, _ = strconv.Atoi(redisserver.ParseInfo(info)["connected_clients"])
 		}
 		free := maxClients - inUse
-		if cfg.Workload.Clients <= free {
+		if cfg.Workload.Workers <= free {
 			continue
 		}
 		server := "the server"
 		if len(nodes) > 1 {
 			server = "master " + admin.Options().Addr
 		}
-		return usage("Workload.Clients", fmt.Errorf("go-redis opens one connection per worker: %d workers need %d connections, but %s accepts %d more (maxclients %d, %d in use); lower --clients, raise the server's maxclients, or use --client rueidis",
-			cfg.Workload.Clients, cfg.Workload.Clients, server, free, maxClients, inUse))
+		return usage("Workload.Workers", fmt.Errorf("go-redis opens one connection per worker: %d workers need %d connections, but %s accepts %d more (maxclients %d, %d in use); lower --clients, raise the server's maxclients, or use --client rueidis",
+			cfg.Workload.Workers, cfg.Workload.Workers, server, free, maxClients, inUse))
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func TestRunRefusesAPrefixThatHoldsKeys(t *testing.T) {
 	}
 	_, err := rlbench.Run(ctx, rlbench.Config{
 		Addr:     srv.Addr(),
-		Workload: workload.Config{Clients: 2, Keys: 5, Requests: 50, Prefix: prefix},
+		Workload: workload.Config{Workers: 2, Keys: 5, Requests: 50, Prefix: prefix},
 	}, rlbench.Options{})
 	if usageField(err) != "Workload.Prefix" || !strings.Contains(err.Error(), foreign) {
 		t.Errorf("Run(prefix holding %s) error = %v; want a Workload.Prefix UsageError naming the key", foreign, err)
@@ -66,7 +66,7 @@ func TestRunRefusesATargetThatTakesNoWrites(t *testing.T) {
 	}
 	_, err := rlbench.Run(ctx, rlbench.Config{
 		Addr:     replica.Addr(),
-		Workload: workload.Config{Clients: 2, Keys: 5, Requests: 50, Prefix: redistest.Prefix(t)},
+		Workload: workload.Config{Workers: 2, Keys: 5, Requests: 50, Prefix: redistest.Prefix(t)},
 	}, rlbench.Options{})
 	if usageField(err) != "Targets.Addr" || !strings.Contains(err.Error(), "READONLY") {
 		t.Errorf("Run(a replica) error = %v; want a Targets.Addr UsageError quoting READONLY", err)
@@ -86,7 +86,7 @@ func TestRunRefusesAUserWithoutTheCommands(t *testing.T) {
 	}
 	_, err := rlbench.Run(ctx, rlbench.Config{
 		Addr:     srv.Addr(),
-		Workload: workload.Config{Clients: 2, Keys: 5, Requests: 50, Prefix: redistest.Prefix(t)},
+		Workload: workload.Config{Workers: 2, Keys: 5, Requests: 50, Prefix: redistest.Prefix(t)},
 	}, rlbench.Options{})
 	if usageField(err) != "Username" || !strings.Contains(err.Error(), "EVALSHA") || !strings.Contains(err.Error(), "NOPERM") {
 		t.Errorf("Run(no script permission) error = %v; want a Username UsageError naming EVALSHA and NOPERM", err)
@@ -145,7 +145,7 @@ func TestServerWideFaultsNeedConsent(t *testing.T) {
 		Addr:     srv.Addr(),
 		Faults:   []faults.Fault{stall},
 		Warmup:   0,
-		Workload: workload.Config{Clients: 2, Keys: 5, Duration: time.Second, Prefix: redistest.Prefix(t)},
+		Workload: workload.Config{Workers: 2, Keys: 5, Duration: time.Second, Prefix: redistest.Prefix(t)},
 	}
 	if _, err := rlbench.Run(context.Background(), cfg, rlbench.Options{}); usageField(err) != "Faults" || !strings.Contains(err.Error(), "--allow-server-wide-faults") {
 		t.Fatalf("Run(stall on --addr) error = %v; want a Faults UsageError naming --allow-server-wide-faults", err)
@@ -178,7 +178,7 @@ func TestFailedAuditSaysSo(t *testing.T) {
 	}()
 	rep, err := rlbench.Run(ctx, rlbench.Config{
 		Addr:     srv.Addr(),
-		Workload: workload.Config{Clients: 2, Keys: 5, Duration: 1500 * time.Millisecond, Prefix: redistest.Prefix(t)},
+		Workload: workload.Config{Workers: 2, Keys: 5, Duration: 1500 * time.Millisecond, Prefix: redistest.Prefix(t)},
 	}, rlbench.Options{})
 	if !errors.Is(err, rlbench.ErrAuditFailed) {
 		t.Fatalf("Run(SCAN refused after the pre-flight) error = %v; want ErrAuditFailed", err)

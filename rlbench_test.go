@@ -42,7 +42,7 @@ func TestImmortalKeys(t *testing.T) {
 		Clients:    []string{"all"},
 		Limit:      1_000_000,
 		Window:     1,
-		Workload:   workload.Config{Clients: 64, Keys: 20, Duration: 2 * time.Second, Prefix: prefix},
+		Workload:   workload.Config{Workers: 64, Keys: 20, Duration: 2 * time.Second, Prefix: prefix},
 		Addr:       srv.Addr(),
 		KeepKeys:   true,
 		AuditEvery: 400 * time.Millisecond,
@@ -133,7 +133,7 @@ func TestRunCleansUp(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	rep, err := rlbench.Run(ctx, rlbench.Config{
 		Strategies: []string{"incr-expire"},
-		Workload:   workload.Config{Clients: 4, Keys: 5, Requests: 200, Prefix: prefix},
+		Workload:   workload.Config{Workers: 4, Keys: 5, Requests: 200, Prefix: prefix},
 		Addr:       srv.Addr(),
 	}, rlbench.Options{})
 	if err != nil {
@@ -168,7 +168,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"unknown client", rlbench.Config{Clients: []string{"jedis"}}, "Clients"},
 		{"negative limit", rlbench.Config{Limit: -1}, "Limit"},
 		{"negative window", rlbench.Config{Window: -1}, "Window"},
-		{"negative clients", rlbench.Config{Workload: workload.Config{Clients: -3}}, "Workload.Clients"},
+		{"negative clients", rlbench.Config{Workload: workload.Config{Workers: -3}}, "Workload.Workers"},
 		{"bad key dist", rlbench.Config{Workload: workload.Config{KeyDist: "gauss"}}, "Workload.KeyDist"},
 	}
 	for _, tc := range tests {
@@ -197,7 +197,7 @@ func TestCrashRate(t *testing.T) {
 		Strategies: []string{"incr-expire", "multi-nx"},
 		Limit:      1_000_000,
 		Window:     1,
-		Workload: workload.Config{Clients: 16, Keys: 20, Duration: 2500 * time.Millisecond,
+		Workload: workload.Config{Workers: 16, Keys: 20, Duration: 2500 * time.Millisecond,
 			CrashRate: 0.5, Prefix: redistest.Prefix(t)},
 		Addr: srv.Addr(),
 	}, rlbench.Options{})
@@ -219,8 +219,8 @@ func TestCrashRate(t *testing.T) {
 		}
 		// An atomic strategy's worker dies mid-request: go-redis drops the
 		// connection and the next request dials a new one.
-		if s := r.Saturation; r.Strategy == "multi-nx" && (s == nil || s.ConnectionsOpened <= int64(r.Clients)) {
-			t.Errorf("multi-nx with --crash-rate 0.5: saturation %+v; want more connections opened than the %d workers", s, r.Clients)
+		if s := r.Saturation; r.Strategy == "multi-nx" && (s == nil || s.ConnectionsOpened <= int64(r.Workers)) {
+			t.Errorf("multi-nx with --crash-rate 0.5: saturation %+v; want more connections opened than the %d workers", s, r.Workers)
 		}
 	}
 }
@@ -242,7 +242,7 @@ func TestFaultsAreCountedNotFatal(t *testing.T) {
 		Strategies: []string{"lua"},
 		Clients:    []string{"all"},
 		Window:     1,
-		Workload:   workload.Config{Clients: 8, Keys: 10, Duration: 2500 * time.Millisecond},
+		Workload:   workload.Config{Workers: 8, Keys: 10, Duration: 2500 * time.Millisecond},
 		Faults:     fs,
 		OnError:    "closed",
 	}, rlbench.Options{})
@@ -291,7 +291,7 @@ func TestOverAdmission(t *testing.T) {
 		Strategies: []string{"naive", "incr-expire", "multi-nx", "lua"},
 		Limit:      limit,
 		Window:     1,
-		Workload:   workload.Config{Clients: 64, Keys: 4, Duration: 2 * time.Second, Prefix: redistest.Prefix(t)},
+		Workload:   workload.Config{Workers: 64, Keys: 4, Duration: 2 * time.Second, Prefix: redistest.Prefix(t)},
 		Addr:       srv.Addr(),
 	}, rlbench.Options{})
 	if err != nil {
@@ -330,12 +330,12 @@ func TestRunRefusesMoreConnectionsThanMaxclients(t *testing.T) {
 	}
 	cfg := rlbench.Config{
 		Clients:  []string{"go-redis"},
-		Workload: workload.Config{Clients: 50, Requests: 100},
+		Workload: workload.Config{Workers: 50, Requests: 100},
 		Addr:     srv.Addr(),
 	}
 	_, err := rlbench.Run(ctx, cfg, rlbench.Options{})
 	var uerr *rlbench.UsageError
-	if !errors.As(err, &uerr) || uerr.Field != "Workload.Clients" || !strings.Contains(err.Error(), "maxclients 20") {
+	if !errors.As(err, &uerr) || uerr.Field != "Workload.Workers" || !strings.Contains(err.Error(), "maxclients 20") {
 		t.Errorf("Run(go-redis, 50 workers, maxclients 20) error = %v; want a --clients UsageError naming maxclients 20", err)
 	}
 	cfg.Clients = []string{"rueidis"}
@@ -358,7 +358,7 @@ func TestMatrixOfTargets(t *testing.T) {
 		Clients:    []string{"all"},
 		Targets:    []rlbench.TargetSpec{rlbench.ParseTarget("a="+bin, true), rlbench.ParseTarget("b="+bin, true)},
 		Warmup:     200 * time.Millisecond,
-		Workload:   workload.Config{Clients: 4, Keys: 1, Duration: 300 * time.Millisecond},
+		Workload:   workload.Config{Workers: 4, Keys: 1, Duration: 300 * time.Millisecond},
 	}, rlbench.Options{})
 	if err != nil {
 		t.Fatalf("Run error: %v", err)
@@ -433,10 +433,10 @@ func TestDefaultFlushDelay(t *testing.T) {
 		want time.Duration
 	}{
 		{"default workers", workload.Config{}, 0},
-		{"99 workers", workload.Config{Clients: 99}, 0},
-		{"100 workers", workload.Config{Clients: 100}, 20 * time.Microsecond},
-		{"500 workers", workload.Config{Clients: 500}, 20 * time.Microsecond},
-		{"open loop", workload.Config{Clients: 500, Rate: 1000}, 0},
+		{"99 workers", workload.Config{Workers: 99}, 0},
+		{"100 workers", workload.Config{Workers: 100}, 20 * time.Microsecond},
+		{"500 workers", workload.Config{Workers: 500}, 20 * time.Microsecond},
+		{"open loop", workload.Config{Workers: 500, Rate: 1000}, 0},
 	}
 	for _, tc := range tests {
 		if got := rlbench.DefaultFlushDelay(tc.wl); got != tc.want {

@@ -77,7 +77,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 		fmt.Fprintf(log, "rlbench: target %s: %s\n", t.spec.Label, t.describe())
 	}
 	fmt.Fprintf(log, "rlbench: prefix %q, %d clients, %d keys (%s), limit %d per %ds window\n",
-		cfg.Workload.Prefix, cfg.Workload.Clients, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
+		cfg.Workload.Prefix, cfg.Workload.Workers, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
 
 	abort, cancel := abortContext(ctx, opts.Abort)
 	defer cancel()

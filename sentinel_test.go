@@ -33,8 +33,8 @@ func TestManagedSentinelStrategies(t *testing.T) {
 	want := 0
 	for _, name := range strategies.Names() {
 		info, _ := strategies.Lookup(name)
-		if info.Source != "" {
-			continue
+		if info.Source != "" || info.Layout == strategies.LayoutHashField {
+			continue // user strategies; the hash-field ones need Redis 7.4 (TestEveryBuild)
 		}
 		builtIn = append(builtIn, name)
 		for _, client := range []string{"go-redis", "rueidis"} {
@@ -48,7 +48,7 @@ func TestManagedSentinelStrategies(t *testing.T) {
 		Clients:    []string{"all"},
 		Limit:      1_000_000,
 		Window:     60,
-		Workload:   workload.Config{Clients: 8, Keys: keys, Requests: 400, Prefix: redistest.Prefix(t)},
+		Workload:   workload.Config{Workers: 8, Keys: keys, Requests: 400, Prefix: redistest.Prefix(t)},
 		Targets:    managedSentinel(),
 	}, rlbench.Options{})
 	if err != nil {
@@ -91,7 +91,7 @@ func TestSentinelFailoverMeasured(t *testing.T) {
 		Clients:    []string{"go-redis", "rueidis"},
 		Limit:      1_000_000,
 		Window:     60,
-		Workload:   workload.Config{Clients: 16, Keys: keys, Duration: 8 * time.Second, Prefix: redistest.Prefix(t)},
+		Workload:   workload.Config{Workers: 16, Keys: keys, Duration: 8 * time.Second, Prefix: redistest.Prefix(t)},
 		Targets:    managedSentinel(),
 		Faults:     []faults.Fault{fault},
 	}, rlbench.Options{})

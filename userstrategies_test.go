@@ -35,7 +35,7 @@ func TestLibraryClientRefused(t *testing.T) {
 		Strategies: []string{"redis_rate"},
 		Clients:    []string{"all"},
 		Addr:       srv.Addr(),
-		Workload:   workload.Config{Clients: 2, Keys: 5, Duration: 200 * time.Millisecond, Prefix: prefix},
+		Workload:   workload.Config{Workers: 2, Keys: 5, Duration: 200 * time.Millisecond, Prefix: prefix},
 	}
 	var log strings.Builder
 	rep, err := rlbench.Run(context.Background(), cfg, rlbench.Options{Log: &log})
@@ -70,7 +70,7 @@ func TestLibrariesUnderCrashes(t *testing.T) {
 		Warmup:     time.Millisecond,
 		// Many keys, so that most are requested once: a throttled key that
 		// lost its EXPIRE gets a TTL on its next allowed request.
-		Workload: workload.Config{Clients: 8, Keys: 100000, Duration: time.Second, Prefix: redistest.Prefix(t), CrashRate: 0.2},
+		Workload: workload.Config{Workers: 8, Keys: 100000, Duration: time.Second, Prefix: redistest.Prefix(t), CrashRate: 0.2},
 	}
 	rep, err := rlbench.Run(context.Background(), cfg, rlbench.Options{})
 	if err != nil {

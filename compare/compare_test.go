@@ -20,7 +20,7 @@ func ptr[T any](v T) *T { return &v }
 // run is a hand-built run with the figures compare reads.
 func run(strategy, client string, thr, p50, p99, p999 float64, immortal int64, over *int64) results.Run {
 	return results.Run{
-		Cell:      results.Cell{Strategy: strategy, Client: client, Clients: 200},
+		Cell:      results.Cell{Strategy: strategy, Client: client, Workers: 200},
 		Load:      results.Load{DurationS: 10, Decisions: int64(thr * 10), Allowed: int64(thr * 10), ThroughputPerS: thr, LatencyUS: results.Latency{P50: p50, P90: p50 * 1.5, P99: p99, P999: p999, Max: p999 * 3, Mean: p50 * 1.1}},
 		Admission: results.Admission{OverAdmitted: over},
 		Audits:    results.Audits{Audit: results.Audit{Keys: 10, Immortal: immortal}},

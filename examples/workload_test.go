@@ -8,5 +8,5 @@ import (
 
 // workloadOf is a short load under prefix.
 func workloadOf(prefix string) workload.Config {
-	return workload.Config{Clients: 2, Keys: 5, Duration: 300 * time.Millisecond, Prefix: prefix}
+	return workload.Config{Workers: 2, Keys: 5, Duration: 300 * time.Millisecond, Prefix: prefix}
 }

@@ -39,7 +39,7 @@ func fixedReports() []*results.Report {
 	started := time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
 	naive := func(thr float64, immortal int64) results.Run {
 		return results.Run{
-			Cell:         results.Cell{Strategy: "naive", Client: "go-redis", ClientOptions: "pool_size=200 protocol=3 retries=off", Clients: 200},
+			Cell:         results.Cell{Strategy: "naive", Client: "go-redis", ClientOptions: "pool_size=200 protocol=3 retries=off", Workers: 200},
 			Load:         results.Load{DurationS: 3.2, Decisions: int64(thr * 3.2), Allowed: int64(thr*3.2) - 40, Errors: 40, ErrorKinds: map[string]int64{"conn-refused": 30, "conn-reset": 10}, ThroughputPerS: thr, LatencyUS: results.Latency{P50: 3071, P90: 5119, P99: 8639, P999: 13119, Max: 27823, Mean: 3210.4}},
 			Outage:       results.Outage{OnError: "open", Admitted: int64(thr * 3.2)},
 			Faults:       []results.FaultEvent{{Fault: "restart@1s", AtS: 1.0004, Detail: "server restarted in 48ms"}},
@@ -51,7 +51,7 @@ func fixedReports() []*results.Report {
 	}
 	lua := func(thr float64) results.Run {
 		return results.Run{
-			Cell:      results.Cell{Strategy: "lua", Client: "go-redis", ClientOptions: "pool_size=200 protocol=3 retries=off", Clients: 200},
+			Cell:      results.Cell{Strategy: "lua", Client: "go-redis", ClientOptions: "pool_size=200 protocol=3 retries=off", Workers: 200},
 			Load:      results.Load{DurationS: 3.1, Decisions: int64(thr * 3.1), Allowed: int64(thr * 3.1), ErrorKinds: map[string]int64{}, ThroughputPerS: thr, LatencyUS: results.Latency{P50: 2201, P90: 4011, P99: 6143, P999: 9919, Max: 19411, Mean: 2311.5}},
 			Outage:    results.Outage{OnError: "open", Admitted: int64(thr * 3.1)},
 			PerSecond: []results.Second{{T: 1, Decisions: 86000, Allowed: 86000}, {T: 2, Decisions: 87000, Allowed: 87000}, {T: 3, Decisions: 86500, Allowed: 86500}, {T: 3.1, Decisions: 8000, Allowed: 8000}},

@@ -170,7 +170,7 @@ func newFileView(f *compare.File) (fileView, error) {
 		rv := runView{
 			Cell:          f.Target(i) + " " + r.Strategy + "/" + r.Client,
 			Server:        f.Server(i).Short(),
-			Workload:      fmt.Sprintf("%d workers, %.2f s, on error %s, %d script fallbacks", r.Clients, r.DurationS, r.OnError, r.ScriptFallbacks),
+			Workload:      fmt.Sprintf("%d workers, %.2f s, on error %s, %d script fallbacks", r.Workers, r.DurationS, r.OnError, r.ScriptFallbacks),
 			ClientOptions: r.ClientOptions,
 			ErrorKinds:    results.FormatErrorKinds(r.ErrorKinds, " "),
 		}

@@ -456,7 +456,7 @@ func (p part) summary() Part {
 	r := p.run
 	s := Part{
 		File: p.src.name, Server: p.server, Environment: r.Environment, ClientOptions: r.ClientOptions,
-		Clients: r.Clients, Prefix: p.src.prefix, StartedAt: r.StartedAt, DurationS: r.DurationS,
+		Clients: r.Workers, Prefix: p.src.prefix, StartedAt: r.StartedAt, DurationS: r.DurationS,
 		Decisions: r.Decisions, Errors: r.Errors, ThroughputPerS: r.ThroughputPerS, LatencyUS: r.LatencyUS,
 		Saturation: r.Saturation,
 	}

@@ -56,7 +56,7 @@ func handRun(t *testing.T, strategy string, start time.Time, durS float64, laten
 			Target: "redis-server", Server: &results.Server{Addr: "10.0.0.5:6379", Name: "redis", Version: "7.0.15"},
 			Environment: &results.Environment{ClientModule: "github.com/redis/go-redis/v9", ClientVersion: "v9.23.0",
 				GoVersion: "go1.26.8", OS: "linux", Arch: "amd64", NumCPU: 8, GOMAXPROCS: 8},
-			Strategy: strategy, Client: "go-redis", ClientOptions: "pool_size=4 protocol=3 retries=off", Clients: 4,
+			Strategy: strategy, Client: "go-redis", ClientOptions: "pool_size=4 protocol=3 retries=off", Workers: 4,
 		},
 		Load: results.Load{
 			StartedAt: start, DurationS: durS,
@@ -212,8 +212,8 @@ func TestMergeHandBuilt(t *testing.T) {
 	if naive.OverAdmitted == nil || *naive.OverAdmitted != 5 || naive.MaxAdmittedPerWindow != 103 {
 		t.Errorf("naive over_admitted, max_admitted_per_window_span = %v, %d; want 5, 103", naive.OverAdmitted, naive.MaxAdmittedPerWindow)
 	}
-	if naive.ScriptFallbacks != 2 || naive.Clients != 8 {
-		t.Errorf("naive script_fallbacks, clients = %d, %d; want 2, 8", naive.ScriptFallbacks, naive.Clients)
+	if naive.ScriptFallbacks != 2 || naive.Workers != 8 {
+		t.Errorf("naive script_fallbacks, clients = %d, %d; want 2, 8", naive.ScriptFallbacks, naive.Workers)
 	}
 	// A's fault at 1.0002 s from A's start is 0.7502 s from the merged start.
 	if len(lua.Faults) != 1 || math.Abs(lua.Faults[0].AtS-0.7502) > 1e-9 || lua.Faults[0].Detail != "a.json: killed 4 connections" {
@@ -490,7 +490,7 @@ func TestMergeRealRuns(t *testing.T) {
 			rep, err := rlbench.Run(t.Context(), rlbench.Config{
 				Strategies: []string{"lua"},
 				Clients:    []string{"go-redis"},
-				Workload:   workload.Config{Clients: 4, Duration: 1500 * time.Millisecond, Prefix: redistest.Prefix(t) + name + ":"},
+				Workload:   workload.Config{Workers: 4, Duration: 1500 * time.Millisecond, Prefix: redistest.Prefix(t) + name + ":"},
 				Addr:       srv.Addr(),
 			}, rlbench.Options{})
 			if err != nil {
@@ -580,7 +580,7 @@ func TestMergeRealRuns(t *testing.T) {
 		{"errors", got.Errors, a.Errors, b.Errors},
 		{"admitted", got.Admitted, a.Admitted, b.Admitted},
 		{"script_fallbacks", got.ScriptFallbacks, a.ScriptFallbacks, b.ScriptFallbacks},
-		{"clients", int64(got.Clients), int64(a.Clients), int64(b.Clients)},
+		{"clients", int64(got.Workers), int64(a.Workers), int64(b.Workers)},
 		{"audit.keys", got.Audit.Keys, a.Audit.Keys, b.Audit.Keys},
 	}
 	for _, s := range sums {

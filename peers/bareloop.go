@@ -70,7 +70,7 @@ func BareLoop(ctx context.Context, c BareConfig) (BareResult, error) {
 	if err != nil {
 		return BareResult{}, fmt.Errorf("bare loop: %w", err)
 	}
-	wl := workload.Config{Clients: c.Workers}
+	wl := workload.Config{Workers: c.Workers}
 	conn, err := rlclients.New(c.Client, rlclients.Options{Addr: c.Addr, Workers: c.Workers,
 		FlushDelay: rlbench.DefaultFlushDelay(wl), ClientName: "bareloop"})
 	if err != nil {

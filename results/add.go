@@ -20,7 +20,7 @@ import (
 // are joined with " | ", and an environment that differs is dropped (each
 // generator keeps its own in merge's parts).
 func (c *Cell) Add(o Cell) {
-	c.Clients += o.Clients
+	c.Workers += o.Workers
 	c.ClientOptions = joinDistinct(c.ClientOptions, o.ClientOptions, " | ")
 	if c.Environment != nil && (o.Environment == nil || *c.Environment != *o.Environment) {
 		c.Environment = nil

@@ -74,7 +74,7 @@ func writeTable(buf *bytes.Buffer, rep *Report, multi bool) {
 		}
 		keys, immortal, overWindow := r.Audit.figures()
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Strategy, r.Client, r.Clients, r.Decisions,
+			r.Strategy, r.Client, r.Workers, r.Decisions,
 			strconv.FormatFloat(r.ThroughputPerS, 'f', 0, 64),
 			r.Allowed, r.Rejected, r.Errors,
 			FormatUS(r.LatencyUS.P50), FormatUS(r.LatencyUS.P99), FormatUS(r.LatencyUS.P999), FormatUS(r.LatencyUS.Max),

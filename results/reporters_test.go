@@ -28,7 +28,7 @@ func fixedReport() *Report {
 		},
 		Runs: []Run{
 			{
-				Cell: Cell{Strategy: "naive", Client: "go-redis", ClientOptions: "pool_size=500", Clients: 500},
+				Cell: Cell{Strategy: "naive", Client: "go-redis", ClientOptions: "pool_size=500", Workers: 500},
 				Load: Load{
 					DurationS: 10.0012, Decisions: 412035, Allowed: 40007, Rejected: 372021, Errors: 7,
 					ErrorKinds:     map[string]int64{"timeout": 3, "WRONGTYPE": 1, "conn-reset": 3},
@@ -43,7 +43,7 @@ func fixedReport() *Report {
 				PerSecond:  []Second{{T: 1, Decisions: 41000, Allowed: 4000, Rejected: 37000}, {T: 2, Decisions: 12000, Allowed: 1200, Rejected: 10793, Errors: 7}, {T: 3, Decisions: 40500, Allowed: 4000, Rejected: 36500}},
 			},
 			{
-				Cell: Cell{Strategy: "lua", Client: "rueidis", ClientOptions: "pipeline_multiplex=2", Clients: 500},
+				Cell: Cell{Strategy: "lua", Client: "rueidis", ClientOptions: "pipeline_multiplex=2", Workers: 500},
 				Load: Load{
 					DurationS: 10.0004, Decisions: 803117, Allowed: 40000, Rejected: 763117,
 					ErrorKinds:     map[string]int64{},

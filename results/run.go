@@ -82,8 +82,8 @@ type Cell struct {
 	Client string `json:"client"`
 	// ClientOptions describes the client's settings, e.g. "pool_size=500".
 	ClientOptions string `json:"client_options"`
-	// Clients is the number of concurrent workers.
-	Clients int `json:"clients"`
+	// Workers is the number of concurrent workers.
+	Workers int `json:"clients"`
 }
 
 // Load is what the Recorder measured of a run's load phase: when it ran,

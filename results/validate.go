@@ -135,7 +135,7 @@ func (c *checker) load(l *Load) {
 
 // groups checks the groups other than Load.
 func (c *checker) groups(r *Run) {
-	c.count("clients", int64(r.Clients))
+	c.count("clients", int64(r.Workers))
 	if ol := r.OpenLoop; ol != nil {
 		if ol.LatencyUncorrectedUS != nil {
 			c.latency("latency_uncorrected_us", *ol.LatencyUncorrectedUS)

@@ -149,7 +149,7 @@ func TestOpenLoopAllocs(t *testing.T) {
 	// Not parallel: AllocsPerRun counts every allocation in the process.
 	allocs := func(requests int64) float64 {
 		var rec results.Recorder
-		cfg := Config{Clients: 2, Keys: 10, Requests: requests, Rate: 100_000, Prefix: "p:"}
+		cfg := Config{Workers: 2, Keys: 10, Requests: requests, Rate: 100_000, Prefix: "p:"}
 		run := func() {
 			rec.Reset()
 			if _, err := Run(context.Background(), cfg, fakeStrategy{}, nil, &rec, nil); err != nil {
@@ -188,7 +188,7 @@ func TestOpenLoopRate(t *testing.T) {
 	t.Parallel()
 	s, c, _ := openLoopClient(t, 20)
 	var rec results.Recorder
-	cfg := Config{Clients: 20, Keys: 100, Duration: time.Second, Rate: 2000, Prefix: redistest.Prefix(t)}
+	cfg := Config{Workers: 20, Keys: 100, Duration: time.Second, Rate: 2000, Prefix: redistest.Prefix(t)}
 	res, err := Run(context.Background(), cfg, s, c, &rec, nil)
 	if err != nil {
 		t.Fatalf("Run error: %v", err)
@@ -222,7 +222,7 @@ func TestOpenLoopRequests(t *testing.T) {
 	t.Parallel()
 	s, c, _ := openLoopClient(t, 8)
 	var rec results.Recorder
-	cfg := Config{Clients: 8, Keys: 10, Requests: 500, Rate: 2500, Prefix: redistest.Prefix(t)}
+	cfg := Config{Workers: 8, Keys: 10, Requests: 500, Rate: 2500, Prefix: redistest.Prefix(t)}
 	res, err := Run(context.Background(), cfg, s, c, &rec, nil)
 	if err != nil {
 		t.Fatalf("Run error: %v", err)
@@ -253,7 +253,7 @@ func TestOpenLoopStall(t *testing.T) {
 	s, c, srv := openLoopClient(t, workers)
 	admin := redistest.Client(t, srv)
 	var rec results.Recorder
-	cfg := Config{Clients: workers, Keys: 100, Duration: 1200 * time.Millisecond, Rate: rate, Prefix: redistest.Prefix(t)}
+	cfg := Config{Workers: workers, Keys: 100, Duration: 1200 * time.Millisecond, Rate: rate, Prefix: redistest.Prefix(t)}
 	paused := make(chan error, 1)
 	time.AfterFunc(pauseAt, func() { paused <- admin.ClientPause(context.Background(), pause).Err() })
 	res, err := Run(context.Background(), cfg, s, c, &rec, nil)
@@ -288,7 +288,7 @@ func TestOpenLoopUnreachable(t *testing.T) {
 	t.Parallel()
 	s, c, _ := openLoopClient(t, 2)
 	var rec results.Recorder
-	cfg := Config{Clients: 2, Keys: 10, Duration: 300 * time.Millisecond, Rate: 1e6, Prefix: redistest.Prefix(t)}
+	cfg := Config{Workers: 2, Keys: 10, Duration: 300 * time.Millisecond, Rate: 1e6, Prefix: redistest.Prefix(t)}
 	res, err := Run(context.Background(), cfg, s, c, &rec, nil)
 	if err != nil {
 		t.Fatalf("Run error: %v", err)

@@ -39,8 +39,8 @@ const (
 
 // Defaults, also the command line's.
 const (
-	// DefaultClients is the number of concurrent workers.
-	DefaultClients = 50
+	// DefaultWorkers is the number of concurrent workers.
+	DefaultWorkers = 50
 	// DefaultKeys is the number of distinct counters.
 	DefaultKeys = 100
 	// DefaultDuration is how long a run lasts when neither it nor a request
@@ -69,7 +69,7 @@ var KeyDists = []string{"uniform", "zipf", "hot"}
 
 // Sentinel errors returned by Config.Validate.
 var (
-	ErrInvalidClients = errors.New("clients must be >= 1")
+	ErrInvalidWorkers = errors.New("clients must be >= 1")
 	ErrInvalidKeys    = errors.New("keys must be >= 1")
 	// ErrTooManyKeys wraps ErrInvalidKeys: errors.Is finds both.
 	ErrTooManyKeys     = fmt.Errorf("%w and <= %d", ErrInvalidKeys, MaxKeys)
@@ -85,11 +85,12 @@ var (
 
 // Config describes a workload. Its zero value, with a Prefix, means the defaults.
 type Config struct {
-	// Clients is the number of concurrent workers; 0 means DefaultClients.
+	// Workers is the number of concurrent workers (--clients, as
+	// redis-benchmark names them); 0 means DefaultWorkers.
 	// In an open loop it is the most requests in flight at once: a rate R
 	// at a latency L needs at least R x L workers (10,000/s at 1 ms needs 10
 	// or more), or the schedule falls behind.
-	Clients int `json:"clients"`
+	Workers int `json:"clients"`
 	// Duration bounds the run's wall time; 0 means no bound when Requests
 	// is set, DefaultDuration otherwise.
 	Duration time.Duration `json:"duration_ns"`
@@ -139,8 +140,8 @@ type Config struct {
 
 // WithDefaults returns c with zero fields replaced by the defaults.
 func (c Config) WithDefaults() Config {
-	if c.Clients == 0 {
-		c.Clients = DefaultClients
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
 	}
 	if c.Keys == 0 {
 		c.Keys = DefaultKeys
@@ -157,8 +158,8 @@ func (c Config) WithDefaults() Config {
 // Validate checks a config with defaults applied.
 func (c Config) Validate() error {
 	switch {
-	case c.Clients < 1:
-		return fmt.Errorf("%w, got %d", ErrInvalidClients, c.Clients)
+	case c.Workers < 1:
+		return fmt.Errorf("%w, got %d", ErrInvalidWorkers, c.Workers)
 	case c.Keys < 1:
 		return fmt.Errorf("%w, got %d", ErrInvalidKeys, c.Keys)
 	case c.Keys > MaxKeys:
@@ -332,7 +333,7 @@ func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Cl
 	}
 	if cfg.Rate > 0 {
 		r.interval = 1e9 / cfg.Rate
-		r.stats = make([]workerStats, cfg.Clients)
+		r.stats = make([]workerStats, cfg.Workers)
 	}
 
 	var cancel context.CancelFunc
@@ -351,7 +352,7 @@ func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Cl
 		r.stoppedAt.Store(int64(time.Since(r.start)))
 		r.stop.Store(true)
 	}()
-	for w := 0; w < cfg.Clients; w++ {
+	for w := 0; w < cfg.Workers; w++ {
 		pick := newPicker(cfg.KeyDist, cfg.Keys, cfg.Seed, w)
 		wctx, cr := faultContext(ctx, cfg, info.Atomic, cfg.Seed, w)
 		wg.Add(1)

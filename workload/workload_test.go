@@ -22,7 +22,7 @@ func TestValidate(t *testing.T) {
 		want error
 	}{
 		{"defaults", func(*Config) {}, nil},
-		{"no clients", func(c *Config) { c.Clients = 0 }, ErrInvalidClients},
+		{"no clients", func(c *Config) { c.Workers = 0 }, ErrInvalidWorkers},
 		{"no keys", func(c *Config) { c.Keys = -1 }, ErrInvalidKeys},
 		{"most keys", func(c *Config) { c.Keys = MaxKeys }, nil},
 		{"too many keys", func(c *Config) { c.Keys = MaxKeys + 1 }, ErrTooManyKeys},
@@ -140,7 +140,7 @@ func TestRunRequestBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec results.Recorder
-	cfg := Config{Clients: 8, Keys: 3, Requests: 777, Prefix: redistest.Prefix(t)}
+	cfg := Config{Workers: 8, Keys: 3, Requests: 777, Prefix: redistest.Prefix(t)}
 	if _, err := Run(context.Background(), cfg, s, c, &rec, nil); err != nil {
 		t.Fatalf("Run error: %v", err)
 	}

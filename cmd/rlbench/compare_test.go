@@ -42,7 +42,7 @@ func realReports(t *testing.T, n int) []string {
 				Clients:    []string{"go-redis"},
 				Limit:      1_000_000,
 				Window:     1,
-				Workload:   workload.Config{Clients: 4, Keys: 4, Duration: 1200 * time.Millisecond, Prefix: redistest.Prefix(t) + strconv.Itoa(i) + ":"},
+				Workload:   workload.Config{Workers: 4, Keys: 4, Duration: 1200 * time.Millisecond, Prefix: redistest.Prefix(t) + strconv.Itoa(i) + ":"},
 				Addr:       srv.Addr(),
 				Faults:     []faults.Fault{kill},
 			}, rlbench.Options{})

@@ -28,7 +28,7 @@ var runFlags = map[string]string{
 	"Targets.RedisServer":     "--redis-server",
 	"Targets.Cluster":         "--cluster",
 	"Targets.ManagedCluster":  "--managed-cluster",
-	"Workload.Clients":        "--clients",
+	"Workload.Workers":        "--clients",
 	"Workload.Keys":           "--keys",
 	"Workload.KeyDist":        "--key-dist",
 	"Workload.Requests":       "--requests",

@@ -39,7 +39,7 @@ var errNotInteger = errors.New("must be an integer")
 type countValue[T int | int64] struct {
 	p    *T
 	flag string
-	err  error // what is accepted, e.g. workload.ErrInvalidClients
+	err  error // what is accepted, e.g. workload.ErrInvalidWorkers
 }
 
 func newCountValue[T int | int64](p *T, def T, flag string, err error) *countValue[T] {

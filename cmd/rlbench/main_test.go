@@ -530,8 +530,8 @@ func TestRunReport(t *testing.T) {
 		if label != wantLabels[i] {
 			t.Errorf("--json runs[%d] is %s; want %s", i, label, wantLabels[i])
 		}
-		if r.Clients != 4 {
-			t.Errorf("%s: clients = %v; want 4", label, r.Clients)
+		if r.Workers != 4 {
+			t.Errorf("%s: clients = %v; want 4", label, r.Workers)
 		}
 		if r.Decisions <= 0 {
 			t.Errorf("%s: decisions = %v; want > 0", label, r.Decisions)

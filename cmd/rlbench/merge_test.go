@@ -54,8 +54,8 @@ func TestMergeRealRuns(t *testing.T) {
 			continue
 		}
 		a, b, m := cell.Samples[0].Run, cell.Samples[1].Run, cell.Samples[2].Run
-		if m.Decisions != a.Decisions+b.Decisions || m.Clients != a.Clients+b.Clients {
-			t.Errorf("cell %s merged decisions, clients = %d, %d; want %d, %d", cell.Key, m.Decisions, m.Clients, a.Decisions+b.Decisions, a.Clients+b.Clients)
+		if m.Decisions != a.Decisions+b.Decisions || m.Workers != a.Workers+b.Workers {
+			t.Errorf("cell %s merged decisions, clients = %d, %d; want %d, %d", cell.Key, m.Decisions, m.Workers, a.Decisions+b.Decisions, a.Workers+b.Workers)
 		}
 		if len(m.Faults) != len(a.Faults)+len(b.Faults) {
 			t.Errorf("cell %s merged faults = %+v; want the parts' %d", cell.Key, m.Faults, len(a.Faults)+len(b.Faults))

@@ -166,7 +166,7 @@ func TestCrash(t *testing.T) {
 			var rec results.Recorder
 			// Many keys, so that most are requested once: throttled gives a
 			// key that lost its EXPIRE a TTL on its next allowed request.
-			cfg := workload.Config{Clients: 8, Keys: 100000, Duration: 1500 * time.Millisecond, Prefix: prefix, CrashRate: 0.2, Seed: 1}
+			cfg := workload.Config{Workers: 8, Keys: 100000, Duration: 1500 * time.Millisecond, Prefix: prefix, CrashRate: 0.2, Seed: 1}
 			if _, err := workload.Run(context.Background(), cfg, s, c, &rec, nil); err != nil {
 				t.Fatalf("workload.Run error: %v", err)
 			}
