@@ -2,7 +2,6 @@ package rlbench_test
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,38 +17,6 @@ import (
 	"github.com/rlbench/rlbench/workload"
 )
 
-// buildsEnv names the folder of other server builds the version matrix
-// runs, as in package acl's TestVersionMatrix: one subfolder per build,
-// holding redis-server or valkey-server. Default: the first shared/redis
-// folder found beside a parent of the working directory.
-const buildsEnv = "RLBENCH_REDIS_BUILDS"
-
-// serverBuilds returns the server binaries under buildsEnv (or the shared
-// folder), or skips t naming buildsEnv.
-func serverBuilds(t *testing.T) []string {
-	t.Helper()
-	dir := os.Getenv(buildsEnv)
-	if dir == "" {
-		wd, _ := os.Getwd()
-		for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
-			if fi, err := os.Stat(filepath.Join(d, "shared", "redis")); err == nil && fi.IsDir() {
-				dir = filepath.Join(d, "shared", "redis")
-				break
-			}
-		}
-	}
-	var bins []string
-	for _, pattern := range []string{"*/redis-server", "*/valkey-server"} {
-		found, _ := filepath.Glob(filepath.Join(dir, pattern))
-		bins = append(bins, found...)
-	}
-	if dir == "" || len(bins) == 0 {
-		t.Skipf("no server builds: set %s to a folder of <build>/redis-server (or valkey-server)", buildsEnv)
-	}
-	slices.Sort(bins)
-	return bins
-}
-
 // TestEveryBuild is the version matrix of the README: on each server build
 // (Redis 6.2, 7.4, Valkey 8.0 in CI), `verify` of every strategy on both
 // clients is as documented, a short load of every strategy the server runs
@@ -57,7 +24,7 @@ func serverBuilds(t *testing.T) []string {
 // pre-flight, before any write, naming what the server lacks.
 func TestEveryBuild(t *testing.T) {
 	t.Parallel()
-	for _, bin := range serverBuilds(t) {
+	for _, bin := range redistest.Builds(t) {
 		t.Run(filepath.Base(filepath.Dir(bin)), func(t *testing.T) {
 			t.Parallel()
 			t.Run("verify", func(t *testing.T) {

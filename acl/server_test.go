@@ -23,12 +23,6 @@ import (
 	"github.com/rlbench/rlbench/strategies"
 )
 
-// BuildsEnv names the folder of other server builds the version matrix
-// runs: one subfolder per build, holding redis-server or valkey-server.
-// Default: the first shared/redis folder found beside a parent of the
-// working directory (../shared/redis from the repository).
-const BuildsEnv = "RLBENCH_REDIS_BUILDS"
-
 // newClient returns a go-redis client logged in as user, closed at the end of tb.
 func newClient(tb testing.TB, addr, user, password string) *redis.Client {
 	tb.Helper()
@@ -219,32 +213,6 @@ func TestSupported(t *testing.T) {
 	}
 }
 
-// builds returns the server binaries under BuildsEnv (or the shared
-// folder), or skips t naming BuildsEnv.
-func builds(t *testing.T) []string {
-	t.Helper()
-	dir := os.Getenv(BuildsEnv)
-	if dir == "" {
-		wd, _ := os.Getwd()
-		for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
-			if fi, err := os.Stat(filepath.Join(d, "shared", "redis")); err == nil && fi.IsDir() {
-				dir = filepath.Join(d, "shared", "redis")
-				break
-			}
-		}
-	}
-	var bins []string
-	for _, pattern := range []string{"*/redis-server", "*/valkey-server"} {
-		found, _ := filepath.Glob(filepath.Join(dir, pattern))
-		bins = append(bins, found...)
-	}
-	if dir == "" || len(bins) == 0 {
-		t.Skipf("no server builds: set %s to a folder of <build>/redis-server (or valkey-server)", BuildsEnv)
-	}
-	slices.Sort(bins)
-	return bins
-}
-
 // TestVersionMatrix runs, on every build: Supported and SupportedOptions
 // for each strategy, which must find nothing missing where the strategy's
 // MinRedis claims support and something missing where it does not (so the
@@ -252,7 +220,7 @@ func builds(t *testing.T) []string {
 // user.
 func TestVersionMatrix(t *testing.T) {
 	t.Parallel()
-	for _, bin := range builds(t) {
+	for _, bin := range redistest.Builds(t) {
 		t.Run(filepath.Base(filepath.Dir(bin)), func(t *testing.T) {
 			t.Parallel()
 			srv, err := redisserver.Start(t.Context(), redisserver.Options{Binary: bin})

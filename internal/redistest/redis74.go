@@ -38,9 +38,8 @@ func Start74(tb testing.TB) *redisserver.Server {
 
 // findRedis74 returns the newest shared redis-7.4+ build, or "".
 func findRedis74() string {
-	wd, _ := os.Getwd()
-	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
-		found, _ := filepath.Glob(filepath.Join(d, "shared", "redis", "redis-*", "redis-server"))
+	if dir := sharedBuilds(); dir != "" {
+		found, _ := filepath.Glob(filepath.Join(dir, "redis-*", "redis-server"))
 		found = slices.DeleteFunc(found, func(bin string) bool {
 			v := filepath.Base(filepath.Dir(bin))[len("redis-"):]
 			return !redisserver.VersionAtLeast(v, "7.4.0")
