@@ -73,11 +73,8 @@ func newACLFlagSet(o *aclOptions, stderr io.Writer) *pflag.FlagSet {
 func (c cli) acl(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	var o aclOptions
 	fs := newACLFlagSet(&o, stderr)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return badInputHelp(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	names, err := registerUserStrategies(fs, o.scripts, o.functions)
 	if err != nil {

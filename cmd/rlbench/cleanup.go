@@ -27,11 +27,8 @@ func (c cli) cleanup(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: rlbench cleanup --prefix P --addr host:port\n\nDelete the keys a killed run left: every key under --prefix, with SCAN and\nUNLINK, on every master of every target. Nothing else is touched.\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return badInputHelp(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	if cfg.Workload.Prefix == "" {
 		return badInputHelp(errors.New("--prefix: give the prefix of the keys to delete"))

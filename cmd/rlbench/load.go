@@ -95,11 +95,8 @@ func (c cli) newLoadFlagSet(o *loadOptions, stderr io.Writer) *pflag.FlagSet {
 func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o loadOptions
 	fs := c.newLoadFlagSet(&o, stderr)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return badInputHelp(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	names, err := registerUserStrategies(fs, o.cfg.Scripts, o.cfg.Functions)
 	if err != nil {

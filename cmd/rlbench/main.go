@@ -182,6 +182,18 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	return badInputHelp(err)
 }
 
+// parseFlagsOnly is parseFlags for a command that takes no arguments
+// beside its flags: one is bad input.
+func parseFlagsOnly(fs *pflag.FlagSet, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInputHelp(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	return nil
+}
+
 // handleSignals returns ctx, done at the first SIGINT, SIGTERM or SIGHUP,
 // and abort, done at the second (see rlbench.Options.Abort); a third ends
 // the process as the signal's default does. It also takes SIGPIPE, so that

@@ -63,11 +63,8 @@ func verifyCheckNames() []string {
 func (c cli) verify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o verifyOptions
 	fs := newVerifyFlagSet(&o, stderr)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return badInputHelp(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	names, err := registerUserStrategies(fs, o.scripts, o.functions)
 	if err != nil {
