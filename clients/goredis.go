@@ -181,8 +181,8 @@ func checkLibrary(ctx context.Context, m redis.UniversalClient, code string) err
 		return fmt.Errorf("function list: %w", goRedisErr(err))
 	}
 	for _, l := range libs {
-		if l.Name == name && l.Code != code {
-			return fmt.Errorf("%w: %q (FUNCTION DELETE %s removes it, if it is yours to drop)", strategies.ErrForeignLibrary, name, name)
+		if l.Name == name {
+			return strategies.CheckLibrary(name, code, l.Code)
 		}
 	}
 	return nil

@@ -214,8 +214,8 @@ func checkRueidisLibrary(ctx context.Context, c rueidis.Client, code string) err
 		nm, cm := m["library_name"], m["library_code"]
 		n, _ := nm.ToString()
 		got, _ := cm.ToString()
-		if n == name && got != code {
-			return fmt.Errorf("%w: %q (FUNCTION DELETE %s removes it, if it is yours to drop)", strategies.ErrForeignLibrary, name, name)
+		if n == name {
+			return strategies.CheckLibrary(name, code, got)
 		}
 	}
 	return nil

@@ -106,6 +106,16 @@ func isFunctionNotFound(err error) bool {
 // never replaces it; FUNCTION DELETE removes it if it is yours to drop.
 var ErrForeignLibrary = errors.New("a library of that name with other code is loaded on the server; rlbench does not replace it")
 
+// CheckLibrary says whether a server that holds the library name, with
+// the code loaded, may be given code: nil when the two are the same, else
+// ErrForeignLibrary (rlbench never replaces another library).
+func CheckLibrary(name, code, loaded string) error {
+	if loaded != code {
+		return fmt.Errorf("%w: %q (FUNCTION DELETE %s removes it, if it is yours to drop)", ErrForeignLibrary, name, name)
+	}
+	return nil
+}
+
 // LibraryName returns the library name that code declares in its first
 // line, "#!lua name=NAME", or "" when it declares none.
 func LibraryName(code string) string {
