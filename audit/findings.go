@@ -120,27 +120,28 @@ func (b Buckets) Counts() [7]int64 {
 	return [7]int64{b.Under1s, b.Under10s, b.Under1m, b.Under10m, b.Under1h, b.Under1d, b.AtLeast1d}
 }
 
+// slots returns b's counters in the order of BucketLabels.
+func (b *Buckets) slots() [7]*int64 {
+	return [7]*int64{&b.Under1s, &b.Under10s, &b.Under1m, &b.Under10m, &b.Under1h, &b.Under1d, &b.AtLeast1d}
+}
+
 // add counts one TTL.
 func (b *Buckets) add(ttl time.Duration) {
-	ptrs := [7]*int64{&b.Under1s, &b.Under10s, &b.Under1m, &b.Under10m, &b.Under1h, &b.Under1d, &b.AtLeast1d}
+	slots := b.slots()
 	for i, bound := range bucketBounds {
 		if ttl < bound {
-			*ptrs[i]++
+			*slots[i]++
 			return
 		}
 	}
-	*ptrs[6]++
+	*slots[6]++
 }
 
 // addAll adds o's counts to b.
 func (b *Buckets) addAll(o Buckets) {
-	b.Under1s += o.Under1s
-	b.Under10s += o.Under10s
-	b.Under1m += o.Under1m
-	b.Under10m += o.Under10m
-	b.Under1h += o.Under1h
-	b.Under1d += o.Under1d
-	b.AtLeast1d += o.AtLeast1d
+	for i, n := range o.Counts() {
+		*b.slots()[i] += n
+	}
 }
 
 // add adds o's counts to f.

@@ -76,12 +76,9 @@ func (c cli) acl(_ context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	names, err := registerUserStrategies(fs, o.scripts, o.functions)
+	err := registerUserStrategies(fs, o.scripts, o.functions, &o.strategies)
 	if err != nil {
 		return err
-	}
-	if names != nil {
-		o.strategies = names
 	}
 	if o.strategies, err = strategies.Select(o.strategies); err != nil {
 		return badInput(fmt.Errorf("--strategy: %w", err))

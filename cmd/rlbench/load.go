@@ -98,12 +98,8 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	names, err := registerUserStrategies(fs, o.cfg.Scripts, o.cfg.Functions)
-	if err != nil {
+	if err := registerUserStrategies(fs, o.cfg.Scripts, o.cfg.Functions, &o.cfg.Strategies); err != nil {
 		return err
-	}
-	if names != nil {
-		o.cfg.Strategies = names
 	}
 	if o.listStrategies {
 		return printed(listStrategies(stdout))

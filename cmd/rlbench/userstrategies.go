@@ -11,8 +11,8 @@ import (
 
 // registerUserStrategies registers --script and --function strategies, so
 // that --list-strategies and --strategy know them, and, when --strategy is
-// not given, returns their names as the strategies to run (nil otherwise).
-func registerUserStrategies(fs *pflag.FlagSet, scripts, functions []string) ([]string, error) {
+// not given, makes them the strategies to run (*run).
+func registerUserStrategies(fs *pflag.FlagSet, scripts, functions []string, run *[]string) error {
 	var names []string
 	for _, f := range []struct {
 		flag     string
@@ -24,16 +24,16 @@ func registerUserStrategies(fs *pflag.FlagSet, scripts, functions []string) ([]s
 	} {
 		for _, spec := range f.specs {
 			if err := f.register(spec); err != nil {
-				return nil, badInput(fmt.Errorf("%s: %w", f.flag, err))
+				return badInput(fmt.Errorf("%s: %w", f.flag, err))
 			}
 			name, _, _ := strings.Cut(spec, "=")
 			names = append(names, name)
 		}
 	}
-	if fs.Changed("strategy") {
-		names = nil
+	if names != nil && !fs.Changed("strategy") {
+		*run = names
 	}
-	return names, nil
+	return nil
 }
 
 // addUserStrategyFlags adds --script and --function to fs.

@@ -66,12 +66,8 @@ func (c cli) verify(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	names, err := registerUserStrategies(fs, o.scripts, o.functions)
-	if err != nil {
+	if err := registerUserStrategies(fs, o.scripts, o.functions, &o.cfg.Strategies); err != nil {
 		return err
-	}
-	if names != nil {
-		o.cfg.Strategies = names
 	}
 	flags, err := o.login(fs)
 	if err != nil {
