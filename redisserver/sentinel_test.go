@@ -62,7 +62,11 @@ func TestStartSentinelFailover(t *testing.T) {
 // addr and lets reads through, until unpause.
 func checkPauseWrites(t *testing.T, s *Sentinel, addr string) {
 	t.Helper()
-	unpause, err := s.PauseWrites(t.Context(), 5*time.Second)
+	// A hold far longer than the checks take, so that a machine that stalls
+	// the test for seconds (CI runs every package at once on two cores)
+	// does not see the pause run out: unpause ends it.
+	paused := time.Now()
+	unpause, err := s.PauseWrites(t.Context(), time.Minute)
 	if err != nil {
 		t.Fatalf("PauseWrites error: %v", err)
 	}
@@ -73,7 +77,8 @@ func checkPauseWrites(t *testing.T, s *Sentinel, addr string) {
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
 	if err := rdb.Incr(ctx, "k").Err(); err == nil {
-		t.Errorf("INCR while writes are paused = nil; want it held past its deadline")
+		t.Errorf("INCR while writes are paused (%s after the pause) = nil; want it held past its deadline",
+			time.Since(paused).Round(time.Millisecond))
 	}
 	if err := unpause(t.Context()); err != nil {
 		t.Fatalf("unpause error: %v", err)
