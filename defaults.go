@@ -2,6 +2,8 @@ package rlbench
 
 import (
 	"net"
+	"os"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -20,6 +22,23 @@ func DefaultFlushDelay(wl workload.Config) time.Duration {
 		return 20 * time.Microsecond
 	}
 	return 0
+}
+
+// DefaultGCPercent is the Go garbage collector's GOGC that the rlbench
+// command (and cmd/bareloop, its yardstick) sets unless the environment sets
+// GOGC or GOMEMLIMIT: half the runtime's 100. Go sizes its heap to the live
+// heap plus the goroutine stacks, times 1 + GOGC/100; with thousands of
+// workers, their connections and stacks are most of what is live, so at 100
+// rlbench's peak is about twice what it needs. The README's Performance
+// section has the measurements behind it (10,000 go-redis workers).
+const DefaultGCPercent = 50
+
+// SetDefaultGC sets DefaultGCPercent unless $GOGC or $GOMEMLIMIT is set. It
+// is for commands' main functions: it changes the whole process.
+func SetDefaultGC() {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(DefaultGCPercent)
+	}
 }
 
 // flushDelayWorkers is the fewest closed-loop workers for which

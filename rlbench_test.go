@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -441,6 +442,32 @@ func TestDefaultFlushDelay(t *testing.T) {
 	for _, tc := range tests {
 		if got := rlbench.DefaultFlushDelay(tc.wl); got != tc.want {
 			t.Errorf("%s: DefaultFlushDelay(%+v) = %s; want %s", tc.name, tc.wl, got, tc.want)
+		}
+	}
+}
+
+// TestSetDefaultGC checks that the commands' GC setting yields to the
+// environment's. Not parallel: it sets the environment and the process's
+// GOGC (restored at the end).
+func TestSetDefaultGC(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	tests := []struct {
+		name           string
+		gogc, memlimit string
+		want           int
+	}{
+		{"neither set", "", "", rlbench.DefaultGCPercent},
+		{"GOGC set", "80", "", 100},
+		{"GOMEMLIMIT set", "", "1GiB", 100},
+	}
+	for _, tc := range tests {
+		t.Setenv("GOGC", tc.gogc)
+		t.Setenv("GOMEMLIMIT", tc.memlimit)
+		debug.SetGCPercent(100)
+		rlbench.SetDefaultGC()
+		if got := debug.SetGCPercent(100); got != tc.want {
+			t.Errorf("%s: GOGC after SetDefaultGC = %d; want %d", tc.name, got, tc.want)
 		}
 	}
 }

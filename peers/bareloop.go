@@ -28,7 +28,8 @@ type BareConfig struct {
 	Client string
 	// Workers is the number of goroutines, each in a closed loop.
 	Workers int
-	// Keys is the key space; key i is workload.KeyName(Prefix, i).
+	// Keys is the key space; key i is workload.KeyName(Prefix, i), named
+	// by a workload.KeyNamer as rlbench's workers name them.
 	Keys int
 	// Prefix starts every key; BareLoop deletes them at the end.
 	Prefix string
@@ -62,8 +63,8 @@ type BareResult struct {
 // BareLoop is rlbench's closed loop with nothing of rlbench's own: the same
 // client with the same pool and options (clients.New, sized for the
 // workers, with rlbench.DefaultFlushDelay), the same lua strategy and
-// script, a uniform key choice from a table of names, and a count per
-// worker. No clock read, histogram, admission tracking, progress line or
+// script, a uniform key choice named as rlbench's workers name keys
+// (workload.KeyNamer), and a count per worker. No clock read, histogram, admission tracking, progress line or
 // self-check. Set GOMAXPROCS as rlbench's to compare the two.
 func BareLoop(ctx context.Context, c BareConfig) (BareResult, error) {
 	strat, err := strategies.New("lua", strategies.Config{Limit: c.Limit, Window: c.Window})
@@ -77,7 +78,6 @@ func BareLoop(ctx context.Context, c BareConfig) (BareResult, error) {
 		return BareResult{}, fmt.Errorf("bare loop: %w", err)
 	}
 	defer conn.Close()
-	keys := workload.KeyNames(c.Prefix, c.Keys)
 	observer := connection.Admin{PoolSize: 1}.PlainClient(c.Addr)
 	defer observer.Close()
 
@@ -85,7 +85,7 @@ func BareLoop(ctx context.Context, c BareConfig) (BareResult, error) {
 	// which then starts on new keys.
 	if c.Warmup > 0 {
 		warm := c.Prefix + "warmup:"
-		if _, err := loop(ctx, c.Warmup, c.Workers, 1, workload.KeyNames(warm, c.Keys), strat, conn); err != nil {
+		if _, err := loop(ctx, c.Warmup, c.Workers, 1, warm, c.Keys, strat, conn); err != nil {
 			return BareResult{}, fmt.Errorf("bare loop: warm-up: %w", err)
 		}
 		if _, err := audit.Cleanup(ctx, observer, warm); err != nil {
@@ -96,7 +96,7 @@ func BareLoop(ctx context.Context, c BareConfig) (BareResult, error) {
 	if err != nil {
 		return BareResult{}, fmt.Errorf("bare loop: %w", err)
 	}
-	res, err := loop(ctx, c.Duration, c.Workers, 2, keys, strat, conn)
+	res, err := loop(ctx, c.Duration, c.Workers, 2, c.Prefix, c.Keys, strat, conn)
 	res.ClientOptions = conn.Options()
 	if after, terr := saturation.Take(ctx, observer); terr == nil {
 		res.CPUS = (after.ProcessCPU - before.ProcessCPU).Seconds()
@@ -113,8 +113,9 @@ func BareLoop(ctx context.Context, c BareConfig) (BareResult, error) {
 	return res, nil
 }
 
-// loop runs workers on keys for d and counts their decisions.
-func loop(ctx context.Context, d time.Duration, workers int, seed uint64, keys []string, s strategies.Strategy, c strategies.Client) (BareResult, error) {
+// loop runs workers on keys keys under prefix for d and counts their
+// decisions.
+func loop(ctx context.Context, d time.Duration, workers int, seed uint64, prefix string, keys int, s strategies.Strategy, c strategies.Client) (BareResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var stop atomic.Bool
@@ -122,15 +123,17 @@ func loop(ctx context.Context, d time.Duration, workers int, seed uint64, keys [
 	defer t.Stop()
 	var decisions, errs atomic.Int64
 	var wg sync.WaitGroup
+	table := workload.KeyTable(prefix, keys)
 	start := time.Now()
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(seed, uint64(w)))
+			names := workload.NewKeyNamer(prefix, table)
 			var n, e int64
 			for !stop.Load() && ctx.Err() == nil {
-				if _, err := s.Decide(ctx, c, keys[r.IntN(len(keys))]); err != nil {
+				if _, err := s.Decide(ctx, c, names.Name(r.IntN(keys))); err != nil {
 					e++
 				}
 				n++
@@ -162,7 +165,7 @@ func loop(ctx context.Context, d time.Duration, workers int, seed uint64, keys [
 // of the same length as rlbench's.
 func (b *bench) bareRun(ctx context.Context, t target, procs int) (side, error) {
 	args := []string{"--addr", b.addr, "--client", t.client, "--clients", strconv.Itoa(clients),
-		"--keys", strconv.Itoa(keys), "--prefix", rlbench.CellPrefix(prefix, "bar", t.client),
+		"--keys", strconv.Itoa(b.o.Keys), "--prefix", rlbench.CellPrefix(prefix, "bar", t.client),
 		"--duration", fmt.Sprintf("%ds", b.o.Seconds), "--limit", strconv.Itoa(limit), "--window", strconv.Itoa(window)}
 	var env []string
 	if procs > 0 {

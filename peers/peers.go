@@ -4,10 +4,10 @@
 // and against a bare loop of the same client (BareLoop, cmd/bareloop), so
 // that rlbench's own cost is measured rather than inferred.
 //
-// For each target Run alternates the three, rlbench, bare loop,
-// redis-benchmark, rlbench, ..., on the same server and workload (500
-// clients, 100,000 random keys of the same length, EVALSHA of the same
-// script), prints each run's ratios rlbench/redis-benchmark and
+// For each target Run alternates the three (rlbench, bare loop,
+// redis-benchmark, then bare loop, rlbench, redis-benchmark, and so on) on
+// the same server and workload (500 clients, 100,000 random keys of the
+// same length, EVALSHA of the same script), prints each run's ratios rlbench/redis-benchmark and
 // rlbench/bare loop and their medians, and writes every figure as JSON. It
 // measures; it does not judge speed. cmd/benchpeers is its command line,
 // and scripts/bench-peers.sh builds and runs that.
@@ -41,8 +41,6 @@ const (
 	// clients is the number of connections (redis-benchmark -c) and of
 	// workers (rlbench --clients).
 	clients = 500
-	// keys is the key space: redis-benchmark -r, rlbench --keys.
-	keys = 100_000
 	// window is the script's ARGV[1], in seconds.
 	window = 60
 	// limit is so high that every request takes the INCR path and is allowed.
@@ -57,15 +55,17 @@ const (
 	benchmarkPrefix = "rb:"
 )
 
-// benchmarkKey is redis-benchmark's key pattern for the target of client:
-// as long as rlbench's keys, rlbench.CellPrefix(prefix, "lua", client) then
-// "{N}" (N mostly 5 digits of 0-99,999), since key length costs the server
-// (see the README's Performance section for the measurement). redis-benchmark writes
-// __rand_int__ as 12 digits, so its prefix is the cell prefix less 7
-// bytes: "rb:lua:go{__rand_int__}" against "rl:lua:go-redis:{12345}".
-func benchmarkKey(client string) string {
+// benchmarkKey is redis-benchmark's key pattern for the target of client
+// with keys keys: as long as most of rlbench's keys,
+// rlbench.CellPrefix(prefix, "lua", client) then "{N}" (N mostly as many
+// digits as keys-1), since key length costs the server (see the README's
+// Performance section for the measurement). redis-benchmark writes
+// __rand_int__ as 12 digits, so its prefix is the cell prefix less 12 - the
+// digits: with 100,000 keys "rb:lua:go{__rand_int__}" against
+// "rl:lua:go-redis:{12345}".
+func benchmarkKey(client string, keys int) string {
 	cell := rlbench.CellPrefix(benchmarkPrefix, "lua", client)
-	return cell[:len(cell)-7] + "{__rand_int__}"
+	return cell[:len(cell)-(12-len(strconv.Itoa(keys-1)))] + "{__rand_int__}"
 }
 
 // Time bounds on every child process.
@@ -88,6 +88,9 @@ type Options struct {
 	Runs int
 	// Seconds is how long each side of a pair runs, in seconds, at least 1.
 	Seconds int
+	// Keys is the key space of every side (rlbench --keys, the bare loop's
+	// --keys, redis-benchmark -r), 1 to workload.MaxKeys.
+	Keys int
 	// Out is the JSON file the report is written to.
 	Out string
 	// RBThreads is redis-benchmark's --threads; 0 leaves the flag out (its
@@ -111,6 +114,8 @@ const (
 	DefaultRuns = 5
 	// DefaultSeconds is how long each side of a pair runs, in seconds.
 	DefaultSeconds = 10
+	// DefaultKeys is the key space.
+	DefaultKeys = 100_000
 	// ShortRuns and ShortSeconds are --short's pairs and seconds per side.
 	ShortRuns    = 1
 	ShortSeconds = 2
@@ -189,7 +194,7 @@ func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
 		Server:     server{Addr: srv.Addr(), Name: srv.Info().Name, Version: srv.Info().Version},
 		ScriptSHA1: b.sha,
 		CPUs:       runtime.NumCPU(),
-		Config: config{Runs: o.Runs, SecondsPerSide: o.Seconds, Clients: clients, Keys: keys,
+		Config: config{Runs: o.Runs, SecondsPerSide: o.Seconds, Clients: clients, Keys: o.Keys,
 			WindowS: window, Limit: limit, RedisBenchmarkThreads: o.RBThreads},
 	}
 	defer func() {
@@ -205,7 +210,7 @@ func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
 	}()
 
 	fmt.Fprintf(stdout, "bench-peers: private %s %s on %s, %d CPUs; %d pair(s) x %ds per side; %d clients, %d random keys, EVALSHA of the lua strategy's script\n",
-		rep.Server.Name, rep.Server.Version, rep.Server.Addr, rep.CPUs, o.Runs, o.Seconds, clients, keys)
+		rep.Server.Name, rep.Server.Version, rep.Server.Addr, rep.CPUs, o.Runs, o.Seconds, clients, o.Keys)
 	if err := b.checkScript(ctx); err != nil {
 		return err
 	}
@@ -265,7 +270,7 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 	}
 	fmt.Fprintf(b.stdout, "\ntarget %d: rlbench --strategy lua --client %s --clients %d  vs  redis-benchmark -c %d -P %d (%s)\n",
 		num, t.client, clients, clients, t.pipeline, threads)
-	fmt.Fprintf(b.stdout, "keys of one length: rlbench %s{N}, redis-benchmark %s\n", rlbench.CellPrefix(prefix, "lua", t.client), benchmarkKey(t.client))
+	fmt.Fprintf(b.stdout, "keys of one length: rlbench %s{N}, redis-benchmark %s\n", rlbench.CellPrefix(prefix, "lua", t.client), benchmarkKey(t.client, b.o.Keys))
 
 	// redis-benchmark has no duration flag: it sends -n requests. A first
 	// run of about a second gives the rate; each run's -n is then the median
@@ -280,12 +285,9 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 	fmt.Fprintf(b.stdout, "%-4s %10s %-11s %10s %-11s %18s %-11s %6s %6s %7s\n", "run", "rlbench/s", "cpu", "bare/s", "cpu", "redis-benchmark/s", "cpu", "/rb", "/bare", "cpu/op")
 
 	sideTimeout := time.Duration(b.o.Seconds) * time.Second
+	procs := 0 // rlbench's GOMAXPROCS, which the bare loop is given
 	for run := 1; run <= b.o.Runs; run++ {
-		a, err := b.rlbenchRun(ctx, t, run)
-		if err != nil {
-			return fmt.Errorf("target %d run %d: %w", num, run, err)
-		}
-		bare, err := b.bareRun(ctx, t, a.Saturation.ClientCPUs)
+		a, bare, err := b.rlbenchAndBare(ctx, t, run, &procs)
 		if err != nil {
 			return fmt.Errorf("target %d run %d: %w", num, run, err)
 		}
@@ -316,6 +318,27 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 	return nil
 }
 
+// rlbenchAndBare runs the rlbench side and the bare-loop side of one pair,
+// rlbench first in odd runs and second in even ones, so that neither gains
+// from its place (a server warmed by the side before, a drift in the
+// machine's speed). The bare loop gets rlbench's GOMAXPROCS, *procs, which
+// the first run's rlbench side sets.
+func (b *bench) rlbenchAndBare(ctx context.Context, t target, run int, procs *int) (a, bare side, err error) {
+	if run%2 == 0 && *procs > 0 {
+		if bare, err = b.bareRun(ctx, t, *procs); err != nil {
+			return a, bare, err
+		}
+		a, err = b.rlbenchRun(ctx, t, run)
+		return a, bare, err
+	}
+	if a, err = b.rlbenchRun(ctx, t, run); err != nil {
+		return a, bare, err
+	}
+	*procs = a.Saturation.ClientCPUs
+	bare, err = b.bareRun(ctx, t, *procs)
+	return a, bare, err
+}
+
 // cpuCell formats a side's client and server CPU, in cores, with a mark for
 // the side that saturated: "1.10/0.80 C" (client-bound) or "0.45/0.97 S".
 func cpuCell(r saturation.Report) string {
@@ -344,7 +367,7 @@ func (b *bench) rlbenchArgs(t target, seconds, workers, keyCount int, jsonPath s
 // rlbenchRun runs one rlbench side and reads its JSON.
 func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error) {
 	jsonPath := filepath.Join(b.tmp, fmt.Sprintf("rlbench-%s-%d.json", t.client, run))
-	args := b.rlbenchArgs(t, b.o.Seconds, clients, keys, jsonPath)
+	args := b.rlbenchArgs(t, b.o.Seconds, clients, b.o.Keys, jsonPath)
 	m, err := b.measure(ctx, time.Duration(b.o.Seconds)*time.Second+rlbenchSlack, nil, b.o.Rlbench, args...)
 	if err != nil {
 		return side{}, fmt.Errorf("rlbench: %w", err)
@@ -382,11 +405,11 @@ func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error)
 func (b *bench) redisBenchmark(ctx context.Context, t target, n int64, timeout time.Duration) (side, error) {
 	pipelineDepth := t.pipeline
 	args := []string{"-h", b.host, "-p", b.port, "-c", strconv.Itoa(clients), "-n", strconv.FormatInt(n, 10),
-		"-r", strconv.Itoa(keys), "-P", strconv.Itoa(pipelineDepth)}
+		"-r", strconv.Itoa(b.o.Keys), "-P", strconv.Itoa(pipelineDepth)}
 	if b.o.RBThreads > 0 {
 		args = append(args, "--threads", strconv.Itoa(b.o.RBThreads))
 	}
-	args = append(args, "--csv", "evalsha", b.sha, "1", benchmarkKey(t.client), strconv.Itoa(window))
+	args = append(args, "--csv", "evalsha", b.sha, "1", benchmarkKey(t.client, b.o.Keys), strconv.Itoa(window))
 	m, err := b.measure(ctx, timeout, nil, b.o.RedisBenchmark, args...)
 	if err != nil {
 		return side{}, fmt.Errorf("redis-benchmark: %w", err)

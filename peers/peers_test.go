@@ -8,6 +8,7 @@ import (
 	"github.com/rlbench/rlbench"
 	rlclients "github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/saturation"
+	"github.com/rlbench/rlbench/workload"
 )
 
 func TestParseRedisBenchmarkCSV(t *testing.T) {
@@ -179,14 +180,17 @@ func saturationReport(client, server float64, verdict string) saturation.Report 
 }
 
 // TestBenchmarkKeyLength checks that redis-benchmark's keys, once it has
-// written __rand_int__ as 12 digits, are as long as rlbench's 5-digit ones.
+// written __rand_int__ as 12 digits, are as long as rlbench's keys with as
+// many digits as the highest: 5 of 100,000 keys, 7 of 10,000,000.
 func TestBenchmarkKeyLength(t *testing.T) {
 	t.Parallel()
 	for _, client := range rlclients.Names {
-		rb := strings.Replace(benchmarkKey(client), "__rand_int__", "000000012345", 1)
-		rl := rlbench.CellPrefix(prefix, "lua", client) + "{12345}"
-		if len(rb) != len(rl) {
-			t.Errorf("%s: redis-benchmark key %q is %d bytes, rlbench's %q %d; want equal", client, rb, len(rb), rl, len(rl))
+		for _, keys := range []int{10, DefaultKeys, 10_000_000, workload.MaxKeys} {
+			rb := strings.Replace(benchmarkKey(client, keys), "__rand_int__", "000000000001", 1)
+			rl := workload.KeyName(rlbench.CellPrefix(prefix, "lua", client), keys-1)
+			if len(rb) != len(rl) || !strings.HasPrefix(rb, benchmarkPrefix) {
+				t.Errorf("%s, %d keys: redis-benchmark key %q is %d bytes, rlbench's %q %d; want equal, under %q", client, keys, rb, len(rb), rl, len(rl), benchmarkPrefix)
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"runtime"
 	"sync"
 	"time"
 	"unsafe"
@@ -8,8 +9,20 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// DefaultShards is the number of shards a Recorder uses when none is given.
+// DefaultShards is the most shards a Recorder has when none is given: it has
+// ShardsPerProc per GOMAXPROCS, up to DefaultShards. At most GOMAXPROCS
+// workers record at once, so more shards would only cost memory (a latency
+// histogram is about 160 KiB).
 const DefaultShards = 64
+
+// ShardsPerProc is how many shards a Recorder has per GOMAXPROCS when none is
+// given, so that two workers recording at once rarely share one.
+const ShardsPerProc = 8
+
+// defaultShards is the shard count of a Recorder given none.
+func defaultShards() int {
+	return min(DefaultShards, ShardsPerProc*runtime.GOMAXPROCS(0))
+}
 
 // Histogram geometry shared by every Recorder. Values are latencies in
 // microseconds; Record clamps latencies into [MinLatencyUS, MaxLatencyUS].
@@ -52,7 +65,8 @@ type paddedShard struct {
 }
 
 // Recorder records decisions from many concurrent workers. Its zero value is
-// ready to use and has DefaultShards shards; NewRecorder chooses another count.
+// ready to use and has ShardsPerProc shards per GOMAXPROCS (read at its first
+// use), up to DefaultShards; NewRecorder chooses another count.
 //
 // Worker w records into shard w % shards, so memory is bounded by the shard
 // count (one histogram per shard in use, two once RecordOpen has been
@@ -61,13 +75,13 @@ type paddedShard struct {
 // first use.
 type Recorder struct {
 	once sync.Once
-	// n is the shard count NewRecorder asked for; 0 means DefaultShards.
+	// n is the shard count NewRecorder asked for; 0 means defaultShards.
 	n      int
 	shards []paddedShard
 }
 
 // NewRecorder returns a Recorder with the given number of shards; shards <= 0
-// means DefaultShards.
+// means the zero Recorder's count.
 func NewRecorder(shards int) *Recorder {
 	r := &Recorder{n: shards}
 	r.once.Do(r.init)
@@ -77,7 +91,7 @@ func NewRecorder(shards int) *Recorder {
 // init allocates the shards. Histograms are allocated lazily, per shard.
 func (r *Recorder) init() {
 	if r.n <= 0 {
-		r.n = DefaultShards
+		r.n = defaultShards()
 	}
 	r.shards = make([]paddedShard, r.n)
 }

@@ -3,6 +3,7 @@ package results
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -81,7 +82,7 @@ func TestRecorderZeroValue(t *testing.T) {
 	if got, want := rec.Totals(), (Totals{Decisions: 3, Allowed: 1, Rejected: 1, Errors: 1}); got != want {
 		t.Errorf("Totals() = %+v; want %+v", got, want)
 	}
-	if got, want := len(rec.shards), DefaultShards; got != want {
+	if got, want := len(rec.shards), min(DefaultShards, ShardsPerProc*runtime.GOMAXPROCS(0)); got != want {
 		t.Errorf("zero Recorder has %d shards; want %d", got, want)
 	}
 	if got := rec.ErrorKinds()[KindOther]; got != 1 {
@@ -122,8 +123,8 @@ func TestNewRecorderShards(t *testing.T) {
 		shards int
 		want   int
 	}{
-		{name: "zero means default", shards: 0, want: DefaultShards},
-		{name: "negative means default", shards: -1, want: DefaultShards},
+		{name: "zero means default", shards: 0, want: min(DefaultShards, ShardsPerProc*runtime.GOMAXPROCS(0))},
+		{name: "negative means default", shards: -1, want: min(DefaultShards, ShardsPerProc*runtime.GOMAXPROCS(0))},
 		{name: "one shard", shards: 1, want: 1},
 		{name: "explicit", shards: 8, want: 8},
 	}
@@ -138,7 +139,7 @@ func TestNewRecorderShards(t *testing.T) {
 }
 
 // TestRecorderMemoryBound records from 10,000 workers and checks that the
-// Recorder still holds at most DefaultShards histograms.
+// Recorder still holds one histogram per shard.
 func TestRecorderMemoryBound(t *testing.T) {
 	t.Parallel()
 	const workers = 10_000
@@ -155,8 +156,8 @@ func TestRecorderMemoryBound(t *testing.T) {
 			histograms++
 		}
 	}
-	if histograms != DefaultShards {
-		t.Errorf("after %d workers the Recorder holds %d histograms; want %d", workers, histograms, DefaultShards)
+	if want := defaultShards(); histograms != want {
+		t.Errorf("after %d workers the Recorder holds %d histograms; want %d", workers, histograms, want)
 	}
 	if got := rec.Totals().Decisions; got != workers {
 		t.Errorf("Totals().Decisions = %d; want %d", got, workers)
@@ -252,8 +253,8 @@ func TestRecordOpenMemoryBound(t *testing.T) {
 			uncorrected++
 		}
 	}
-	if corrected != DefaultShards || uncorrected != DefaultShards {
-		t.Errorf("after %d workers the Recorder holds %d + %d histograms; want %d + %d", workers, corrected, uncorrected, DefaultShards, DefaultShards)
+	if want := defaultShards(); corrected != want || uncorrected != want {
+		t.Errorf("after %d workers the Recorder holds %d + %d histograms; want %d + %d", workers, corrected, uncorrected, want, want)
 	}
 	if got := rec.UncorrectedHistogram().TotalCount(); got != workers {
 		t.Errorf("UncorrectedHistogram().TotalCount() = %d; want %d", got, workers)

@@ -6,7 +6,7 @@
 # Builds bin/rlbench, bin/bareloop and bin/benchpeers, then runs benchpeers
 # (cmd/benchpeers), which starts the server on a free loopback port (stopped at
 # the end, also on Ctrl-C), checks that redis-benchmark gets the very script
-# rlbench sends, alternates rlbench, the bare loop and redis-benchmark per
+# rlbench sends, alternates rlbench, the bare loop (before rlbench in even runs) and redis-benchmark per
 # target, prints each run's ratios rlbench/redis-benchmark and rlbench/bare
 # loop and their medians, and writes bench-peers.json.
 #

@@ -159,33 +159,32 @@ func (r *runner) openLoop(w int, wctx context.Context, pick picker, cr *crasher)
 		if r.cfg.Duration > 0 && due >= r.cfg.Duration {
 			return // the schedule ends with the run
 		}
-		intended := r.start.Add(due)
 		// One clock read serves as the send time when the request is due
 		// already, as it is whenever the workers fall behind.
-		t0 := time.Now()
-		if wait := intended.Sub(t0); wait > 0 {
+		t0 := r.now()
+		if wait := due - t0; wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-timer.C:
 			case <-r.stopCtx.Done():
 				return
 			}
-			t0 = time.Now()
+			t0 = r.now()
 		}
 		if r.stop.Load() {
 			return
 		}
 		k := pick()
-		key := names.name(k)
+		key := names.Name(k)
 		st.sent++
-		st.last, st.lag = t0.Sub(r.start), t0.Sub(intended)
+		st.last, st.lag = t0, t0-due
 		d, t1, err := r.decide(wctx, cr, key, t0)
 		if err == errInterrupted {
 			return
 		}
-		r.rec.RecordOpen(w, t1.Sub(intended), t1.Sub(t0), d.Allowed, err)
+		r.rec.RecordOpen(w, t1-due, t1-t0, d.Allowed, err)
 		if r.admitted != nil && err == nil {
-			r.admitted.Observe(k, d, t1.Sub(r.start))
+			r.admitted.Observe(k, d, t1)
 		}
 	}
 }

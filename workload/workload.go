@@ -211,17 +211,30 @@ func appendKeyName(b []byte, prefix string, i int) []byte {
 	return append(b, '}')
 }
 
-// keyNamer gives one worker the names of a run's keys: from the run's
-// shared table for the first KeyTableMax, built in the worker's own buffer
-// beyond it.
-type keyNamer struct {
+// KeyTable returns the table of a run's first key names that its
+// KeyNamers share: KeyNames of the first min(n, KeyTableMax).
+func KeyTable(prefix string, n int) []string {
+	return KeyNames(prefix, min(n, KeyTableMax))
+}
+
+// KeyNamer gives one goroutine the names of a run's keys: from the run's
+// shared table (KeyTable) for the first KeyTableMax, built in the
+// goroutine's own buffer beyond it, so that memory does not grow with the
+// key count. A KeyNamer is not safe for concurrent use.
+type KeyNamer struct {
 	prefix string
 	table  []string
 	buf    []byte
 }
 
-// name returns the name of key i.
-func (n *keyNamer) name(i int) string {
+// NewKeyNamer returns a KeyNamer of the keys under prefix, table being
+// KeyTable(prefix, n).
+func NewKeyNamer(prefix string, table []string) KeyNamer {
+	return KeyNamer{prefix: prefix, table: table}
+}
+
+// Name returns KeyName(prefix, i).
+func (n *KeyNamer) Name(i int) string {
 	if i < len(n.table) {
 		return n.table[i]
 	}
@@ -328,7 +341,7 @@ func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Cl
 	}
 	r := &runner{
 		ctx: ctx, cfg: cfg, strategy: s, client: c, rec: rec, admitted: admitted,
-		keys:    KeyNames(cfg.Prefix, min(cfg.Keys, KeyTableMax)),
+		keys:    KeyTable(cfg.Prefix, cfg.Keys),
 		limited: cfg.Requests > 0,
 	}
 	if cfg.Rate > 0 {
@@ -407,16 +420,20 @@ type runner struct {
 // worker stops without recording it.
 var errInterrupted = errors.New("interrupted")
 
-// namer returns a worker's keyNamer.
-func (r *runner) namer() keyNamer {
-	return keyNamer{prefix: r.cfg.Prefix, table: r.keys}
+// namer returns a worker's KeyNamer.
+func (r *runner) namer() KeyNamer {
+	return NewKeyNamer(r.cfg.Prefix, r.keys)
 }
 
+// now is the time since the load started: one monotonic clock read, where
+// time.Now reads the wall clock too.
+func (r *runner) now() time.Duration { return time.Since(r.start) }
+
 // decide makes one decision on key for a worker and returns when it
-// completed. Its error is errInterrupted when ctx ended it, and
+// completed, as r.now. Its error is errInterrupted when ctx ended it, and
 // strategies.ErrCrashed when the crasher killed the worker mid-request.
 // t0 is when the worker sent it, read by the caller: one clock read less.
-func (r *runner) decide(wctx context.Context, cr *crasher, key string, t0 time.Time) (strategies.Decision, time.Time, error) {
+func (r *runner) decide(wctx context.Context, cr *crasher, key string, t0 time.Duration) (strategies.Decision, time.Duration, error) {
 	dctx := wctx
 	cut, crash := cr.cut()
 	if crash {
@@ -425,14 +442,14 @@ func (r *runner) decide(wctx context.Context, cr *crasher, key string, t0 time.T
 		defer cancel()
 	}
 	d, err := r.strategy.Decide(dctx, r.client, key)
-	done := time.Now()
+	done := r.now()
 	if err != nil && r.ctx.Err() != nil {
 		return d, done, errInterrupted
 	}
 	if crash {
 		return strategies.Decision{}, done, strategies.ErrCrashed
 	}
-	cr.observe(done.Sub(t0))
+	cr.observe(done - t0)
 	return d, done, err
 }
 
@@ -445,15 +462,15 @@ func (r *runner) closedLoop(w int, wctx context.Context, pick picker, cr *crashe
 			return
 		}
 		k := pick()
-		key := names.name(k)
-		t0 := time.Now()
+		key := names.Name(k)
+		t0 := r.now()
 		d, t1, err := r.decide(wctx, cr, key, t0)
 		if err == errInterrupted {
 			return
 		}
-		r.rec.Record(w, t1.Sub(t0), d.Allowed, err)
+		r.rec.Record(w, t1-t0, d.Allowed, err)
 		if r.admitted != nil && err == nil {
-			r.admitted.Observe(k, d, t1.Sub(r.start))
+			r.admitted.Observe(k, d, t1)
 		}
 	}
 }

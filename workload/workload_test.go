@@ -66,15 +66,21 @@ func TestKeyNames(t *testing.T) {
 // keep: the next one does not overwrite it.
 func TestKeyNamer(t *testing.T) {
 	t.Parallel()
-	n := keyNamer{prefix: "rl:", table: KeyNames("rl:", 10)}
-	first := n.name(12345)
+	n := NewKeyNamer("rl:", KeyNames("rl:", 10))
+	first := n.Name(12345)
 	for _, i := range []int{0, 9, 10, 12345, 99} {
-		if got, want := n.name(i), KeyName("rl:", i); got != want {
-			t.Errorf("name(%d) = %q; want %q", i, got, want)
+		if got, want := n.Name(i), KeyName("rl:", i); got != want {
+			t.Errorf("Name(%d) = %q; want %q", i, got, want)
 		}
 	}
 	if first != "rl:{12345}" {
-		t.Errorf("name(12345), after further names = %q; want %q", first, "rl:{12345}")
+		t.Errorf("Name(12345), after further names = %q; want %q", first, "rl:{12345}")
+	}
+	if got := len(KeyTable("rl:", 10)); got != 10 {
+		t.Errorf("len(KeyTable(10 keys)) = %d; want 10", got)
+	}
+	if got := len(KeyTable("rl:", MaxKeys)); got != KeyTableMax {
+		t.Errorf("len(KeyTable(MaxKeys)) = %d; want KeyTableMax, %d", got, KeyTableMax)
 	}
 }
 
@@ -87,11 +93,11 @@ func BenchmarkKeyName(b *testing.B) {
 		key  int
 	}{{"table", 4242}, {"built", KeyTableMax + 4242}} {
 		b.Run("key="+tc.name, func(b *testing.B) {
-			n := keyNamer{prefix: prefix, table: KeyNames(prefix, KeyTableMax)}
+			n := NewKeyNamer(prefix, KeyTable(prefix, KeyTableMax))
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				_ = n.name(tc.key)
+				_ = n.Name(tc.key)
 			}
 		})
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/peers"
 )
@@ -37,6 +38,7 @@ const (
 )
 
 func main() {
+	rlbench.SetDefaultGC() // as the rlbench command's
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

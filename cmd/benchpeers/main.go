@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rlbench/rlbench/peers"
+	"github.com/rlbench/rlbench/workload"
 )
 
 // Exit statuses.
@@ -46,6 +47,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SortFlags = false
 	fs.IntVar(&o.Runs, "runs", peers.DefaultRuns, "A B pairs per target")
 	fs.IntVar(&o.Seconds, "seconds", peers.DefaultSeconds, "seconds each side of a pair runs")
+	fs.IntVar(&o.Keys, "keys", peers.DefaultKeys, fmt.Sprintf("random keys, 1 to %d (rlbench and bare loop --keys, redis-benchmark -r)", workload.MaxKeys))
 	short := fs.Bool("short", false, fmt.Sprintf("CI mode: --runs %d --seconds %d unless given", peers.ShortRuns, peers.ShortSeconds))
 	fs.StringVar(&o.Out, "out", peers.DefaultOut, "write every figure as JSON to this file")
 	fs.IntVar(&o.RBThreads, "rb-threads", 0, "redis-benchmark --threads (0: leave the flag out, its classic single-threaded mode)")
@@ -82,6 +84,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if o.Seconds < 1 {
 		fmt.Fprintf(stderr, "benchpeers: --seconds must be >= 1, got %d\n", o.Seconds)
+		return exitUsage
+	}
+	if o.Keys < 1 || o.Keys > workload.MaxKeys {
+		fmt.Fprintf(stderr, "benchpeers: --keys must be 1 to %d, got %d\n", workload.MaxKeys, o.Keys)
 		return exitUsage
 	}
 	if o.RBThreads < 0 {

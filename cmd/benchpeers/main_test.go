@@ -16,6 +16,8 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{name: "zero runs", args: []string{"--runs", "0"}, want: "--runs must be >= 1"},
 		{name: "zero seconds", args: []string{"--seconds", "0"}, want: "--seconds must be >= 1"},
 		{name: "negative threads", args: []string{"--rb-threads", "-1"}, want: "--rb-threads must be >= 0"},
+		{name: "zero keys", args: []string{"--keys", "0"}, want: "--keys must be 1 to 1000000000"},
+		{name: "too many keys", args: []string{"--keys", "1000000001"}, want: "--keys must be 1 to 1000000000"},
 		{name: "unknown flag", args: []string{"--duration", "5s"}, want: "unknown flag: --duration"},
 		{name: "argument", args: []string{"extra"}, want: `unexpected argument "extra"`},
 	}

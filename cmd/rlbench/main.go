@@ -22,6 +22,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/redisserver"
 )
 
@@ -33,6 +34,7 @@ const (
 )
 
 func main() {
+	rlbench.SetDefaultGC()
 	ctx, abort, stop := handleSignals(context.Background(), os.Stderr)
 	// Private servers' directories of runs that were killed (SIGKILL gives
 	// no chance to remove them).
