@@ -117,6 +117,10 @@ func (c *cell) connect(ctx context.Context, log io.Writer) error {
 	}
 	c.conn = conn
 	fmt.Fprintf(log, "rlbench: running %s (%s)\n", c.label, conn.Options())
+	if err := conn.Open(ctx); err != nil {
+		conn.Close()
+		return fmt.Errorf("%s: connect: %w", c.label, err)
+	}
 	if p, ok := c.impl.(strategies.Preparer); ok {
 		if err := p.Prepare(ctx, conn); err != nil {
 			conn.Close()

@@ -1,10 +1,12 @@
 package clients
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +28,7 @@ const goRedisBufferSize = 1024
 type goRedis struct {
 	rdb       redis.UniversalClient
 	cluster   *redis.ClusterClient // nil for a single server
+	workers   int                  // the pool size, per node
 	opts      string
 	fallbacks atomic.Int64
 }
@@ -75,7 +78,7 @@ func newGoRedis(o Options) *goRedis {
 			Mode: maintnotifications.ModeDisabled,
 		},
 	})
-	c := &goRedis{rdb: rdb, opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off buffers=%d", o.Workers, goRedisBufferSize)}
+	c := &goRedis{rdb: rdb, workers: o.Workers, opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off buffers=%d", o.Workers, goRedisBufferSize)}
 	if o.Sentinel.Master != "" {
 		c.opts = "sentinel " + c.opts
 	}
@@ -91,6 +94,69 @@ func (c *goRedis) Name() string     { return "go-redis" }
 func (c *goRedis) Options() string  { return c.opts }
 func (c *goRedis) Fallbacks() int64 { return c.fallbacks.Load() }
 func (c *goRedis) Close() error     { return c.rdb.Close() }
+
+// Open fills the pool: as many connections as workers (on a cluster, each
+// master its share), taken by a few goroutines (redis.Client.Conn),
+// checked with PING and put back.
+func (c *goRedis) Open(ctx context.Context) error {
+	if c.cluster != nil {
+		// The workers spread over the masters: a share each, not the
+		// whole pool, which would open masters x workers connections.
+		var masters atomic.Int64
+		if err := c.cluster.ForEachMaster(ctx, func(context.Context, *redis.Client) error {
+			masters.Add(1)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("open: %w", err)
+		}
+		share := (c.workers + int(masters.Load()) - 1) / int(max(masters.Load(), 1))
+		return c.cluster.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			return fillPool(ctx, node, share)
+		})
+	}
+	rdb, ok := c.rdb.(*redis.Client)
+	if !ok {
+		return fmt.Errorf("open: unexpected go-redis client %T", c.rdb)
+	}
+	return fillPool(ctx, rdb, c.workers)
+}
+
+// fillDialers is how many goroutines fillPool dials with: enough to open
+// 10,000 connections on loopback in well under a second, few enough that
+// their stacks (a dial's is deep) stay small beside the workers'.
+const fillDialers = 64
+
+// fillPool opens n connections of rdb's pool, all held at once so that none
+// is taken twice, and puts them back.
+func fillPool(ctx context.Context, rdb *redis.Client, n int) error {
+	conns := make([]*redis.Conn, n)
+	var (
+		mu     sync.Mutex
+		failed int
+		first  error
+		wg     sync.WaitGroup
+	)
+	for d := range min(n, fillDialers) {
+		wg.Go(func() {
+			for i := d; i < n; i += fillDialers {
+				conns[i] = rdb.Conn()
+				if err := conns[i].Ping(ctx).Err(); err != nil {
+					mu.Lock()
+					failed, first = failed+1, cmp.Or(first, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, cn := range conns {
+		cn.Close() // back to the pool; a failed one is dropped
+	}
+	if failed > 0 {
+		return fmt.Errorf("open %d connections: %d failed, the first with: %w", n, failed, first)
+	}
+	return nil
+}
 
 // GoRedis returns the go-redis client itself, a *redis.Client or a
 // *redis.ClusterClient, for the strategies that call a published library

@@ -115,6 +115,24 @@ func (a *rueidisAdapter) Expire(ctx context.Context, key string, seconds int64) 
 	return ok, rueidisErr(err)
 }
 
+// Open checks the shared connections with a PING on each node: rueidis
+// dials them when the client is built.
+func (a *rueidisAdapter) Open(ctx context.Context) error {
+	nodes := map[string]rueidis.Client{"": a.c}
+	if a.cluster {
+		nodes = a.c.Nodes()
+	}
+	for addr, node := range nodes {
+		if err := node.Do(ctx, node.B().Ping().Build()).Error(); err != nil {
+			if addr == "" {
+				return fmt.Errorf("open: %w", rueidisErr(err))
+			}
+			return fmt.Errorf("open %s: %w", addr, rueidisErr(err))
+		}
+	}
+	return nil
+}
+
 // do sends cmd, a round trip named name, unless the context's
 // strategies.Tap stops it (a client that died after the previous reply):
 // the rueidis adapter's equivalent of the go-redis tapHook. The shared
@@ -161,14 +179,31 @@ func (a *rueidisAdapter) IncrExpireNX(ctx context.Context, key string, seconds i
 // EvalInts does what rueidis.Lua.Exec does (EVALSHA, then EVAL on
 // NOSCRIPT), spelled out so that the fallbacks can be counted.
 func (a *rueidisAdapter) EvalInts(ctx context.Context, s *strategies.Script, keys []string, args strategies.Args) ([]int64, error) {
-	b := a.c.B()
-	r := a.do(ctx, "EVALSHA", b.Evalsha().Sha1(s.SHA1).Numkeys(int64(len(keys))).Key(keys...).Arg(args.Strings()...).Build())
+	r := a.do(ctx, "EVALSHA", a.evalsha(s, keys, args))
 	if re, ok := rueidis.IsRedisErr(r.Error()); ok && re.IsNoScript() {
-		a.fallbacks.Add(1)
-		r = a.do(ctx, "EVAL", b.Eval().Script(s.Src).Numkeys(int64(len(keys))).Key(keys...).Arg(args.Strings()...).Build())
+		r = a.evalFallback(ctx, s, keys, args)
 	}
 	v, err := r.AsIntSlice()
 	return v, rueidisErr(err)
+}
+
+// evalsha builds EVALSHA of s. It is a function of its own so that the
+// builder's intermediate values are off the stack while the decision waits
+// for its reply.
+//
+//go:noinline
+func (a *rueidisAdapter) evalsha(s *strategies.Script, keys []string, args strategies.Args) rueidis.Completed {
+	return a.c.B().Evalsha().Sha1(s.SHA1).Numkeys(int64(len(keys))).Key(keys...).Arg(args.Strings()...).Build()
+}
+
+// evalFallback sends EVAL after a NOSCRIPT, and counts it. It is a
+// function of its own so that its command builder's locals do not sit in
+// EvalInts' stack frame on every decision.
+//
+//go:noinline
+func (a *rueidisAdapter) evalFallback(ctx context.Context, s *strategies.Script, keys []string, args strategies.Args) rueidis.RedisResult {
+	a.fallbacks.Add(1)
+	return a.do(ctx, "EVAL", a.c.B().Eval().Script(s.Src).Numkeys(int64(len(keys))).Key(keys...).Arg(args.Strings()...).Build())
 }
 
 // FunctionLoad sends FUNCTION LOAD REPLACE code; on a cluster, to every

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +80,8 @@ func TestCheck(t *testing.T) {
 		settings connection.Settings
 		wantKind error  // nil: connection.Check succeeds
 		wantFlag string // the flag the error names
-		wantSaid string // part of what the server said
+		// wantSaid is part of what the server said; "a|b" accepts either.
+		wantSaid string
 	}{
 		{name: "plain", addr: plain.Addr(), settings: connection.Settings{Password: "rightpass"}},
 		{name: "acl user", addr: plain.Addr(), settings: connection.Settings{Username: "alice", Password: "alicepass"}},
@@ -108,11 +110,14 @@ func TestCheck(t *testing.T) {
 			wantKind: connection.ErrCertExpired, wantFlag: "--insecure", wantSaid: "expired"},
 		{name: "wrong sni", addr: oneWay.Addr(), settings: connection.Settings{TLS: &connection.TLSFiles{CACert: tlsFiles(t, oneWay, false).CACert, SNI: "redis.example"}},
 			wantKind: connection.ErrCertName, wantFlag: "--sni", wantSaid: "redis.example"},
+		// In TLS 1.3 the server refuses a client certificate after the
+		// client has finished its handshake; the server's alert is lost
+		// when its reset reaches the client first (about one run in five).
 		{name: "mutual tls without a client certificate", addr: mutual.Addr(), settings: connection.Settings{TLS: tlsFiles(t, mutual, false)},
-			wantKind: connection.ErrClientCert, wantFlag: "--cert/--key", wantSaid: "certificate required"},
+			wantKind: connection.ErrClientCert, wantFlag: "--cert/--key", wantSaid: "certificate required|connection reset by peer"},
 		{name: "client certificate from another ca", addr: mutual.Addr(),
 			settings: connection.Settings{TLS: &connection.TLSFiles{CACert: tlsFiles(t, mutual, false).CACert, Cert: otherCA.ClientCert, Key: otherCA.ClientKey}},
-			wantKind: connection.ErrClientCert, wantFlag: "--cert/--key", wantSaid: "tls:"},
+			wantKind: connection.ErrClientCert, wantFlag: "--cert/--key", wantSaid: "tls:|connection reset by peer"},
 		{name: "nothing listening", addr: closedAddr, settings: connection.Settings{},
 			wantKind: connection.ErrUnreachable, wantFlag: "--addr", wantSaid: "refused"},
 	}
@@ -131,7 +136,8 @@ func TestCheck(t *testing.T) {
 			if !errors.Is(err, tc.wantKind) || !errors.As(err, &ce) {
 				t.Fatalf("connection.Check(%s, %v) = %v; want a *connection.CheckError of kind %q", tc.addr, tc.settings, err, tc.wantKind)
 			}
-			if ce.Flag != tc.wantFlag || !strings.HasPrefix(err.Error(), tc.wantFlag+": ") || !strings.Contains(ce.Said, tc.wantSaid) {
+			said := slices.ContainsFunc(strings.Split(tc.wantSaid, "|"), func(w string) bool { return strings.Contains(ce.Said, w) })
+			if ce.Flag != tc.wantFlag || !strings.HasPrefix(err.Error(), tc.wantFlag+": ") || !said {
 				t.Errorf("connection.Check(%s, %v) = %q; want flag %q first and %q in what the server said", tc.addr, tc.settings, err, tc.wantFlag, tc.wantSaid)
 			}
 			for _, pw := range []string{"rightpass", "alicepass", "wrong"} {

@@ -78,6 +78,9 @@ func BareLoop(ctx context.Context, c BareConfig) (BareResult, error) {
 		return BareResult{}, fmt.Errorf("bare loop: %w", err)
 	}
 	defer conn.Close()
+	if err := conn.Open(ctx); err != nil {
+		return BareResult{}, fmt.Errorf("bare loop: %w", err)
+	}
 	observer := connection.Admin{PoolSize: 1}.PlainClient(c.Addr)
 	defer observer.Close()
 

@@ -33,7 +33,7 @@ func init() {
 		FixedWindow: true,
 		MinRedis:    "7.0.0", // FUNCTION, FCALL
 		New: func(c Config) Strategy {
-			return function{cfg: c, args: NewArgs(strconv.FormatInt(c.Window, 10))}
+			return &function{cfg: c, args: NewArgs(strconv.FormatInt(c.Window, 10))}
 		},
 	})
 }
@@ -55,14 +55,14 @@ type function struct {
 	args Args // ARGV, built once: the window in seconds
 }
 
-var _ Preparer = function{}
+var _ Preparer = (*function)(nil)
 
-func (function) Name() string { return "function" }
+func (*function) Name() string { return "function" }
 
 // Prepare loads FunctionLibrary with FUNCTION LOAD REPLACE, unless a
 // library of that name with other code is loaded (ErrForeignLibrary).
 // Loading the same code is idempotent, so concurrent runs may each call it.
-func (function) Prepare(ctx context.Context, c Client) error {
+func (*function) Prepare(ctx context.Context, c Client) error {
 	if err := c.FunctionLoad(ctx, functionLibraryCode); err != nil {
 		return fmt.Errorf("function: function load: %w", err)
 	}
@@ -73,7 +73,7 @@ func (function) Prepare(ctx context.Context, c Client) error {
 // since Prepare (FUNCTION FLUSH, or a restart without persistence) answers
 // "ERR Function not found"; Decide then loads the library and calls again,
 // once. The same path serves callers that never called Prepare.
-func (s function) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+func (s *function) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	keys := [1]string{key}
 	r, err := c.FCallInts(ctx, FunctionName, keys[:], s.args)
 	if isFunctionNotFound(err) {

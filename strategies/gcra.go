@@ -17,7 +17,7 @@ func init() {
 		FixedWindow: false,
 		MinRedis:    "3.2.0", // redis.replicate_commands, to write after TIME before 5.0
 		New: func(c Config) Strategy {
-			return gcra{cfg: c, args: NewArgs(strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10))}
+			return &gcra{cfg: c, args: NewArgs(strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10))}
 		},
 	})
 }
@@ -76,9 +76,9 @@ type gcra struct {
 	args Args // ARGV, built once: the limit and the window in seconds
 }
 
-func (gcra) Name() string { return "gcra" }
+func (*gcra) Name() string { return "gcra" }
 
-func (s gcra) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+func (s *gcra) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	r, err := evalScript(ctx, c, "gcra", gcraScript, []string{key}, s.args, 2)
 	if err != nil {
 		return Decision{}, err

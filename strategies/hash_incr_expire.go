@@ -15,7 +15,7 @@ func init() {
 		FixedWindow: true,
 		MinRedis:    "7.4.0", // HEXPIRE
 		Layout:      LayoutHashField,
-		New:         func(c Config) Strategy { return hashIncrExpire{c, newFieldSet(c.Fields)} },
+		New:         func(c Config) Strategy { return &hashIncrExpire{c, newFieldSet(c.Fields)} },
 	})
 }
 
@@ -28,9 +28,9 @@ type hashIncrExpire struct {
 	fields fieldSet
 }
 
-func (hashIncrExpire) Name() string { return "hash-incr-expire" }
+func (*hashIncrExpire) Name() string { return "hash-incr-expire" }
 
-func (s hashIncrExpire) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+func (s *hashIncrExpire) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	field := s.fields[s.fields.pick()]
 	n, err := c.HIncrBy(ctx, key, field, 1)
 	if err != nil {

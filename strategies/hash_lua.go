@@ -21,7 +21,7 @@ func init() {
 			for _, f := range s.fields {
 				s.args = append(s.args, NewArgs(f, window))
 			}
-			return s
+			return &s
 		},
 	})
 }
@@ -49,9 +49,9 @@ type hashLua struct {
 	args   []Args // ARGV per field, built once: the field and the window
 }
 
-func (hashLua) Name() string { return "hash-lua" }
+func (*hashLua) Name() string { return "hash-lua" }
 
-func (s hashLua) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+func (s *hashLua) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	r, err := evalScript(ctx, c, "hash-lua", HashFieldScript, []string{key}, s.args[s.fields.pick()], 1)
 	if err != nil {
 		return Decision{}, err

@@ -17,7 +17,7 @@ func init() {
 		// not a hash: EXEC runs both commands, and both leave it alone.
 		MinRedis: "7.4.0", // HEXPIRE
 		Layout:   LayoutHashField,
-		New:      func(c Config) Strategy { return hashMultiNX{c, newFieldSet(c.Fields)} },
+		New:      func(c Config) Strategy { return &hashMultiNX{c, newFieldSet(c.Fields)} },
 	})
 }
 
@@ -29,9 +29,9 @@ type hashMultiNX struct {
 	fields fieldSet
 }
 
-func (hashMultiNX) Name() string { return "hash-multi-nx" }
+func (*hashMultiNX) Name() string { return "hash-multi-nx" }
 
-func (s hashMultiNX) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+func (s *hashMultiNX) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	n, err := c.HIncrExpireNX(ctx, key, s.fields[s.fields.pick()], s.cfg.Window)
 	if err != nil {
 		return Decision{}, fmt.Errorf("hash-multi-nx: %w", err)

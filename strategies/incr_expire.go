@@ -14,7 +14,7 @@ func init() {
 		Heals:       false,
 		FixedWindow: true,
 		MinRedis:    "1.0.0",
-		New:         func(c Config) Strategy { return incrExpire{c} },
+		New:         func(c Config) Strategy { return &incrExpire{c} },
 	})
 }
 
@@ -23,9 +23,9 @@ func init() {
 // between the two, n == 1 never happens again and the key never expires.
 type incrExpire struct{ cfg Config }
 
-func (incrExpire) Name() string { return "incr-expire" }
+func (*incrExpire) Name() string { return "incr-expire" }
 
-func (s incrExpire) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+func (s *incrExpire) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	n, err := c.Incr(ctx, key)
 	if err != nil {
 		return Decision{}, fmt.Errorf("incr-expire: incr: %w", err)

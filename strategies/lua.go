@@ -15,7 +15,7 @@ func init() {
 		FixedWindow: true,
 		MinRedis:    "2.6.0",
 		New: func(c Config) Strategy {
-			return lua{cfg: c, args: NewArgs(strconv.FormatInt(c.Window, 10))}
+			return &lua{cfg: c, args: NewArgs(strconv.FormatInt(c.Window, 10))}
 		},
 	})
 }
@@ -42,9 +42,9 @@ type lua struct {
 	args Args // ARGV, built once: the window in seconds
 }
 
-func (lua) Name() string { return "lua" }
+func (*lua) Name() string { return "lua" }
 
-func (s lua) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+func (s *lua) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	r, err := evalScript(ctx, c, "lua", SeedScript, []string{key}, s.args, 1)
 	if err != nil {
 		return Decision{}, err

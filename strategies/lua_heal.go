@@ -15,7 +15,7 @@ func init() {
 		FixedWindow: true,
 		MinRedis:    "2.6.0",
 		New: func(c Config) Strategy {
-			return luaHeal{cfg: c, args: NewArgs(strconv.FormatInt(c.Window, 10))}
+			return &luaHeal{cfg: c, args: NewArgs(strconv.FormatInt(c.Window, 10))}
 		},
 	})
 }
@@ -50,9 +50,9 @@ type luaHeal struct {
 	args Args // ARGV, built once: the window in seconds
 }
 
-func (luaHeal) Name() string { return "lua-heal" }
+func (*luaHeal) Name() string { return "lua-heal" }
 
-func (s luaHeal) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+func (s *luaHeal) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	r, err := evalScript(ctx, c, "lua-heal", healScript, []string{key}, s.args, 1)
 	if err != nil {
 		return Decision{}, err

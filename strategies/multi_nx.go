@@ -18,7 +18,7 @@ func init() {
 		// the window's TTL (it is deleted when that runs out).
 		ChangesWrongType: true,
 		MinRedis:         "7.0.0", // EXPIRE ... NX
-		New:              func(c Config) Strategy { return multiNX{c} },
+		New:              func(c Config) Strategy { return &multiNX{c} },
 	})
 }
 
@@ -27,9 +27,9 @@ func init() {
 // extends a running window, and a key that lost its TTL gets one back.
 type multiNX struct{ cfg Config }
 
-func (multiNX) Name() string { return "multi-nx" }
+func (*multiNX) Name() string { return "multi-nx" }
 
-func (s multiNX) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+func (s *multiNX) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	n, err := c.IncrExpireNX(ctx, key, s.cfg.Window)
 	if err != nil {
 		return Decision{}, fmt.Errorf("multi-nx: %w", err)

@@ -15,7 +15,7 @@ func init() {
 		FixedWindow: true,
 		CountIsRead: true,
 		MinRedis:    "6.2.0", // SET ... EXAT
-		New:         func(c Config) Strategy { return naive{c} },
+		New:         func(c Config) Strategy { return &naive{c} },
 	})
 }
 
@@ -24,9 +24,9 @@ func init() {
 // with no TTL: an immortal counter.
 type naive struct{ cfg Config }
 
-func (naive) Name() string { return "naive" }
+func (*naive) Name() string { return "naive" }
 
-func (s naive) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+func (s *naive) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	n, ok, err := c.Get(ctx, key)
 	if err != nil {
 		return Decision{}, fmt.Errorf("naive: get: %w", err)

@@ -18,7 +18,7 @@ func init() {
 		FixedWindow: false,
 		MinRedis:    "3.2.0", // redis.replicate_commands, to write after TIME before 5.0
 		New: func(c Config) Strategy {
-			return slidingLog{cfg: c, args: NewArgs(strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10))}
+			return &slidingLog{cfg: c, args: NewArgs(strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10))}
 		},
 	})
 }
@@ -64,9 +64,9 @@ type slidingLog struct {
 	args Args // ARGV, built once: the limit and the window in seconds
 }
 
-func (slidingLog) Name() string { return "sliding-log" }
+func (*slidingLog) Name() string { return "sliding-log" }
 
-func (s slidingLog) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+func (s *slidingLog) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	r, err := evalScript(ctx, c, "sliding-log", slidingLogScript, []string{key, SlidingLogSeqKey(key)}, s.args, 2)
 	if err != nil {
 		return Decision{}, err

@@ -17,7 +17,7 @@ func init() {
 		FixedWindow: false,
 		MinRedis:    "4.0.0", // HSET with several fields
 		New: func(c Config) Strategy {
-			return tokenBucket{cfg: c, args: NewArgs(strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10))}
+			return &tokenBucket{cfg: c, args: NewArgs(strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10))}
 		},
 	})
 }
@@ -76,9 +76,9 @@ type tokenBucket struct {
 	args Args // ARGV, built once: the limit and the window in seconds
 }
 
-func (tokenBucket) Name() string { return "token-bucket" }
+func (*tokenBucket) Name() string { return "token-bucket" }
 
-func (s tokenBucket) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+func (s *tokenBucket) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	r, err := evalScript(ctx, c, "token-bucket", tokenBucketScript, []string{key}, s.args, 2)
 	if err != nil {
 		return Decision{}, err

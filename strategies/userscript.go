@@ -115,7 +115,7 @@ func userInfo(name, file, src string, function bool) (Info, error) {
 		s := *u
 		s.args = NewArgs(strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10))
 		if s.function {
-			return userFunction{&s}
+			return &userFunction{&s}
 		}
 		return &s
 	}
@@ -134,7 +134,7 @@ func userOf(s Strategy) (*user, bool) {
 	switch u := s.(type) {
 	case *user:
 		return u, true
-	case userFunction:
+	case *userFunction:
 		return u.user, true
 	}
 	return nil, false
@@ -228,11 +228,11 @@ func (s *user) decision(r []int64) (Decision, error) {
 // userFunction calls the function NAME of a user's Functions library.
 type userFunction struct{ *user }
 
-var _ Preparer = userFunction{}
+var _ Preparer = (*userFunction)(nil)
 
 // Prepare loads the library on every master (see Client.FunctionLoad: a
 // library of the same name with other code is refused, not replaced).
-func (s userFunction) Prepare(ctx context.Context, c Client) error {
+func (s *userFunction) Prepare(ctx context.Context, c Client) error {
 	if err := c.FunctionLoad(ctx, s.src); err != nil {
 		return fmt.Errorf("%s (%s): function load: %w", s.name, s.file, err)
 	}
@@ -241,7 +241,7 @@ func (s userFunction) Prepare(ctx context.Context, c Client) error {
 
 // Decide calls FCALL NAME; a library lost since Prepare is loaded again,
 // once, as the function strategy does.
-func (s userFunction) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+func (s *userFunction) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	keys := [1]string{key}
 	r, err := c.FCallInts(ctx, s.name, keys[:], s.args)
 	if isFunctionNotFound(err) {

@@ -433,7 +433,24 @@ func (r *runner) now() time.Duration { return time.Since(r.start) }
 // completed, as r.now. Its error is errInterrupted when ctx ended it, and
 // strategies.ErrCrashed when the crasher killed the worker mid-request.
 // t0 is when the worker sent it, read by the caller: one clock read less.
+// The crasher's path is a function of its own, so that its locals do not
+// deepen every worker's stack.
 func (r *runner) decide(wctx context.Context, cr *crasher, key string, t0 time.Duration) (strategies.Decision, time.Duration, error) {
+	if cr != nil {
+		return r.decideCrashing(wctx, cr, key, t0)
+	}
+	d, err := r.strategy.Decide(wctx, r.client, key)
+	done := r.now()
+	if err != nil && r.ctx.Err() != nil {
+		return d, done, errInterrupted
+	}
+	return d, done, err
+}
+
+// decideCrashing is decide for a worker with a crasher.
+//
+//go:noinline
+func (r *runner) decideCrashing(wctx context.Context, cr *crasher, key string, t0 time.Duration) (strategies.Decision, time.Duration, error) {
 	dctx := wctx
 	cut, crash := cr.cut()
 	if crash {
