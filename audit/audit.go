@@ -24,12 +24,16 @@ package audit
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/maphash"
+
 	"strings"
 	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/redis/go-redis/v9"
 
@@ -135,21 +139,35 @@ func MatchPattern(prefix string) string {
 	return b.String()
 }
 
-// keySet remembers the keys seen so far by their 64-bit hashes, which keeps
-// memory to a few tens of bytes per key whatever the key length. Two of n
-// distinct keys collide with probability about n²/2⁶⁵ (under 10⁻⁷ for 10⁶
-// keys), which would undercount Keys by one.
+// keySet remembers the keys seen so far. A key with a number in it, such as
+// rlbench's prefix{123} or a keyspace's ratelimit:user:123, is split at its
+// last run of digits into a shape (what is around the number) and the
+// number, kept in a compressed bitmap per shape: a few bits per key, so that
+// auditing millions of keys of a few shapes takes a few MiB. Any other key is
+// remembered by its 64-bit hash, a few tens of bytes per key whatever its
+// length; two of n such keys collide with probability about n²/2⁶⁵ (under
+// 10⁻⁷ for 10⁶ keys), which would undercount Keys by one.
 type keySet struct {
 	seed   maphash.Seed
 	hashes map[uint64]struct{}
+	shapes map[string]*roaring.Bitmap
+	buf    []byte // the shape of the key being added
 }
 
 func newKeySet() *keySet {
-	return &keySet{seed: maphash.MakeSeed(), hashes: make(map[uint64]struct{})}
+	return &keySet{seed: maphash.MakeSeed(), hashes: map[uint64]struct{}{}, shapes: map[string]*roaring.Bitmap{}}
 }
 
 // add records key and reports whether it was new.
 func (s *keySet) add(key string) bool {
+	if n, ok := s.shape(key); ok {
+		bm := s.shapes[string(s.buf)]
+		if bm == nil {
+			bm = roaring.New()
+			s.shapes[string(s.buf)] = bm
+		}
+		return bm.CheckedAdd(n)
+	}
 	h := maphash.String(s.seed, key)
 	if _, ok := s.hashes[h]; ok {
 		return false
@@ -157,6 +175,34 @@ func (s *keySet) add(key string) bool {
 	s.hashes[h] = struct{}{}
 	return true
 }
+
+// shape splits key at its last run of digits: it leaves in s.buf the text
+// before the run (after its length, so that no two splits share a shape)
+// and the text after it, and returns the number. ok is false when the key
+// has no digits, or a run that does not name its number one way (a leading
+// zero) or is longer than 9 digits.
+func (s *keySet) shape(key string) (n uint32, ok bool) {
+	end := len(key)
+	for end > 0 && !isDigit(key[end-1]) {
+		end--
+	}
+	start := end
+	for start > 0 && isDigit(key[start-1]) {
+		start--
+	}
+	digits := key[start:end]
+	if len(digits) == 0 || len(digits) > 9 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	for _, c := range []byte(digits) {
+		n = n*10 + uint32(c-'0')
+	}
+	s.buf = binary.AppendUvarint(s.buf[:0], uint64(start))
+	s.buf = append(append(s.buf, key[:start]...), key[end:]...)
+	return n, true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // NewPrefix returns a fresh key prefix for one run of tool:
 // "<tool>:<UTC time>-<8 random hex digits>:", e.g.

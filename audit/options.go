@@ -115,8 +115,10 @@ type Options struct {
 	// no UNLINK.
 	UseDel bool
 	// Dedup counts a key SCAN returns more than once (which SCAN may do
-	// while the keyspace is resized) once. It keeps 8 bytes per key, so
-	// memory grows with the keyspace: meant for the runner's own keys.
+	// while the keyspace is resized) once. It remembers every key: a few
+	// bits for a key with a number in it (prefix{123}, user:123), some tens
+	// of bytes for any other, so memory grows with the keyspace; meant for
+	// the runner's own keys.
 	Dedup bool
 	// Sizes reads each node's DBSIZE before the scan, for NodeReport.DBSize
 	// and the ETA of Progress; setting Progress implies it.
