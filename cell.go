@@ -117,7 +117,13 @@ func (c *cell) connect(ctx context.Context, log io.Writer) error {
 	}
 	c.conn = conn
 	fmt.Fprintf(log, "rlbench: running %s (%s)\n", c.label, conn.Options())
-	if err := conn.Open(ctx); err != nil {
+	// A closed loop keeps every worker's connection busy; an open loop
+	// opens what its rate needs as it goes (--clients is its ceiling).
+	conns := 1
+	if c.cfg.Workload.Rate == 0 {
+		conns = c.cfg.Workload.Workers
+	}
+	if err := conn.Open(ctx, conns); err != nil {
 		conn.Close()
 		return fmt.Errorf("%s: connect: %w", c.label, err)
 	}

@@ -462,12 +462,14 @@ func TestSetDefaultGC(t *testing.T) {
 		{"GOMEMLIMIT set", "", "1GiB", 100},
 	}
 	for _, tc := range tests {
-		t.Setenv("GOGC", tc.gogc)
-		t.Setenv("GOMEMLIMIT", tc.memlimit)
-		debug.SetGCPercent(100)
-		rlbench.SetDefaultGC()
-		if got := debug.SetGCPercent(100); got != tc.want {
-			t.Errorf("%s: GOGC after SetDefaultGC = %d; want %d", tc.name, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GOGC", tc.gogc)
+			t.Setenv("GOMEMLIMIT", tc.memlimit)
+			debug.SetGCPercent(100)
+			rlbench.SetDefaultGC()
+			if got := debug.SetGCPercent(100); got != tc.want {
+				t.Errorf("GOGC after SetDefaultGC = %d; want %d", got, tc.want)
+			}
+		})
 	}
 }

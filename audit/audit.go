@@ -29,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-
 	"strings"
 	"time"
 
@@ -143,16 +142,23 @@ func MatchPattern(prefix string) string {
 // rlbench's prefix{123} or a keyspace's ratelimit:user:123, is split at its
 // last run of digits into a shape (what is around the number) and the
 // number, kept in a compressed bitmap per shape: a few bits per key, so that
-// auditing millions of keys of a few shapes takes a few MiB. Any other key is
+// auditing millions of keys of a few shapes takes a few MiB. Any other key,
+// and any key once maxShapes shapes are kept (keys whose last number is not
+// the one that varies, such as user:123:v2, make a shape each), is
 // remembered by its 64-bit hash, a few tens of bytes per key whatever its
 // length; two of n such keys collide with probability about n²/2⁶⁵ (under
-// 10⁻⁷ for 10⁶ keys), which would undercount Keys by one.
+// 10⁻⁷ for 10⁶ keys), which would undercount Keys by one. A key always
+// takes the same path: shapes are only added, and none after the cap.
 type keySet struct {
 	seed   maphash.Seed
 	hashes map[uint64]struct{}
 	shapes map[string]*roaring.Bitmap
 	buf    []byte // the shape of the key being added
 }
+
+// maxShapes bounds the bitmaps of a keySet: beyond it, a bitmap per shape
+// would cost more than the hashes it saves.
+const maxShapes = 1024
 
 func newKeySet() *keySet {
 	return &keySet{seed: maphash.MakeSeed(), hashes: map[uint64]struct{}{}, shapes: map[string]*roaring.Bitmap{}}
@@ -162,11 +168,13 @@ func newKeySet() *keySet {
 func (s *keySet) add(key string) bool {
 	if n, ok := s.shape(key); ok {
 		bm := s.shapes[string(s.buf)]
-		if bm == nil {
+		if bm == nil && len(s.shapes) < maxShapes {
 			bm = roaring.New()
 			s.shapes[string(s.buf)] = bm
 		}
-		return bm.CheckedAdd(n)
+		if bm != nil {
+			return bm.CheckedAdd(n)
+		}
 	}
 	h := maphash.String(s.seed, key)
 	if _, ok := s.hashes[h]; ok {

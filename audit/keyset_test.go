@@ -80,7 +80,7 @@ func BenchmarkKeySetMemory(b *testing.B) {
 		key  func(i int) string
 	}{
 		{"numbered", func(i int) string { return "rl:lua:go-redis:{" + strconv.Itoa(i) + "}" }},
-		{"hashed", func(i int) string { return "rl:lua:go-redis:" + strconv.FormatInt(int64(i), 36) }},
+		{"hashed", func(i int) string { return "rl:lua:go-redis:" + letters(i) }},
 	} {
 		b.Run("keys="+tc.name, func(b *testing.B) {
 			var before, after runtime.MemStats
@@ -94,7 +94,40 @@ func BenchmarkKeySetMemory(b *testing.B) {
 			runtime.GC()
 			runtime.ReadMemStats(&after)
 			runtime.KeepAlive(s)
+			if tc.name == "hashed" && len(s.hashes) != b.N {
+				b.Fatalf("%d of %d keys hashed; want all", len(s.hashes), b.N)
+			}
 			b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "heap-B/key")
 		})
+	}
+}
+
+// letters writes i in base 26 with the letters a to z: a key part with no
+// digit.
+func letters(i int) string {
+	b := []byte{byte('a' + i%26)}
+	for i /= 26; i > 0; i /= 26 {
+		b = append(b, byte('a'+i%26))
+	}
+	return string(b)
+}
+
+// TestKeySetShapeCap adds keys whose last number is not the one that varies
+// (a shape each) past maxShapes, and checks that the bitmaps stop at the cap
+// while every key still counts once.
+func TestKeySetShapeCap(t *testing.T) {
+	t.Parallel()
+	s := newKeySet()
+	const n = 3 * maxShapes
+	for round := range 2 {
+		for i := range n {
+			k := "user:" + letters(i) + ":v2"
+			if got := s.add(k); got != (round == 0) {
+				t.Fatalf("round %d: add(%q) = %v; want %v", round, k, got, round == 0)
+			}
+		}
+	}
+	if len(s.shapes) != maxShapes || len(s.hashes) != n-maxShapes {
+		t.Errorf("%d shapes and %d hashes; want %d and %d", len(s.shapes), len(s.hashes), maxShapes, n-maxShapes)
 	}
 }

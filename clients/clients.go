@@ -85,12 +85,12 @@ type Conn interface {
 	// strategies/published); nil for any other client.
 	GoRedis() redis.UniversalClient
 	// Open opens, before the load, the connections its workers will use:
-	// go-redis a connection per worker (on a cluster, each master its
-	// share), dialled by a few goroutines that end with it; rueidis its
+	// go-redis conns connections (on a cluster, each master its share),
+	// dialled by a few goroutines that end with it; rueidis checks its
 	// shared connections. A worker that dials during the load measures the
-	// dial, and a goroutine that dials keeps the deep stack of the dial
-	// for the rest of the run (8 KiB more per worker, seen at 10,000).
-	Open(ctx context.Context) error
+	// dial, and a goroutine that dials keeps the deep stack of the dial for
+	// the rest of the run (8 KiB more per worker, seen at 10,000).
+	Open(ctx context.Context, conns int) error
 	// Close closes every connection.
 	Close() error
 }

@@ -1,7 +1,6 @@
 package clients
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -95,13 +94,14 @@ func (c *goRedis) Options() string  { return c.opts }
 func (c *goRedis) Fallbacks() int64 { return c.fallbacks.Load() }
 func (c *goRedis) Close() error     { return c.rdb.Close() }
 
-// Open fills the pool: as many connections as workers (on a cluster, each
-// master its share), taken by a few goroutines (redis.Client.Conn),
-// checked with PING and put back.
-func (c *goRedis) Open(ctx context.Context) error {
+// Open fills the pool with conns connections (on a cluster, each master a
+// share of them), taken by a few goroutines (redis.Client.Conn), checked
+// with PING and put back. It stops at the first that fails.
+func (c *goRedis) Open(ctx context.Context, conns int) error {
+	conns = max(conns, 1)
 	if c.cluster != nil {
 		// The workers spread over the masters: a share each, not the
-		// whole pool, which would open masters x workers connections.
+		// whole count, which would open masters x workers connections.
 		var masters atomic.Int64
 		if err := c.cluster.ForEachMaster(ctx, func(context.Context, *redis.Client) error {
 			masters.Add(1)
@@ -109,7 +109,8 @@ func (c *goRedis) Open(ctx context.Context) error {
 		}); err != nil {
 			return fmt.Errorf("open: %w", err)
 		}
-		share := (c.workers + int(masters.Load()) - 1) / int(max(masters.Load(), 1))
+		m := int(max(masters.Load(), 1))
+		share := (conns + m - 1) / m
 		return c.cluster.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 			return fillPool(ctx, node, share)
 		})
@@ -118,7 +119,7 @@ func (c *goRedis) Open(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("open: unexpected go-redis client %T", c.rdb)
 	}
-	return fillPool(ctx, rdb, c.workers)
+	return fillPool(ctx, rdb, conns)
 }
 
 // fillDialers is how many goroutines fillPool dials with: enough to open
@@ -127,33 +128,32 @@ func (c *goRedis) Open(ctx context.Context) error {
 const fillDialers = 64
 
 // fillPool opens n connections of rdb's pool, all held at once so that none
-// is taken twice, and puts them back.
+// is taken twice, and puts them back. The first failure stops the others:
+// a server that is gone costs one dial's retries, not n.
 func fillPool(ctx context.Context, rdb *redis.Client, n int) error {
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	conns := make([]*redis.Conn, n)
-	var (
-		mu     sync.Mutex
-		failed int
-		first  error
-		wg     sync.WaitGroup
-	)
+	var wg sync.WaitGroup
 	for d := range min(n, fillDialers) {
 		wg.Go(func() {
-			for i := d; i < n; i += fillDialers {
+			for i := d; i < n && ctx.Err() == nil; i += fillDialers {
 				conns[i] = rdb.Conn()
 				if err := conns[i].Ping(ctx).Err(); err != nil {
-					mu.Lock()
-					failed, first = failed+1, cmp.Or(first, err)
-					mu.Unlock()
+					stop(err) // the first cause is kept
+					return
 				}
 			}
 		})
 	}
 	wg.Wait()
 	for _, cn := range conns {
-		cn.Close() // back to the pool; a failed one is dropped
+		if cn != nil {
+			cn.Close() // back to the pool; a failed one is dropped
+		}
 	}
-	if failed > 0 {
-		return fmt.Errorf("open %d connections: %d failed, the first with: %w", n, failed, first)
+	if err := context.Cause(ctx); err != nil {
+		return fmt.Errorf("open %d connections to %s: %w", n, rdb.Options().Addr, err)
 	}
 	return nil
 }

@@ -1,8 +1,12 @@
 package clients_test
 
 import (
+	"context"
+	"errors"
+	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -31,50 +35,73 @@ func connectedClients(t *testing.T, admin *redis.Client) int {
 	return 0
 }
 
-// TestOpen checks that Open connects before the load: go-redis one
-// connection per worker, in its pool for the workers to take (the server
-// sees them all, and the pool holds them idle); rueidis its shared
-// connections. Against a server that is gone, Open fails.
+// TestOpen checks that Open connects before the load: go-redis the
+// connections asked for, in its pool for the workers to take (the server
+// sees them all, and the pool holds them idle), and no more when called
+// again; rueidis its shared connections. Each client has a server of its
+// own, so that one's closing connections do not show in the other's count.
 func TestOpen(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	admin := redistest.Client(t, srv)
-	const workers = 300
+	const conns = 300
 	for _, name := range clients.Names {
-		before := connectedClients(t, admin)
-		c, err := clients.New(name, clients.Options{Addr: srv.Addr(), Workers: workers})
-		if err != nil {
-			t.Fatalf("New(%q) error: %v", name, err)
-		}
-		if err := c.Open(t.Context()); err != nil {
-			t.Fatalf("%s: Open() error: %v", name, err)
-		}
-		opened := connectedClients(t, admin) - before
-		switch name {
-		case "go-redis":
-			stats := c.GoRedis().PoolStats()
-			if opened != workers || stats.TotalConns != workers || stats.IdleConns != workers {
-				t.Errorf("go-redis: after Open the server sees %d new connections, the pool %d (%d idle); want %d of each", opened, stats.TotalConns, stats.IdleConns, workers)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			admin := redistest.Client(t, srv)
+			before := connectedClients(t, admin)
+			c, err := clients.New(name, clients.Options{Addr: srv.Addr(), Workers: conns})
+			if err != nil {
+				t.Fatalf("New(%q) error: %v", name, err)
 			}
-		default:
-			if opened < 1 || opened > 4 {
-				t.Errorf("%s: after Open the server sees %d new connections; want 1 to 4 (shared, pipelined)", name, opened)
+			defer c.Close()
+			for round := range 2 {
+				if err := c.Open(t.Context(), conns); err != nil {
+					t.Fatalf("Open() #%d error: %v", round+1, err)
+				}
+				opened := connectedClients(t, admin) - before
+				if name != "go-redis" {
+					if opened < 1 || opened > 4 {
+						t.Errorf("Open() #%d: the server sees %d new connections; want 1 to 4 (shared, pipelined)", round+1, opened)
+					}
+					continue
+				}
+				stats := c.GoRedis().PoolStats()
+				if opened != conns || stats.TotalConns != conns || stats.IdleConns != conns {
+					t.Errorf("Open() #%d: the server sees %d new connections, the pool %d (%d idle); want %d of each", round+1, opened, stats.TotalConns, stats.IdleConns, conns)
+				}
 			}
-		}
-		c.Close()
+		})
 	}
+}
 
-	gone := redistest.Start(t)
-	addr := gone.Addr()
-	if err := gone.Close(); err != nil {
+// TestOpenFails checks that go-redis' Open stops at a server that refuses
+// connections, saying so, and at a context that has ended.
+func TestOpenFails(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := clients.New("go-redis", clients.Options{Addr: addr, Workers: 10})
+	refused := l.Addr().String()
+	l.Close()
+	c, err := clients.New("go-redis", clients.Options{Addr: refused, Workers: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.Open(t.Context()); err == nil || !strings.Contains(err.Error(), "10 failed") {
-		t.Errorf("go-redis: Open() against a stopped server = %v; want 10 of 10 failed", err)
+	if err := c.Open(t.Context(), 1000); !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), refused) {
+		t.Errorf("Open() against a closed port = %v; want connection refused, naming %s", err, refused)
+	}
+
+	srv := redistest.Start(t)
+	c2, err := clients.New("go-redis", clients.Options{Addr: srv.Addr(), Workers: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := c2.Open(ctx, 10); !errors.Is(err, context.Canceled) {
+		t.Errorf("Open() with an ended context = %v; want context.Canceled", err)
 	}
 }

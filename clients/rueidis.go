@@ -115,9 +115,10 @@ func (a *rueidisAdapter) Expire(ctx context.Context, key string, seconds int64) 
 	return ok, rueidisErr(err)
 }
 
-// Open checks the shared connections with a PING on each node: rueidis
-// dials them when the client is built.
-func (a *rueidisAdapter) Open(ctx context.Context) error {
+// Open sends a PING to each node: rueidis shares a few pipelined
+// connections among all workers, dials the first when the client is built
+// and the others as its multiplexing needs them, so conns does not apply.
+func (a *rueidisAdapter) Open(ctx context.Context, _ int) error {
 	nodes := map[string]rueidis.Client{"": a.c}
 	if a.cluster {
 		nodes = a.c.Nodes()

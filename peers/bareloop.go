@@ -64,8 +64,9 @@ type BareResult struct {
 // client with the same pool and options (clients.New, sized for the
 // workers, with rlbench.DefaultFlushDelay), the same lua strategy and
 // script, a uniform key choice named as rlbench's workers name keys
-// (workload.KeyNamer), and a count per worker. No clock read, histogram, admission tracking, progress line or
-// self-check. Set GOMAXPROCS as rlbench's to compare the two.
+// (workload.KeyNamer), and a count per worker. No clock read, histogram,
+// admission tracking, progress line or self-check. Set GOMAXPROCS as
+// rlbench's to compare the two.
 func BareLoop(ctx context.Context, c BareConfig) (BareResult, error) {
 	strat, err := strategies.New("lua", strategies.Config{Limit: c.Limit, Window: c.Window})
 	if err != nil {
@@ -78,7 +79,7 @@ func BareLoop(ctx context.Context, c BareConfig) (BareResult, error) {
 		return BareResult{}, fmt.Errorf("bare loop: %w", err)
 	}
 	defer conn.Close()
-	if err := conn.Open(ctx); err != nil {
+	if err := conn.Open(ctx, c.Workers); err != nil {
 		return BareResult{}, fmt.Errorf("bare loop: %w", err)
 	}
 	observer := connection.Admin{PoolSize: 1}.PlainClient(c.Addr)

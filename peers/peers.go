@@ -6,10 +6,11 @@
 //
 // For each target Run alternates the three (rlbench, bare loop,
 // redis-benchmark, then bare loop, rlbench, redis-benchmark, and so on) on
-// the same server and workload (500 clients, 100,000 random keys of the
-// same length, EVALSHA of the same script), prints each run's ratios rlbench/redis-benchmark and
-// rlbench/bare loop and their medians, and writes every figure as JSON. It
-// measures; it does not judge speed. cmd/benchpeers is its command line,
+// the same server and workload (500 clients, Options.Keys random keys of
+// the same length, 100,000 by default, EVALSHA of the same script), prints
+// each run's ratios rlbench/redis-benchmark and rlbench/bare loop and their
+// medians, and writes every figure as JSON. It measures; it does not judge
+// speed. cmd/benchpeers is its command line,
 // and scripts/bench-peers.sh builds and runs that.
 package peers
 
@@ -56,10 +57,10 @@ const (
 )
 
 // benchmarkKey is redis-benchmark's key pattern for the target of client
-// with keys keys: as long as most of rlbench's keys,
-// rlbench.CellPrefix(prefix, "lua", client) then "{N}" (N mostly as many
-// digits as keys-1), since key length costs the server (see the README's
-// Performance section for the measurement). redis-benchmark writes
+// with keys keys: as long as rlbench's key with the highest number,
+// rlbench.CellPrefix(prefix, "lua", client) then "{N}" (most of its keys
+// when keys is a power of ten), since key length costs the server (see the
+// README's Performance section for the measurement). redis-benchmark writes
 // __rand_int__ as 12 digits, so its prefix is the cell prefix less 12 - the
 // digits: with 100,000 keys "rb:lua:go{__rand_int__}" against
 // "rl:lua:go-redis:{12345}".
@@ -89,7 +90,8 @@ type Options struct {
 	// Seconds is how long each side of a pair runs, in seconds, at least 1.
 	Seconds int
 	// Keys is the key space of every side (rlbench --keys, the bare loop's
-	// --keys, redis-benchmark -r), 1 to workload.MaxKeys.
+	// --keys, redis-benchmark -r), up to workload.MaxKeys; 0 means
+	// DefaultKeys.
 	Keys int
 	// Out is the JSON file the report is written to.
 	Out string
@@ -160,6 +162,9 @@ type bench struct {
 // script, runs every target, prints each pair and the median to stdout, and
 // writes the report to o.Out, also when a run failed part-way.
 func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
+	if o.Keys <= 0 {
+		o.Keys = DefaultKeys
+	}
 	for _, bin := range []*string{&o.Rlbench, &o.BareLoop, &o.RedisBenchmark, &o.RedisCLI} {
 		path, lerr := exec.LookPath(*bin)
 		if lerr != nil {

@@ -70,6 +70,7 @@ func checkPauseWrites(t *testing.T, s *Sentinel, addr string) {
 	if err != nil {
 		t.Fatalf("PauseWrites error: %v", err)
 	}
+	t.Cleanup(func() { unpause(context.Background()) }) // after a failed check too
 	rdb := client(t, addr)
 	if err := rdb.Get(t.Context(), "k").Err(); err != nil {
 		t.Errorf("GET while writes are paused = %v; want nil", err)

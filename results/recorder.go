@@ -9,19 +9,20 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// DefaultShards is the most shards a Recorder has when none is given: it has
-// ShardsPerProc per GOMAXPROCS, up to DefaultShards. At most GOMAXPROCS
-// workers record at once, so more shards would only cost memory (a latency
+// MaxShards is the most shards a Recorder has when none is given: it has
+// ShardsPerProc per GOMAXPROCS, up to MaxShards. At most GOMAXPROCS workers
+// record at once, so more shards would only cost memory (a latency
 // histogram is about 160 KiB).
-const DefaultShards = 64
+const MaxShards = 64
 
 // ShardsPerProc is how many shards a Recorder has per GOMAXPROCS when none is
 // given, so that two workers recording at once rarely share one.
 const ShardsPerProc = 8
 
-// defaultShards is the shard count of a Recorder given none.
-func defaultShards() int {
-	return min(DefaultShards, ShardsPerProc*runtime.GOMAXPROCS(0))
+// defaultShards is the shard count of a Recorder given none, with procs
+// CPUs (GOMAXPROCS).
+func defaultShards(procs int) int {
+	return min(MaxShards, ShardsPerProc*max(procs, 1))
 }
 
 // Histogram geometry shared by every Recorder. Values are latencies in
@@ -66,7 +67,7 @@ type paddedShard struct {
 
 // Recorder records decisions from many concurrent workers. Its zero value is
 // ready to use and has ShardsPerProc shards per GOMAXPROCS (read at its first
-// use), up to DefaultShards; NewRecorder chooses another count.
+// use), up to MaxShards; NewRecorder chooses another count.
 //
 // Worker w records into shard w % shards, so memory is bounded by the shard
 // count (one histogram per shard in use, two once RecordOpen has been
@@ -91,7 +92,7 @@ func NewRecorder(shards int) *Recorder {
 // init allocates the shards. Histograms are allocated lazily, per shard.
 func (r *Recorder) init() {
 	if r.n <= 0 {
-		r.n = defaultShards()
+		r.n = defaultShards(runtime.GOMAXPROCS(0))
 	}
 	r.shards = make([]paddedShard, r.n)
 }

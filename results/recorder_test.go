@@ -82,7 +82,7 @@ func TestRecorderZeroValue(t *testing.T) {
 	if got, want := rec.Totals(), (Totals{Decisions: 3, Allowed: 1, Rejected: 1, Errors: 1}); got != want {
 		t.Errorf("Totals() = %+v; want %+v", got, want)
 	}
-	if got, want := len(rec.shards), min(DefaultShards, ShardsPerProc*runtime.GOMAXPROCS(0)); got != want {
+	if got, want := len(rec.shards), defaultShards(runtime.GOMAXPROCS(0)); got != want {
 		t.Errorf("zero Recorder has %d shards; want %d", got, want)
 	}
 	if got := rec.ErrorKinds()[KindOther]; got != 1 {
@@ -123,8 +123,8 @@ func TestNewRecorderShards(t *testing.T) {
 		shards int
 		want   int
 	}{
-		{name: "zero means default", shards: 0, want: min(DefaultShards, ShardsPerProc*runtime.GOMAXPROCS(0))},
-		{name: "negative means default", shards: -1, want: min(DefaultShards, ShardsPerProc*runtime.GOMAXPROCS(0))},
+		{name: "zero means default", shards: 0, want: defaultShards(runtime.GOMAXPROCS(0))},
+		{name: "negative means default", shards: -1, want: defaultShards(runtime.GOMAXPROCS(0))},
 		{name: "one shard", shards: 1, want: 1},
 		{name: "explicit", shards: 8, want: 8},
 	}
@@ -156,7 +156,7 @@ func TestRecorderMemoryBound(t *testing.T) {
 			histograms++
 		}
 	}
-	if want := defaultShards(); histograms != want {
+	if want := defaultShards(runtime.GOMAXPROCS(0)); histograms != want {
 		t.Errorf("after %d workers the Recorder holds %d histograms; want %d", workers, histograms, want)
 	}
 	if got := rec.Totals().Decisions; got != workers {
@@ -253,7 +253,7 @@ func TestRecordOpenMemoryBound(t *testing.T) {
 			uncorrected++
 		}
 	}
-	if want := defaultShards(); corrected != want || uncorrected != want {
+	if want := defaultShards(runtime.GOMAXPROCS(0)); corrected != want || uncorrected != want {
 		t.Errorf("after %d workers the Recorder holds %d + %d histograms; want %d + %d", workers, corrected, uncorrected, want, want)
 	}
 	if got := rec.UncorrectedHistogram().TotalCount(); got != workers {
@@ -395,5 +395,16 @@ func BenchmarkRecorderRecordOpen(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// TestDefaultShards checks the shard count of a Recorder given none: 8 per
+// CPU, at most MaxShards.
+func TestDefaultShards(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ procs, want int }{{0, 8}, {1, 8}, {2, 16}, {8, 64}, {64, 64}} {
+		if got := defaultShards(tc.procs); got != tc.want {
+			t.Errorf("defaultShards(%d) = %d; want %d", tc.procs, got, tc.want)
+		}
 	}
 }

@@ -6,14 +6,16 @@
 # Builds bin/rlbench, bin/bareloop and bin/benchpeers, then runs benchpeers
 # (cmd/benchpeers), which starts the server on a free loopback port (stopped at
 # the end, also on Ctrl-C), checks that redis-benchmark gets the very script
-# rlbench sends, alternates rlbench, the bare loop (before rlbench in even runs) and redis-benchmark per
-# target, prints each run's ratios rlbench/redis-benchmark and rlbench/bare
-# loop and their medians, and writes bench-peers.json.
+# rlbench sends, alternates rlbench, the bare loop (before rlbench in even
+# runs) and redis-benchmark per target, prints each run's ratios
+# rlbench/redis-benchmark and rlbench/bare loop and their medians, and writes
+# bench-peers.json.
 #
 #   scripts/bench-peers.sh                  # 5 runs x 10 s per side per target
 #   scripts/bench-peers.sh --short          # CI: 1 run x 2 s per side
 #   scripts/bench-peers.sh --runs 7 --seconds 20 --out peers.json
 #   scripts/bench-peers.sh --rb-threads 2   # redis-benchmark --threads 2
+#   scripts/bench-peers.sh --keys 10000000  # every side on ten million keys
 #
 # Exit status: 0 whatever the ratios (it measures, it does not judge), 1 when
 # something failed to run, 2 for bad flags.
