@@ -27,7 +27,6 @@ const goRedisBufferSize = 1024
 type goRedis struct {
 	rdb       redis.UniversalClient
 	cluster   *redis.ClusterClient // nil for a single server
-	workers   int                  // the pool size, per node
 	opts      string
 	fallbacks atomic.Int64
 }
@@ -77,7 +76,7 @@ func newGoRedis(o Options) *goRedis {
 			Mode: maintnotifications.ModeDisabled,
 		},
 	})
-	c := &goRedis{rdb: rdb, workers: o.Workers, opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off buffers=%d", o.Workers, goRedisBufferSize)}
+	c := &goRedis{rdb: rdb, opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off buffers=%d", o.Workers, goRedisBufferSize)}
 	if o.Sentinel.Master != "" {
 		c.opts = "sentinel " + c.opts
 	}

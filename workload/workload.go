@@ -227,8 +227,8 @@ type KeyNamer struct {
 	buf    []byte
 }
 
-// NewKeyNamer returns a KeyNamer of the keys under prefix, table being
-// KeyTable(prefix, n).
+// NewKeyNamer returns a KeyNamer of the keys under prefix; table is the
+// run's KeyTable(prefix, keys), shared by all its KeyNamers.
 func NewKeyNamer(prefix string, table []string) KeyNamer {
 	return KeyNamer{prefix: prefix, table: table}
 }
