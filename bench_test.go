@@ -4,14 +4,18 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -103,4 +107,77 @@ func BenchmarkDecide(b *testing.B) {
 			}
 		}
 	}
+}
+
+// benchStackWorkers is BenchmarkWorkerStacks' closed loop: enough workers
+// that their stacks are most of the process's.
+const benchStackWorkers = 1000
+
+// BenchmarkWorkerStacks measures the goroutine stack a closed-loop worker
+// holds, as a cell runs it: the client opened for the workers
+// (clients.Conn.Open), the lua strategy, workload.Run with a Recorder.
+// stack-B/worker is the most stack memory in use during the run
+// (runtime/metrics, sampled every 10 ms) over the workers, less what was
+// in use before: 4096 means every worker fits the smallest stack Go grows
+// to, 8192 the next. An operation is one decision.
+//
+//	go test -run '^$' -bench WorkerStacks -benchtime 20000x .
+func BenchmarkWorkerStacks(b *testing.B) {
+	srv := redistest.Start(b)
+	observer := redistest.Client(b, srv)
+	ctx := context.Background()
+	for _, client := range clients.Names {
+		b.Run("client="+client, func(b *testing.B) {
+			strat, err := strategies.New("lua", strategies.Config{Limit: 1 << 40, Window: 60})
+			if err != nil {
+				b.Fatal(err)
+			}
+			wl := workload.Config{Workers: benchStackWorkers, Keys: 100_000, Requests: int64(max(b.N, 4*benchStackWorkers)),
+				Prefix: redistest.Prefix(b) + client + ":"}
+			conn, err := clients.New(client, clients.Options{Addr: srv.Addr(), Workers: wl.Workers, FlushDelay: rlbench.DefaultFlushDelay(wl)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			if err := conn.Open(ctx, wl.Workers); err != nil {
+				b.Fatal(err)
+			}
+			base := stackBytes()
+			peak, done := make(chan uint64), make(chan struct{})
+			go func() {
+				var most uint64
+				tick := time.NewTicker(10 * time.Millisecond)
+				defer tick.Stop()
+				for {
+					select {
+					case <-done:
+						peak <- most
+						return
+					case <-tick.C:
+						most = max(most, stackBytes())
+					}
+				}
+			}()
+			var rec results.Recorder
+			b.ResetTimer()
+			_, err = workload.Run(ctx, wl, strat, conn, &rec, nil)
+			b.StopTimer()
+			close(done)
+			most := <-peak
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := audit.Cleanup(ctx, observer, wl.Prefix); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(most-min(base, most))/benchStackWorkers, "stack-B/worker")
+		})
+	}
+}
+
+// stackBytes is the goroutine stack memory in use (StackInuse).
+func stackBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/stacks:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

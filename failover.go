@@ -183,7 +183,7 @@ func (w *failoverWatch) strategy(s strategies.Strategy) strategies.Strategy {
 	if w == nil {
 		return s
 	}
-	return watchedStrategy{Strategy: s, w: w}
+	return &watchedStrategy{Strategy: s, w: w}
 }
 
 // watchedStrategy is a strategy whose decisions a failoverWatch sees.
@@ -193,7 +193,7 @@ type watchedStrategy struct {
 }
 
 // Decide decides as the strategy does, and shows the watch the outcome.
-func (s watchedStrategy) Decide(ctx context.Context, c strategies.Client, key string) (strategies.Decision, error) {
+func (s *watchedStrategy) Decide(ctx context.Context, c strategies.Client, key string) (strategies.Decision, error) {
 	d, err := s.Strategy.Decide(ctx, c, key)
 	switch {
 	case ctx.Err() != nil || errors.Is(err, strategies.ErrCrashed):

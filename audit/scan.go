@@ -258,14 +258,8 @@ func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []stri
 	if unlinkHere {
 		unlinks = a.queueUnlinks(ctx, pipe, keys)
 	}
-	began := time.Now()
-	cmds, err := pipe.Exec(ctx)
-	a.lat[1].record(time.Since(began))
-	for _, u := range unlinks {
-		nr.Deleted += u.Val()
-	}
-	if err != nil {
-		return pipelineError(cmds, err)
+	if err := a.exec(ctx, pipe, nr, unlinks); err != nil {
+		return err
 	}
 	a.count(nr, keys, ttls, types)
 	if a.o.Fields {
@@ -342,7 +336,12 @@ func (a *auditor) queueUnlinks(ctx context.Context, pipe redis.Pipeliner, keys [
 // Options.Fields).
 func (a *auditor) unlinkAll(ctx context.Context, n Node, nr *NodeReport, keys []string) error {
 	pipe := n.Pipeline()
-	unlinks := a.queueUnlinks(ctx, pipe, keys)
+	return a.exec(ctx, pipe, nr, a.queueUnlinks(ctx, pipe, keys))
+}
+
+// exec sends a batch's pipeline, records its latency, and counts the keys
+// its unlinks (queued in it, or nil) deleted.
+func (a *auditor) exec(ctx context.Context, pipe redis.Pipeliner, nr *NodeReport, unlinks []*redis.IntCmd) error {
 	began := time.Now()
 	cmds, err := pipe.Exec(ctx)
 	a.lat[1].record(time.Since(began))

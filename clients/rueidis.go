@@ -160,21 +160,7 @@ func (a *rueidisAdapter) IncrExpireNX(ctx context.Context, key string, seconds i
 		b.Expire().Key(key).Seconds(seconds).Nx().Build(),
 		b.Exec().Build(),
 	)
-	exec, err := resps[3].ToArray()
-	if err != nil {
-		// The EXEC error says why; a MULTI or INCR error is more specific.
-		for _, r := range resps[:3] {
-			if e := r.Error(); e != nil {
-				return 0, rueidisErr(e)
-			}
-		}
-		return 0, rueidisErr(err)
-	}
-	if len(exec) != 2 {
-		return 0, fmt.Errorf("exec: reply has %d elements; want 2", len(exec))
-	}
-	n, err := exec[0].AsInt64()
-	return n, rueidisErr(err)
+	return execFirst(resps)
 }
 
 // EvalInts does what rueidis.Lua.Exec does (EVALSHA, then EVAL on

@@ -447,7 +447,8 @@ func (r *runner) decide(wctx context.Context, cr *crasher, key string, t0 time.D
 	return d, done, err
 }
 
-// decideCrashing is decide for a worker with a crasher.
+// decideCrashing is decide for a worker with a crasher: the decision
+// itself is decide's, under a context the crasher may cut.
 //
 //go:noinline
 func (r *runner) decideCrashing(wctx context.Context, cr *crasher, key string, t0 time.Duration) (strategies.Decision, time.Duration, error) {
@@ -458,10 +459,9 @@ func (r *runner) decideCrashing(wctx context.Context, cr *crasher, key string, t
 		dctx, cancel = context.WithTimeout(wctx, cut)
 		defer cancel()
 	}
-	d, err := r.strategy.Decide(dctx, r.client, key)
-	done := r.now()
-	if err != nil && r.ctx.Err() != nil {
-		return d, done, errInterrupted
+	d, done, err := r.decide(dctx, nil, key, t0)
+	if err == errInterrupted {
+		return d, done, err
 	}
 	if crash {
 		return strategies.Decision{}, done, strategies.ErrCrashed
