@@ -25,8 +25,10 @@ const goRedisBufferSize = 1024
 // goRedis adapts a go-redis v9 *redis.Client, or a *redis.ClusterClient
 // when the options name a cluster.
 type goRedis struct {
-	rdb       redis.UniversalClient
-	cluster   *redis.ClusterClient // nil for a single server
+	rdb     redis.UniversalClient
+	cluster *redis.ClusterClient // nil for a single server
+	// server names a single server or a Sentinel master, for errors.
+	server    string
 	opts      string
 	fallbacks atomic.Int64
 }
@@ -76,9 +78,10 @@ func newGoRedis(o Options) *goRedis {
 			Mode: maintnotifications.ModeDisabled,
 		},
 	})
-	c := &goRedis{rdb: rdb, opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off buffers=%d", o.Workers, goRedisBufferSize)}
+	c := &goRedis{rdb: rdb, server: o.Addr, opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off buffers=%d", o.Workers, goRedisBufferSize)}
 	if o.Sentinel.Master != "" {
 		c.opts = "sentinel " + c.opts
+		c.server = fmt.Sprintf("master %s of sentinels %s", o.Sentinel.Master, strings.Join(o.Sentinel.Addrs, ","))
 	}
 	rdb.AddHook(tapHook{noscripts: &c.fallbacks})
 	if cluster, ok := rdb.(*redis.ClusterClient); ok {
@@ -93,9 +96,11 @@ func (c *goRedis) Options() string  { return c.opts }
 func (c *goRedis) Fallbacks() int64 { return c.fallbacks.Load() }
 func (c *goRedis) Close() error     { return c.rdb.Close() }
 
-// Open fills the pool with conns connections (on a cluster, each master a
-// share of them), taken by a few goroutines (redis.Client.Conn), checked
-// with PING and put back. It stops at the first that fails.
+// Open fills the pool with conns connections, at most its size, taken by
+// fillDialers goroutines (redis.Client.Conn), checked with PING and put
+// back; it stops at the first that fails. On a cluster each master gets a
+// share, all masters at once (ForEachMaster), each stopping at its own
+// first failure.
 func (c *goRedis) Open(ctx context.Context, conns int) error {
 	conns = max(conns, 1)
 	if c.cluster != nil {
@@ -111,14 +116,14 @@ func (c *goRedis) Open(ctx context.Context, conns int) error {
 		m := int(max(masters.Load(), 1))
 		share := (conns + m - 1) / m
 		return c.cluster.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-			return fillPool(ctx, node, share)
+			return fillPool(ctx, node, share, node.Options().Addr)
 		})
 	}
 	rdb, ok := c.rdb.(*redis.Client)
 	if !ok {
 		return fmt.Errorf("open: unexpected go-redis client %T", c.rdb)
 	}
-	return fillPool(ctx, rdb, conns)
+	return fillPool(ctx, rdb, conns, c.server)
 }
 
 // fillDialers is how many goroutines fillPool dials with: enough to open
@@ -126,10 +131,12 @@ func (c *goRedis) Open(ctx context.Context, conns int) error {
 // their stacks (a dial's is deep) stay small beside the workers'.
 const fillDialers = 64
 
-// fillPool opens n connections of rdb's pool, all held at once so that none
-// is taken twice, and puts them back. The first failure stops the others:
-// a server that is gone costs one dial's retries, not n.
-func fillPool(ctx context.Context, rdb *redis.Client, n int) error {
+// fillPool opens n connections of rdb's pool (n at most its size), all
+// held at once so that none is taken twice, and puts them back. The first
+// failure stops the others: a server that is gone costs one dial's
+// retries, not n. server names rdb's server in the error.
+func fillPool(ctx context.Context, rdb *redis.Client, n int, server string) error {
+	n = min(n, rdb.Options().PoolSize)
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	conns := make([]*redis.Conn, n)
@@ -152,7 +159,7 @@ func fillPool(ctx context.Context, rdb *redis.Client, n int) error {
 		}
 	}
 	if err := context.Cause(ctx); err != nil {
-		return fmt.Errorf("open %d connections to %s: %w", n, rdb.Options().Addr, err)
+		return fmt.Errorf("open %d connections to %s: %w", n, server, err)
 	}
 	return nil
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -103,5 +105,70 @@ func TestOpenFails(t *testing.T) {
 	cancel()
 	if err := c2.Open(ctx, 10); !errors.Is(err, context.Canceled) {
 		t.Errorf("Open() with an ended context = %v; want context.Canceled", err)
+	}
+}
+
+// TestOpenClusterMasters checks that on a cluster Open and FunctionLoad go
+// to the masters only, on both clients: with a replica gone (killed after
+// the client learned the topology, before the cluster marks it failed),
+// both still succeed, as the load, which sends nothing to replicas, would.
+func TestOpenClusterMasters(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 1)
+	masters := cl.MasterAddrs()
+	awaitReplicasOnline(t, redistest.ClusterClient(t, cl))
+	conns := make(map[string]clients.Conn)
+	for _, name := range clients.Names {
+		c, err := clients.New(name, clients.Options{Cluster: masters, Workers: 30})
+		if err != nil {
+			t.Fatalf("New(%q) error: %v", name, err)
+		}
+		defer c.Close()
+		conns[name] = c
+	}
+	replica := ""
+	for _, addr := range cl.Addrs() {
+		if !slices.Contains(masters, addr) {
+			replica = addr
+		}
+	}
+	if replica == "" {
+		t.Fatalf("cluster %v has no replica beside masters %v", cl.Addrs(), masters)
+	}
+	if err := cl.Node(replica).Close(); err != nil {
+		t.Fatal(err)
+	}
+	const library = "#!lua name=rlbench_open_test\nredis.register_function('rlbench_open_test', function() return 1 end)"
+	for name, c := range conns {
+		if err := c.Open(t.Context(), 30); err != nil {
+			t.Errorf("%s: Open() with replica %s gone: %v; want nil (replicas take no command)", name, replica, err)
+		}
+		if err := c.FunctionLoad(t.Context(), library); err != nil {
+			t.Errorf("%s: FunctionLoad() with replica %s gone: %v; want nil", name, replica, err)
+		}
+	}
+}
+
+// awaitReplicasOnline waits until CLUSTER SHARDS calls every node online:
+// a replica that has not yet synced is "loading", and clients leave it out
+// of the topology.
+func awaitReplicasOnline(t *testing.T, rdb *redis.ClusterClient) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		shards, err := rdb.ClusterShards(t.Context()).Result()
+		online := err == nil
+		for _, sh := range shards {
+			for _, n := range sh.Nodes {
+				online = online && n.Health == "online"
+			}
+		}
+		if online {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replicas not online after 30 s: %+v (err %v)", shards, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

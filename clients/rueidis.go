@@ -2,9 +2,13 @@ package clients
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"net"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -115,13 +119,13 @@ func (a *rueidisAdapter) Expire(ctx context.Context, key string, seconds int64) 
 	return ok, rueidisErr(err)
 }
 
-// Open sends a PING to each node: rueidis shares a few pipelined
+// Open sends a PING to each master: rueidis shares a few pipelined
 // connections among all workers, dials the first when the client is built
 // and the others as its multiplexing needs them, so conns does not apply.
 func (a *rueidisAdapter) Open(ctx context.Context, _ int) error {
-	nodes := map[string]rueidis.Client{"": a.c}
-	if a.cluster {
-		nodes = a.c.Nodes()
+	nodes, err := a.masters(ctx)
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
 	}
 	for addr, node := range nodes {
 		if err := node.Do(ctx, node.B().Ping().Build()).Error(); err != nil {
@@ -132,6 +136,53 @@ func (a *rueidisAdapter) Open(ctx context.Context, _ int) error {
 		}
 	}
 	return nil
+}
+
+// masters returns the servers that take the workers' commands, by
+// address: on a cluster the masters (those CLUSTER SLOTS names first for a
+// range, as go-redis' ForEachMaster and rueidis' own routing find them:
+// replicas take no command of rlbench's), else the client itself under
+// "". When no master's address is one rueidis knows a node by, it returns
+// every node.
+func (a *rueidisAdapter) masters(ctx context.Context) (map[string]rueidis.Client, error) {
+	if !a.cluster {
+		return map[string]rueidis.Client{"": a.c}, nil
+	}
+	nodes := a.c.Nodes()
+	// Asked of each node in turn until one answers: the client's own Do
+	// would pick any node, a replica that is gone included.
+	var ranges []rueidis.RedisMessage
+	err := errors.New("no node")
+	for _, addr := range slices.Sorted(maps.Keys(nodes)) {
+		node := nodes[addr]
+		if ranges, err = node.Do(ctx, node.B().ClusterSlots().Build()).ToArray(); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster slots: %w", rueidisErr(err))
+	}
+	masters := make(map[string]rueidis.Client)
+	for _, r := range ranges {
+		fields, _ := r.ToArray()
+		if len(fields) < 3 {
+			continue
+		}
+		master, _ := fields[2].ToArray()
+		if len(master) < 2 {
+			continue
+		}
+		host, _ := master[0].ToString()
+		port, _ := master[1].AsInt64()
+		addr := net.JoinHostPort(host, strconv.FormatInt(port, 10))
+		if node, ok := nodes[addr]; ok {
+			masters[addr] = node
+		}
+	}
+	if len(masters) == 0 {
+		return nodes, nil
+	}
+	return masters, nil
 }
 
 // do sends cmd, a round trip named name, unless the context's
@@ -194,14 +245,15 @@ func (a *rueidisAdapter) evalFallback(ctx context.Context, s *strategies.Script,
 }
 
 // FunctionLoad sends FUNCTION LOAD REPLACE code; on a cluster, to every
-// node. A replica answers READONLY, which is not an error here: it gets the
-// library from its master by replication. It first refuses, with
-// strategies.ErrForeignLibrary, to replace a library of the same name whose
-// code differs: that one is not rlbench's, or not this run's.
+// master (replicas get the library by replication). A master that has
+// become a replica since answers READONLY, which is not an error here. It
+// first refuses, with strategies.ErrForeignLibrary, to replace a library of
+// the same name whose code differs: that one is not rlbench's, or not this
+// run's.
 func (a *rueidisAdapter) FunctionLoad(ctx context.Context, code string) error {
-	nodes := map[string]rueidis.Client{"": a.c}
-	if a.cluster {
-		nodes = a.c.Nodes()
+	nodes, err := a.masters(ctx)
+	if err != nil {
+		return err
 	}
 	for addr, node := range nodes {
 		if err := checkRueidisLibrary(ctx, node, code); err != nil {

@@ -286,6 +286,7 @@ func TestTextNotes(t *testing.T) {
 		{"same label, two versions", []string{old, upgraded}, "note: prod-like lua/go-redis ran on different servers: redis 7.0.15 (A), redis 7.2.4 (B)"},
 		{"same label, ratio across versions", []string{old, upgraded}, "1.20x"},
 		{"nothing shared", []string{old, other}, "note: no cell ran in more than one file"},
+		{"nothing shared, the targets named", []string{old, other}, "note: the files' targets: A: prod-like; B: valkey 8.0.1; runs on different targets line up when given the same label"},
 		{"a partial run", []string{old, partial}, "note: prod-like lua/go-redis in B did not finish (complete: false)"},
 		{"an interrupted file", []string{old, partial}, "1 run, INTERRUPTED, 1 run did not finish"},
 	}

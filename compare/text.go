@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -123,6 +124,9 @@ func writeNotes(buf *bytes.Buffer, c *Comparison) {
 	var notes []string
 	if len(c.Files) > 1 && !shared(c) {
 		notes = append(notes, "no cell ran in more than one file, so there is no ratio: a cell is a target, a strategy and a client, and the files share none")
+		if t := fileTargets(c); t != "" {
+			notes = append(notes, "the files' targets: "+t+"; runs on different targets line up when given the same label (--addr LABEL=host:port, --redis-server LABEL=PATH)")
+		}
 	}
 	if repeated {
 		notes = append(notes, "spread: over every run of the cell in every file; cv is the standard deviation over the mean, and a ratio inside that noise is no difference")
@@ -197,6 +201,32 @@ func (f *File) Partial() int {
 		}
 	}
 	return n
+}
+
+// fileTargets lists each file's targets, "A: t1, t2; B: t3", or "" when
+// every file has the same ones (the files differ in strategies or clients).
+func fileTargets(c *Comparison) string {
+	var parts []string
+	same := true
+	var first []string
+	for fi, f := range c.Files {
+		var targets []string
+		for i := range f.Report.Runs {
+			if t := f.Target(i); !slices.Contains(targets, t) {
+				targets = append(targets, t)
+			}
+		}
+		if fi == 0 {
+			first = targets
+		} else if !slices.Equal(targets, first) {
+			same = false
+		}
+		parts = append(parts, f.Name+": "+strings.Join(targets, ", "))
+	}
+	if same {
+		return ""
+	}
+	return strings.Join(parts, "; ")
 }
 
 // shared reports whether some cell ran in two files or more.

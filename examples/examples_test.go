@@ -148,14 +148,18 @@ func TestBadUserStrategies(t *testing.T) {
 		want     error // nil: any error naming the file
 		wantText string
 	}{
-		{name: "does-not-compile", src: "return {1, 1\n", wantText: "Error compiling script"},
+		{name: "does-not-compile", src: "-- rlbench: atomic\nreturn {1, 1\n", usage: true, want: strategies.ErrBadUserStrategy, wantText: "does not compile as Lua: syntax error at the end"},
+		{name: "breaks-a-line", src: "local n = 1\nif n == 1 then\n  n = (n\nend\nreturn {1, n}\n", usage: true, want: strategies.ErrBadUserStrategy, wantText: ".lua:4 does not compile as Lua: syntax error near 'end'"},
+		// goto is Lua 5.2: the parser takes it, Redis's Lua 5.1 does not.
+		{name: "redis-refuses", src: "goto done\n::done::\nreturn {1, 1}\n", wantText: "Error compiling script"},
 		{name: "replies-a-string", src: "return 'yes'\n", want: strategies.ErrBadReply},
 		{name: "replies-a-three", src: "return {3, 1}\n", want: strategies.ErrBadReply},
 		{name: "replies-too-long", src: "return {1, 1, 1}\n", want: strategies.ErrBadReply},
 		{name: "writes-elsewhere", src: "redis.call('SET', 'not-the-prefix', 1)\nreturn {1, 1}\n", want: rlbench.ErrOutsidePrefix},
 		{name: "reads-elsewhere", src: "redis.call('GET', 'not-the-prefix')\nreturn {1, 1}\n", want: rlbench.ErrOutsidePrefix},
 		{name: "bad-claim", src: "-- rlbench: atomic fast\nreturn {1, 1}\n", usage: true, want: strategies.ErrBadUserStrategy},
-		{name: "bad_library", function: true, src: "#!lua name=rlbench_test_bad\nredis.register_function('bad_library', function(keys, args) return {1 end)\n", wantText: "function load"},
+		{name: "bad_library", function: true, src: "#!lua name=rlbench_test_bad\nredis.register_function('bad_library', function(keys, args) return {1 end)\n", usage: true, want: strategies.ErrBadUserStrategy, wantText: ".lua:2 does not compile"},
+		{name: "no_function", function: true, src: "#!lua name=rlbench_test_none\nlocal n = 1\n", wantText: "function load"},
 		{name: "fn_elsewhere", function: true, src: "#!lua name=rlbench_test_elsewhere\nredis.register_function('fn_elsewhere', function(keys, args) redis.call('INCR', 'not-the-prefix') return {1, 1} end)\n", want: rlbench.ErrOutsidePrefix},
 		{name: "no_shebang", function: true, src: "redis.register_function('no_shebang', function(keys, args) return {1} end)\n", usage: true, want: strategies.ErrBadUserStrategy},
 	}

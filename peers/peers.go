@@ -327,7 +327,9 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 // rlbench first in odd runs and second in even ones, so that neither gains
 // from its place (a server warmed by the side before, a drift in the
 // machine's speed). The bare loop gets rlbench's GOMAXPROCS, *procs, which
-// the first run's rlbench side sets.
+// every rlbench side that runs first sets (the first run's, before any
+// even run; rlbench's JSON always has it). Without it (*procs 0) the bare
+// loop would have no GOMAXPROCS to match, so rlbench goes first.
 func (b *bench) rlbenchAndBare(ctx context.Context, t target, run int, procs *int) (a, bare side, err error) {
 	if run%2 == 0 && *procs > 0 {
 		if bare, err = b.bareRun(ctx, t, *procs); err != nil {

@@ -356,7 +356,7 @@ type notFoundError struct {
 }
 
 func (e *notFoundError) Error() string {
-	return fmt.Sprintf("redisserver: start: redis-server binary %q not usable (%v): install it (apt-get install redis-server) or pass --redis-server PATH, or target a running server with --addr host:port", e.binary, errors.Unwrap(e.err))
+	return fmt.Sprintf("redisserver: start: redis-server binary %q not usable (%v): name an executable redis-server (a path, relative to the working directory, or a name on PATH), or target a running server with --addr host:port", e.binary, errors.Unwrap(e.err))
 }
 
 func (e *notFoundError) Is(target error) bool { return target == ErrNotFound }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/yuin/gopher-lua/parse"
 )
 
 // A user strategy is a Lua script (--script NAME=FILE) or a Redis Functions
@@ -83,6 +85,9 @@ func registerUser(spec string, function bool) error {
 
 // userInfo builds the Info of a user strategy from its source.
 func userInfo(name, file, src string, function bool) (Info, error) {
+	if err := checkSyntax(file, src); err != nil {
+		return Info{}, err
+	}
 	claims, err := parseClaims(file, src)
 	if err != nil {
 		return Info{}, err
@@ -120,6 +125,31 @@ func userInfo(name, file, src string, function bool) (Info, error) {
 		return &s
 	}
 	return info, nil
+}
+
+// checkSyntax parses src as Lua (gopher-lua's parser, of Lua 5.1, which
+// Redis runs), so that a script that does not compile is refused with the
+// other bad input, before the run touches Redis, naming its line. A first
+// line "#!..." (a Functions library's, or a script's flags) is Redis's, not
+// Lua's: it is left out, the line numbers kept. What compiles here may
+// still fail at Redis (a call Redis does not have, or Lua 5.2's goto);
+// that shows at the first decision.
+func checkSyntax(file, src string) error {
+	if strings.HasPrefix(src, "#!") {
+		_, rest, _ := strings.Cut(src, "\n")
+		src = "\n" + rest
+	}
+	_, err := parse.Parse(strings.NewReader(src), file)
+	var pe *parse.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &pe) && pe.Pos.Line == parse.EOF:
+		return fmt.Errorf("%w: %s does not compile as Lua: %s at the end of the file", ErrBadUserStrategy, file, pe.Message)
+	case errors.As(err, &pe):
+		return fmt.Errorf("%w: %s:%d does not compile as Lua: %s near '%s'", ErrBadUserStrategy, file, pe.Pos.Line, pe.Message, pe.Token)
+	}
+	return fmt.Errorf("%w: %s does not compile as Lua: %s", ErrBadUserStrategy, file, strings.TrimSpace(err.Error()))
 }
 
 // sameSource reports whether two Infos of user strategies run the same code.

@@ -28,6 +28,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/peers"
+	"github.com/rlbench/rlbench/workload"
 )
 
 // Exit statuses.
@@ -91,8 +92,8 @@ func check(fs *pflag.FlagSet, c peers.BareConfig) error {
 		return fmt.Errorf("--client: unknown client %q (accepted: %s)", c.Client, strings.Join(clients.Names, ", "))
 	case c.Workers < 1:
 		return fmt.Errorf("--clients must be >= 1, got %d", c.Workers)
-	case c.Keys < 1 || c.Keys > 10_000_000:
-		return fmt.Errorf("--keys must be from 1 to 10000000 (a table of names is built up front), got %d", c.Keys)
+	case c.Keys < 1 || c.Keys > workload.MaxKeys:
+		return fmt.Errorf("--keys must be from 1 to %d, got %d", workload.MaxKeys, c.Keys)
 	case c.Prefix == "":
 		return errors.New("--prefix must not be empty")
 	case c.Warmup < 0:

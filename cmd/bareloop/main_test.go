@@ -18,7 +18,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{name: "no addr", args: nil, want: "--addr is required"},
 		{name: "unknown client", args: []string{"--addr", "x:1", "--client", "redigo"}, want: `--client: unknown client "redigo"`},
 		{name: "zero clients", args: []string{"--addr", "x:1", "--clients", "0"}, want: "--clients must be >= 1"},
-		{name: "too many keys", args: []string{"--addr", "x:1", "--keys", "20000000"}, want: "--keys must be from 1 to 10000000"},
+		{name: "too many keys", args: []string{"--addr", "x:1", "--keys", "2000000000"}, want: "--keys must be from 1 to 1000000000"},
 		{name: "zero duration", args: []string{"--addr", "x:1", "--duration", "0s"}, want: "--duration must be > 0"},
 		{name: "argument", args: []string{"--addr", "x:1", "extra"}, want: `unexpected argument "extra"`},
 	}

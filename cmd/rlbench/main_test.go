@@ -312,7 +312,7 @@ func TestRunBadInput(t *testing.T) {
 		{
 			name: "missing redis-server",
 			args: []string{"--redis-server", "/nonexistent/redis-server"},
-			want: []string{"--redis-server", "/nonexistent/redis-server", "apt-get install redis-server"},
+			want: []string{"--redis-server", "/nonexistent/redis-server", "name an executable redis-server"},
 		},
 		// Not covered: a strategy the server is too old to run (also exit 2,
 		// naming --strategy). redis-server 7.0 runs every strategy, so it
