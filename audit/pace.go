@@ -15,7 +15,10 @@ type pacer struct {
 	keys  int64
 }
 
-// wait sleeps until keys more keys are due, or ctx is done.
+// wait sleeps until keys more keys are due, or ctx is done: until the
+// keys examined before them are due at the rate, so that a batch goes
+// out as soon as the previous ones allow. wait(ctx, 0) waits until every
+// key so far is due.
 func (p *pacer) wait(ctx context.Context, keys int) error {
 	p.keys += int64(keys)
 	if p.rate <= 0 {

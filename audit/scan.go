@@ -78,6 +78,11 @@ func scan(ctx context.Context, nodes []Node, opts Options, nameNodes bool) (Repo
 			break
 		}
 	}
+	if err == nil {
+		// The cap holds over the whole audit, its last batch included. Every
+		// key has been examined: an interrupt here leaves it complete.
+		_ = a.pace.wait(ctx, 0)
+	}
 	rep.Complete = err == nil
 	if err != nil {
 		rep.Error = err.Error()

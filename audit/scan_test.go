@@ -371,9 +371,16 @@ func TestScanRate(t *testing.T) {
 	if err != nil || rep.Keys != 300 {
 		t.Fatalf("Scan(Rate 1000) = %d keys, %v; want 300", rep.Keys, err)
 	}
-	// 300 keys at 1000/s: the last batch is due after about 0.28 s.
-	if rep.ElapsedS < 0.2 {
-		t.Errorf("Scan(Rate 1000) of 300 keys took %.3f s; want >= 0.2 s", rep.ElapsedS)
+	// 300 keys at 1000/s: the audit ends when the last batch's keys are
+	// due, after 0.3 s, so that the rate it reports is within the cap.
+	if rep.ElapsedS < 0.3 || rep.KeysPerS > 1000 {
+		t.Errorf("Scan(Rate 1000) of 300 keys took %.3f s, %.0f keys/s; want >= 0.3 s, <= 1000 keys/s", rep.ElapsedS, rep.KeysPerS)
+	}
+	// A keyspace of less than one batch: it is examined at once, and the
+	// audit still ends no sooner than the cap allows.
+	rep, err = audit.Scan(t.Context(), []audit.Node{rdb}, audit.Options{Prefix: prefix + "1", Count: 1000, Rate: 1000})
+	if err != nil || rep.Keys != 111 || rep.KeysPerS > 1000 {
+		t.Errorf("Scan(Rate 1000) of %s1* = %d keys, %.0f keys/s, %v; want 111 keys, <= 1000 keys/s", prefix, rep.Keys, rep.KeysPerS, err)
 	}
 }
 

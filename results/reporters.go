@@ -102,7 +102,12 @@ func writeFieldAudit(buf *bytes.Buffer, r Run, label string) {
 }
 
 func writeAdmissionSample(buf *bytes.Buffer, r Run, label string) {
-	if n := r.AdmissionKeysTracked; n > 0 {
+	n := r.AdmissionKeysTracked
+	switch {
+	case n <= 0:
+	case r.OverAdmitted == nil: // not a fixed window: no over figure
+		fmt.Fprintf(buf, "%s the window-span figure covers keys {0} to {%d} only (%d keys, a fixed sample; see package admission)\n", label, n-1, n)
+	default:
 		fmt.Fprintf(buf, "%s over and the window-span figure cover keys {0} to {%d} only (%d keys, a fixed sample; see package admission)\n", label, n-1, n)
 	}
 }
