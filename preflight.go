@@ -29,6 +29,9 @@ func (t *target) preflight(ctx context.Context, cfg Config) error {
 	}
 	for _, n := range nodes {
 		if key, err := firstKey(ctx, n, cfg.Workload.Prefix); err != nil {
+			if denied := acl.Denied("scan", err); denied != nil {
+				return usage("Username", fmt.Errorf("%s: %w", t.where(n), denied))
+			}
 			return usage(t.field(), fmt.Errorf("%s: scan: %w", t.where(n), err))
 		} else if key != "" {
 			return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q already holds keys (e.g. %q on %s): rlbench audits and deletes every key under its prefix, so it must start empty; choose another --prefix", t.spec.Label, cfg.Workload.Prefix, key, n.Options().Addr))
@@ -56,6 +59,9 @@ func (t *target) checkCommands(ctx context.Context, cfg Config, nodes []*redis.C
 	}
 	for _, n := range nodes {
 		if cmds, err = acl.Supported(ctx, n, cmds); err != nil {
+			if denied := acl.Denied("command|info", err); denied != nil {
+				return usage("Username", fmt.Errorf("%s: %w", t.where(n), denied))
+			}
 			return usage("Strategies", fmt.Errorf("%s: %w", t.where(n), err))
 		}
 	}

@@ -74,25 +74,53 @@ func TestRunRefusesATargetThatTakesNoWrites(t *testing.T) {
 }
 
 // TestRunRefusesAUserWithoutTheCommands checks that a user who may SET but
-// not run scripts is refused at pre-flight, naming the commands, rather
-// than running a cell in which every decision fails with NOPERM.
+// not run scripts, or not send a command rlbench's own checks send before
+// that of permissions (INFO, SCAN, COMMAND INFO), is refused at pre-flight
+// as a --user error naming the command, rather than running a cell in
+// which every decision fails with NOPERM or blaming another flag; and that
+// a user without CONFIG GET runs (the maxclients check is skipped).
 func TestRunRefusesAUserWithoutTheCommands(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	rdb := redistest.Client(t, srv)
-	ctx := context.Background()
-	if err := rdb.Do(ctx, "ACL", "SETUSER", "default", "-evalsha", "-eval").Err(); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name   string
+		revoke []any
+		says   string // "" for a run that goes ahead
+	}{
+		{"no scripts", []any{"-evalsha", "-eval"}, "EVALSHA"},
+		{"no scan", []any{"-scan"}, "the user may not send SCAN"},
+		{"no command info", []any{"-command|info"}, "the user may not send COMMAND INFO"},
+		{"no info", []any{"-info"}, "the user may not send INFO"},
+		{"no config get", []any{"-config|get"}, ""},
 	}
-	_, err := rlbench.Run(ctx, rlbench.Config{
-		Addr:     srv.Addr(),
-		Workload: workload.Config{Workers: 2, Keys: 5, Requests: 50, Prefix: redistest.Prefix(t)},
-	}, rlbench.Options{})
-	if usageField(err) != "Username" || !strings.Contains(err.Error(), "EVALSHA") || !strings.Contains(err.Error(), "NOPERM") {
-		t.Errorf("Run(no script permission) error = %v; want a Username UsageError naming EVALSHA and NOPERM", err)
-	}
-	if n := rdb.DBSize(ctx).Val(); n != 0 {
-		t.Errorf("DBSIZE after the refused run = %d; want 0", n)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			rdb := redistest.Client(t, srv)
+			ctx := context.Background()
+			// The admin client is logged in already: its connection keeps
+			// working for the checks below whatever the user loses.
+			if err := rdb.Do(ctx, append([]any{"ACL", "SETUSER", "default"}, tc.revoke...)...).Err(); err != nil {
+				t.Fatal(err)
+			}
+			_, err := rlbench.Run(ctx, rlbench.Config{
+				Addr:     srv.Addr(),
+				Warmup:   0,
+				Workload: workload.Config{Workers: 2, Keys: 5, Requests: 50, Prefix: redistest.Prefix(t)},
+			}, rlbench.Options{})
+			if tc.says == "" {
+				if err != nil {
+					t.Errorf("Run(%s) error = %v; want a run", tc.name, err)
+				}
+				return
+			}
+			if usageField(err) != "Username" || !strings.Contains(err.Error(), tc.says) || !strings.Contains(err.Error(), "NOPERM") {
+				t.Errorf("Run(%s) error = %v; want a Username UsageError saying %q and quoting NOPERM", tc.name, err, tc.says)
+			}
+			if n := rdb.DBSize(ctx).Val(); n != 0 {
+				t.Errorf("DBSIZE after the refused run = %d; want 0", n)
+			}
+		})
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rlbench/rlbench/acl"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
@@ -135,6 +136,9 @@ func newTarget(_ context.Context, t *target, managed bool) (*target, error) {
 // readInfo reads what the server says of itself: its name and version.
 func (t *target) readInfo(ctx context.Context) error {
 	info, err := redisserver.ReadInfo(ctx, t.admin)
+	if denied := acl.Denied("info", err); denied != nil {
+		return usage("Username", fmt.Errorf("%s: %w", t.spec.Label, denied))
+	}
 	if err != nil {
 		return usage(t.field(), fmt.Errorf("%s: %w", t.spec.Label, err))
 	}

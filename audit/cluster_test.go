@@ -3,6 +3,7 @@ package audit_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,5 +84,46 @@ func TestScanNodesAndDelete(t *testing.T) {
 		if rdb.Exists(ctx, key).Val() != 1 {
 			t.Errorf("key %q gone after the refused Scan(Unlink)", key)
 		}
+	}
+}
+
+// TestScanGoesOnPastADeadNode checks that a master that cannot be audited
+// (here, down) leaves the others audited: the report has every node, the
+// dead one incomplete, and the error names it.
+func TestScanGoesOnPastADeadNode(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 0)
+	rdb := redistest.ClusterClient(t, cl)
+	prefix := redistest.Prefix(t)
+	for i := range 60 {
+		if err := rdb.Set(t.Context(), fmt.Sprintf("%s{%d}", prefix, i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	masters := cl.MasterAddrs()
+	var nodes []audit.Node
+	for _, addr := range masters {
+		node := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, MaxRetries: -1})
+		t.Cleanup(func() { node.Close() })
+		nodes = append(nodes, node)
+	}
+	dead := masters[0] // the first: an audit that stopped there would see no key
+	if err := cl.Node(dead).Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := audit.Scan(t.Context(), nodes, audit.Options{Prefix: prefix})
+	if err == nil || !strings.Contains(err.Error(), dead) || rep.Complete {
+		t.Fatalf("Scan() with master %s down = complete %t, %v; want incomplete and an error naming it", dead, rep.Complete, err)
+	}
+	per := rep.PerNode
+	if len(per) != 3 || per[0].Complete || !per[1].Complete || !per[2].Complete || per[1].Keys == 0 || per[2].Keys == 0 {
+		t.Errorf("Scan() per node = %+v; want 3 nodes, the first incomplete, the others complete with keys", per)
+	}
+	var text strings.Builder
+	if err := audit.Text(rep)(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "INCOMPLETE: 1 of 3 nodes not audited to the end") {
+		t.Errorf("Text() lacks the incomplete node count:\n%s", text.String())
 	}
 }

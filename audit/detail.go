@@ -30,51 +30,70 @@ func (a *auditor) wantLockedOutSample() bool {
 // keyDetail is the second look at one immortal key; nil commands were not
 // sent.
 type keyDetail struct {
-	key    string
+	key string
+	// sample is set when the key goes into the immortal sample.
+	sample bool
 	idle   *redis.DurationCmd
 	typ    *redis.StatusCmd
 	value  *redis.StringCmd
 	expire *redis.BoolCmd
 }
 
-// detail looks closer at the immortal keys of one batch, in one pipeline:
-// per key OBJECT IDLETIME first (the reads after it reset the idle time),
-// TYPE, GETRANGE, then EXPIRE ... NX. Only what is needed is sent: the
-// sample stops reading once it is full.
+// detail looks closer at the immortal keys of one batch, in two pipelines:
+// per key OBJECT IDLETIME first (a read of the value would reset the idle
+// time) and TYPE; then GETRANGE of the strings alone (no WRONGTYPE error
+// for the server's error counters) and EXPIRE ... NX. Only what is needed
+// is sent: the samples stop reading once they are full.
 func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []string) error {
 	pipe := n.Pipeline()
 	details := make([]keyDetail, len(keys))
 	sampling := 0 // keys queued for the immortal sample
 	for i, key := range keys {
 		d := keyDetail{key: key}
-		sample := a.wantImmortalSample() && len(a.immortalSample)+sampling < a.o.Sample
-		if sample {
+		d.sample = a.wantImmortalSample() && len(a.immortalSample)+sampling < a.o.Sample
+		if d.sample {
 			sampling++
 		}
-		if sample || a.wantLockedOutSample() {
+		if d.sample || a.wantLockedOutSample() {
 			d.idle = pipe.ObjectIdleTime(ctx, key)
 		}
-		if sample {
+		if d.sample || a.o.Limit > 0 {
 			d.typ = pipe.Type(ctx, key)
 		}
-		if sample || a.o.Limit > 0 {
-			d.value = pipe.GetRange(ctx, key, 0, valueBytes-1)
+		details[i] = d
+	}
+	if err := a.execDetail(ctx, pipe); err != nil {
+		return err
+	}
+	pipe = n.Pipeline()
+	for i := range details {
+		d := &details[i]
+		if d.typ != nil && d.typ.Val() == "string" {
+			d.value = pipe.GetRange(ctx, d.key, 0, valueBytes-1)
 		}
 		if a.o.FixTTL > 0 && !a.o.DryRun {
-			d.expire = pipe.ExpireNX(ctx, key, a.o.FixTTL)
+			d.expire = pipe.ExpireNX(ctx, d.key, a.o.FixTTL)
 		}
-		details[i] = d
+	}
+	if err := a.execDetail(ctx, pipe); err != nil {
+		return err
+	}
+	for _, d := range details {
+		a.account(nr, d)
+	}
+	return nil
+}
+
+// execDetail sends one pipeline of the second look, if it holds anything.
+func (a *auditor) execDetail(ctx context.Context, pipe redis.Pipeliner) error {
+	if pipe.Len() == 0 {
+		return nil
 	}
 	began := time.Now()
 	cmds, err := pipe.Exec(ctx)
 	a.lat[2].record(time.Since(began))
 	if err != nil {
-		if ferr := detailError(cmds); ferr != nil {
-			return ferr
-		}
-	}
-	for _, d := range details {
-		a.account(nr, d)
+		return detailError(cmds)
 	}
 	return nil
 }
@@ -94,7 +113,10 @@ func (a *auditor) account(nr *NodeReport, d keyDetail) {
 		value = &v
 	}
 	s := Sample{Node: nr.Addr, Key: d.key, Type: "string", Value: value, IdleS: idleOf(d.idle)}
-	if d.typ != nil {
+	if value != nil && sharedInteger(*value) {
+		s.IdleS, s.IdleShared = nil, true
+	}
+	if d.sample {
 		s.Type = d.typ.Val()
 		if s.Type != "string" {
 			s.Value = nil
@@ -110,6 +132,19 @@ func (a *auditor) account(nr *NodeReport, d keyDetail) {
 			}
 		}
 	}
+}
+
+// sharedIntegers is Redis' OBJ_SHARED_INTEGERS: a string holding an
+// integer from 0 to sharedIntegers-1 may be one object shared by every key
+// that holds it (unless the maxmemory policy is LRU or LFU).
+const sharedIntegers = 10000
+
+// sharedInteger reports whether value, a string's value, is an integer
+// that Redis may keep as a shared object, whose idle time is the object's,
+// not the key's.
+func sharedInteger(value string) bool {
+	n, err := strconv.Atoi(value)
+	return err == nil && n >= 0 && n < sharedIntegers && strconv.Itoa(n) == value
 }
 
 // idleOf is OBJECT IDLETIME's reply in seconds, nil when it was not sent or

@@ -96,11 +96,16 @@ func (a *auditor) fieldRound(ctx context.Context, n Node, nr *NodeReport, hashes
 		found[i].cursor, found[i].done = next, next == 0 || err != nil
 		if err == nil && len(fields) > 0 {
 			ttls[i] = pipe.HPTTL(ctx, hashes[i].key, fields...)
-			queued++
+			queued += len(fields)
 		}
 	}
 	if queued == 0 {
 		return nil
+	}
+	// A field read counts against the rate as a key does: a hash of
+	// millions of fields is walked at the rate, not at the server's speed.
+	if err := a.pace.wait(ctx, queued); err != nil {
+		return err
 	}
 	began = time.Now()
 	cmds, err = pipe.Exec(ctx)

@@ -22,10 +22,13 @@ func TestFieldAudit(t *testing.T) {
 		name   string
 		unlink bool
 		count  int64
+		rate   float64
 	}{
-		{"read only", false, 0},
-		{"with unlink", true, 0},
-		{"small pages", false, 10},
+		{"read only", false, 0, 0},
+		{"with unlink", true, 0, 0},
+		{"small pages", false, 10, 0},
+		// 257 fields at 1000/s: the fields are paced as keys are.
+		{"paced", false, 50, 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prefix := redistest.Prefix(t)
@@ -50,9 +53,12 @@ func TestFieldAudit(t *testing.T) {
 			// a string counter with no TTL.
 			rdb.Set(ctx, prefix+"string", 5, 0)
 
-			rep, err := audit.Scan(ctx, []audit.Node{rdb}, audit.Options{Prefix: prefix, MaxTTL: time.Minute, Fields: true, Unlink: tc.unlink, Count: tc.count})
+			rep, err := audit.Scan(ctx, []audit.Node{rdb}, audit.Options{Prefix: prefix, MaxTTL: time.Minute, Fields: true, Unlink: tc.unlink, Count: tc.count, Rate: tc.rate})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.rate > 0 && rep.ElapsedS < 0.25 {
+				t.Errorf("Scan(Fields, Rate %g) of 257 fields took %.3f s; want >= 0.25 s", tc.rate, rep.ElapsedS)
 			}
 			want := audit.FieldFindings{Hashes: 5, Fields: 257, FieldsWithTTL: 5, ImmortalFields: 252, FieldTTLOverMax: 1, ExpiringByFields: 2}
 			if rep.FieldFindings != want {

@@ -186,8 +186,14 @@ type Sample struct {
 	Value *string `json:"value,omitempty"`
 	// IdleS is OBJECT IDLETIME, in seconds: how long since the key was
 	// last read or written. Nil where the server does not track it (an
-	// LFU maxmemory policy).
+	// LFU maxmemory policy), and where it is not the key's (IdleShared).
 	IdleS *int64 `json:"idle_s,omitempty"`
+	// IdleShared is set for a string holding an integer from 0 to 9999,
+	// which Redis may keep as one object shared by every key that holds
+	// it: OBJECT IDLETIME then tells that object's idle time (Redis 7.0:
+	// since any of those keys was last read; 7.4: since it was last read,
+	// or the server's start), not the key's, and IdleS is left out.
+	IdleShared bool `json:"idle_shared,omitempty"`
 }
 
 // NodeReport is the Findings of one node.

@@ -12,10 +12,10 @@ const (
 	// and so roughly the number of keys each SCAN walks and each pipeline
 	// carries.
 	DefaultCount = 1000
-	// DefaultRate is the command's --rate: 10,000 keys examined per second.
-	// It is conservative: each second the server answers about 10 SCANs
-	// and 10,000 PTTLs, well under 1% of one core, while a million keys
-	// take under two minutes.
+	// DefaultRate is the command's --rate: 10,000 keys walked per second.
+	// It is conservative: each second the server answers at most about 10
+	// SCANs and 10,000 PTTLs, well under 1% of one core, while a keyspace
+	// of a million keys takes under two minutes.
 	DefaultRate = 10000
 	// DefaultSample is the command's --sample: how many immortal keys it
 	// describes.
@@ -85,8 +85,11 @@ type Options struct {
 	// With Unlink, the keys of a batch are deleted after their fields are
 	// read, in a pipeline of their own.
 	Fields bool
-	// Rate is the most keys examined per second, over all nodes together;
-	// 0 means no cap. The command's default is DefaultRate.
+	// Rate is the most keys walked per second, over all nodes together: a
+	// SCAN page counts as its Count, or as the keys it returned when more
+	// (matched or not), and with Fields a field read counts as a key. It
+	// is a ceiling (see pacer). 0 means no cap. The command's default is
+	// DefaultRate.
 	Rate float64
 	// MaxTTL is the longest TTL a key should have (the limiter's window);
 	// a key whose PTTL exceeds it counts in Findings.TTLOverMax. 0 means no

@@ -7,34 +7,53 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// pacer holds the audit to rate keys per second on average since start; a
-// rate of 0 means no cap.
+// pacer holds the audit to rate keys per second; a rate of 0 means no cap.
+// Each batch is charged its keys (for a SCAN page, the keys it walked) and
+// waits until the batches before it have had their time at the rate: the
+// pace is a ceiling, not an average, so time the audit lost (a slow or
+// stalled server) is not made up in a burst afterwards.
 type pacer struct {
-	rate  float64
-	start time.Time
-	keys  int64
+	rate float64
+	// next is when the next batch is due: when the keys charged so far
+	// have had their time.
+	next time.Time
 }
 
-// wait sleeps until keys more keys are due, or ctx is done: until the
-// keys examined before them are due at the rate, so that a batch goes
-// out as soon as the previous ones allow. wait(ctx, 0) waits until every
-// key so far is due.
+// wait charges keys to the pace and sleeps until the batch that holds them
+// is due, or ctx is done.
 func (p *pacer) wait(ctx context.Context, keys int) error {
-	p.keys += int64(keys)
 	if p.rate <= 0 {
 		return nil
 	}
-	due := p.start.Add(time.Duration(float64(p.keys-int64(keys)) / p.rate * float64(time.Second)))
-	d := time.Until(due)
+	due := time.Now()
+	if p.next.After(due) {
+		due = p.next
+	}
+	p.next = due.Add(time.Duration(float64(keys) / p.rate * float64(time.Second)))
+	return sleepUntil(ctx, due)
+}
+
+// finish sleeps until every key charged is due, so that the audit as a
+// whole, its last batch included, stays within the rate.
+func (p *pacer) finish(ctx context.Context) error {
+	if p.rate <= 0 {
+		return nil
+	}
+	return sleepUntil(ctx, p.next)
+}
+
+// sleepUntil sleeps until t, or until ctx is done.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
 	if d <= 0 {
 		return nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-t.C:
+	case <-timer.C:
 		return nil
 	}
 }

@@ -64,10 +64,14 @@ func scan(ctx context.Context, nodes []Node, opts Options, nameNodes bool) (Repo
 		Sample: o.Sample, FixTTLS: int64(o.FixTTL / time.Second), DryRun: o.DryRun, Fields: o.Fields}
 	a := newAuditor(o, len(nodes))
 	sizes := a.dbSizes(ctx, nodes)
+	// A node that fails (a master down, a refused command) leaves the
+	// others to audit: its report says it is incomplete, and so does the
+	// audit's. An interrupt stops the audit.
+	var errs []error
 	for i, n := range nodes {
 		nr := NodeReport{Addr: addrOf(n), DBSize: sizes[i]}
 		a.progress.Node, a.progress.Addr = i, nr.Addr
-		err = a.node(ctx, n, &nr)
+		err := a.node(ctx, n, &nr)
 		nr.Complete = err == nil
 		rep.Findings.add(nr.Findings)
 		rep.PerNode = append(rep.PerNode, nr)
@@ -75,17 +79,24 @@ func scan(ctx context.Context, nodes []Node, opts Options, nameNodes bool) (Repo
 			if nameNodes {
 				err = fmt.Errorf("node %s: %w", nr.Addr, err)
 			}
-			break
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				for j := i + 1; j < len(nodes); j++ { // not reached
+					rep.PerNode = append(rep.PerNode, NodeReport{Addr: addrOf(nodes[j]), DBSize: sizes[j]})
+				}
+				break
+			}
 		}
 	}
+	err = errors.Join(errs...)
 	if err == nil {
 		// The cap holds over the whole audit, its last batch included. Every
 		// key has been examined: an interrupt here leaves it complete.
-		_ = a.pace.wait(ctx, 0)
+		_ = a.pace.finish(ctx)
 	}
 	rep.Complete = err == nil
 	if err != nil {
-		rep.Error = err.Error()
+		rep.Error = strings.ReplaceAll(err.Error(), "\n", "; ")
 	}
 	rep.ElapsedS = time.Since(a.start).Seconds()
 	if rep.ElapsedS > 0 {
@@ -143,7 +154,7 @@ type auditor struct {
 
 func newAuditor(o Options, nodes int) *auditor {
 	a := &auditor{o: o, match: o.match(), start: time.Now()}
-	a.pace = pacer{rate: o.Rate, start: a.start}
+	a.pace = pacer{rate: o.Rate}
 	for i := range a.lat {
 		a.lat[i] = newLatencyHist()
 	}
@@ -180,10 +191,13 @@ func (a *auditor) node(ctx context.Context, n Node, nr *NodeReport) (err error) 
 			ahead = make(chan scanResult, 1)
 			go func(cursor uint64) { ahead <- scanPage(ctx, n, a.match, a.o.Type, a.o.Count, cursor) }(res.next)
 		}
+		// A page is charged the keys SCAN walked for it: COUNT, or what
+		// it returned when more. A pattern that matches few keys still
+		// walks the keyspace at the rate, not at the server's full speed.
+		if err := a.pace.wait(ctx, max(int(a.o.Count), len(res.keys))); err != nil {
+			return err
+		}
 		if keys := a.examine(res.keys); len(keys) > 0 {
-			if err := a.pace.wait(ctx, len(keys)); err != nil {
-				return err
-			}
 			if err := a.batch(ctx, n, nr, keys); err != nil {
 				return err
 			}

@@ -39,7 +39,17 @@ func writeText(b *bytes.Buffer, r Report) {
 	}
 	fmt.Fprintf(b, " on %d node(s): %s keys in %.2f s (%s keys/s, cap %s)\n",
 		nodes, group(r.Keys), r.ElapsedS, group(int64(r.KeysPerS)), rateText(r.Settings.Rate))
-	if !r.Complete {
+	incomplete := 0
+	for _, n := range r.PerNode {
+		if !n.Complete {
+			incomplete++
+		}
+	}
+	switch {
+	case r.Complete:
+	case len(r.PerNode) > 1:
+		fmt.Fprintf(b, "INCOMPLETE: %d of %d nodes not audited to the end (%s); the figures are what the audit saw\n", incomplete, nodes, r.Error)
+	default:
 		fmt.Fprintf(b, "INCOMPLETE: the audit stopped early (%s); the figures are what it saw before\n", r.Error)
 	}
 	row := func(label string, n int64, note string) {
@@ -144,6 +154,8 @@ func writeSamples(b *bytes.Buffer, title string, samples []Sample) {
 		}
 		if s.IdleS != nil {
 			idle = (time.Duration(*s.IdleS) * time.Second).String()
+		} else if s.IdleShared {
+			idle = "shared"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t\n", strconv.Quote(s.Key), s.Type, value, idle, s.Node)
 	}

@@ -93,9 +93,14 @@ func ParseURL(raw string, base Settings) (Endpoint, error) {
 	}
 	u, err := url.Parse(rest)
 	if err != nil {
+		if hasUserinfo(rest) {
+			// url.Parse's reason quotes the part it could not read, which
+			// may be a piece of the password ("invalid port \":top\"").
+			return Endpoint{}, urlError(raw, "does not parse as a URL: a '/', '@', ':', '%' or '#' in the user or password must be percent-encoded (%2F, %40, %3A, %25, %23)")
+		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			err = ue.Err // url.Error quotes the whole URL, password and all
+			err = ue.Err // url.Error quotes the whole URL
 		}
 		return Endpoint{}, urlError(raw, err.Error())
 	}
@@ -161,7 +166,9 @@ func urlError(raw, why string) error {
 
 // RedactURL returns raw with the password of its userinfo, if any,
 // replaced by "xxxxx", as url.URL.Redacted does; it also works on text
-// that does not parse as a URL.
+// that does not parse as a URL. The userinfo runs to the last '@': a
+// password with a '/' or an '@' that was not percent-encoded is masked
+// whole (a Redis URL's path is a db number, which has no '@').
 func RedactURL(raw string) string {
 	scheme := strings.Index(raw, "://")
 	if scheme < 0 {
@@ -172,14 +179,17 @@ func RedactURL(raw string) string {
 	if at < 0 {
 		return raw
 	}
-	if slash := strings.IndexByte(rest, '/'); slash >= 0 && slash < at {
-		return raw // the '@' is in the path, not in userinfo
-	}
 	user, _, hasPassword := strings.Cut(rest[:at], ":")
 	if !hasPassword {
 		return raw
 	}
 	return raw[:scheme+3] + user + ":xxxxx" + rest[at:]
+}
+
+// hasUserinfo reports whether raw, a URL, has an '@' after its "://".
+func hasUserinfo(raw string) bool {
+	_, rest, ok := strings.Cut(raw, "://")
+	return ok && strings.Contains(rest, "@")
 }
 
 // String returns the endpoint as a URL with the password replaced by

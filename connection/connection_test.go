@@ -82,6 +82,11 @@ func TestParseURLErrors(t *testing.T) {
 		{name: "no host", raw: "redis://:1", want: "no host"},
 		{name: "empty label", raw: "=redis://h:1", want: "empty label"},
 		{name: "unparsable", raw: "redis://u:" + secret + "@h:1:2:3", want: "brackets"},
+		// Passwords that were not percent-encoded: url.Parse's own reason
+		// would quote a piece of them.
+		{name: "slash in password", raw: "rediss://weird:top/s3cret@127.0.0.1:1", want: "percent-encoded"},
+		{name: "percent in password", raw: "rediss://weird:pa%ss3cr@127.0.0.1:1", want: "percent-encoded"},
+		{name: "@, : and / in password", raw: "rediss://weird:p@ss:w/rd%X@127.0.0.1:1", want: "percent-encoded"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,7 +129,9 @@ func TestRedactURL(t *testing.T) {
 		{"redis://u:pw@h:1/2", "redis://u:xxxxx@h:1/2"},
 		{"redis://:pw@h:1", "redis://:xxxxx@h:1"},
 		{"redis://u@h:1", "redis://u@h:1"},
-		{"redis://h:1/a@b", "redis://h:1/a@b"},
+		{"redis://h:1/a@b", "redis://h:xxxxx@b"}, // no such Redis URL: masked rather than shown
+		{"rediss://weird:top/secret@h:1", "rediss://weird:xxxxx@h:1"},
+		{"rediss://weird:p@ss:w/rd%X@h:1", "rediss://weird:xxxxx@h:1"},
 		{"redis://u:p@w@h:1", "redis://u:xxxxx@h:1"},
 		{"not a url", "not a url"},
 	}
@@ -148,6 +155,17 @@ func TestParseSentinel(t *testing.T) {
 		if _, _, err := ParseSentinel(bad); !errors.Is(err, ErrSentinel) || !strings.HasPrefix(err.Error(), "--sentinel") {
 			t.Errorf("ParseSentinel(%q) = %v; want ErrSentinel naming --sentinel", bad, err)
 		}
+	}
+}
+
+// TestParseSentinelHidesCredentials checks that a --sentinel with a
+// password where the master's name goes (two '@') is refused without
+// echoing it.
+func TestParseSentinelHidesCredentials(t *testing.T) {
+	t.Parallel()
+	_, _, err := ParseSentinel("mymaster@weird:top/" + secret + "@127.0.0.1:26379")
+	if !errors.Is(err, ErrSentinel) || strings.Contains(err.Error(), "s3cr") || strings.Contains(err.Error(), "top/") {
+		t.Errorf("ParseSentinel(with a password) = %v; want ErrSentinel, not echoing the password", err)
 	}
 }
 

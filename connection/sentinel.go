@@ -31,6 +31,10 @@ type Sentinel struct {
 // ParseSentinel reads [LABEL=]MASTER@host:port[,host:port...] as
 // --sentinel takes it, and returns the label ("" when there is none).
 func ParseSentinel(s string) (label string, target Sentinel, err error) {
+	if strings.Count(s, "@") > 1 {
+		// Not echoed: what follows a second '@' is likely a password.
+		return "", Sentinel{}, fmt.Errorf("--sentinel: more than one '@': it takes no credentials (--user, --password or $REDISCLI_AUTH log in to the master): %w", ErrSentinel)
+	}
 	rest := s
 	if eq := strings.IndexByte(s, '='); eq >= 0 && eq < strings.IndexByte(s, '@') {
 		label, rest = s[:eq], s[eq+1:]

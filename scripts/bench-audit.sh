@@ -53,16 +53,6 @@ fi
 . scripts/ensure-redis.sh
 ensure_redis_server
 server="${RLBENCH_REDIS_SERVER:-redis-server}"
-# free_port prints a loopback TCP port that nothing listens on now.
-free_port() {
-	local p
-	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 40000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
-	done
-	echo "bench-audit: no free port found" >&2
-	return 1
-}
 
 for tool in jq redis-cli /usr/bin/time; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
@@ -73,24 +63,9 @@ done
 mkdir -p bin
 go build -o bin/rlbench ./cmd/rlbench
 
-work=$(mktemp -d)
-pid=""
-cleanup() {
-	if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
-port=$(free_port)
-"$server" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >"$work/server.log" 2>&1 &
-pid=$!
+start_private_redis
 cli=(redis-cli -h 127.0.0.1 -p "$port")
-for _ in $(seq 50); do
-	if "${cli[@]}" ping >/dev/null 2>&1; then break; fi
-	sleep 0.1
-done
-"${cli[@]}" ping >/dev/null
 
 # Fill: every key under bench: holds its index; one in 1/immortal has no TTL.
 every=$(awk -v f="$immortal" 'BEGIN { if (f <= 0) print 0; else printf "%d", 1 / f + 0.5 }')

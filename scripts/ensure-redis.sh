@@ -45,3 +45,39 @@ ensure_tools() {
 	echo "    sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
 	return 1
 }
+
+# start_private_redis makes a work directory (work, removed at exit), starts
+# redis-server ($RLBENCH_REDIS_SERVER, else the one on PATH) on a free
+# loopback port with no persistence, its files and log in it, and waits
+# until it answers PING. It sets work, port and pid, and an EXIT trap that
+# stops the server and removes the directory (also on Ctrl-C).
+start_private_redis() {
+	local p server="${RLBENCH_REDIS_SERVER:-redis-server}"
+	work=$(mktemp -d)
+	pid=""
+	trap stop_private_redis EXIT
+	trap 'exit 130' INT TERM
+	port=""
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 40000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { port=$p; break; }
+	done
+	if [ -z "$port" ]; then
+		echo "no free loopback port found" >&2
+		return 1
+	fi
+	"$server" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >"$work/server.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 50); do
+		if redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1; then return 0; fi
+		sleep 0.1
+	done
+	redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null
+}
+
+# stop_private_redis stops start_private_redis's server and removes its
+# work directory.
+stop_private_redis() {
+	if [ -n "${pid:-}" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+	if [ -n "${work:-}" ]; then rm -rf "$work"; fi
+}

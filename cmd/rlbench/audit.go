@@ -46,7 +46,7 @@ func newAuditFlagSet(o *auditOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&p.Type, "type", "", "audit only keys of this type, with SCAN ... TYPE (Redis >= 6.0): string, hash, list, set, zset, stream")
 	fs.BoolVar(&p.Types, "types", false, "also read each key's TYPE and count keys and immortal keys per type")
 	fs.BoolVar(&p.Fields, "fields", false, "also audit hash fields with TTLs of their own (Redis >= 7.4: HSCAN ... NOVALUES, HPTTL): count fields with no TTL; a hash with no key TTL is then immortal only when a field has none")
-	fs.Float64Var(&p.Rate, "rate", audit.DefaultRate, "most keys examined per second, over all masters (0: no cap)")
+	fs.Float64Var(&p.Rate, "rate", audit.DefaultRate, "most keys walked per second, over all masters: a SCAN counts as its --count (or the keys it returned, if more), a field of --fields as a key (0: no cap)")
 	fs.StringVar(&o.maxTTL, "max-ttl", "", "longest TTL the limiter should ever set (e.g. 60, 60s, 1h): count the keys whose TTL exceeds it")
 	fs.Int64Var(&p.Limit, "limit", 0, "the limiter's limit: count (and sample) the immortal string counters at or above it, users locked out for good")
 	fs.IntVar(&p.Sample, "sample", audit.DefaultSample, "how many immortal keys to describe: type, value of a string, OBJECT IDLETIME")
@@ -63,7 +63,7 @@ func newAuditFlagSet(o *auditOptions, stderr io.Writer) *pflag.FlagSet {
 
 Find the keys with no TTL (immortal) in a keyspace rlbench did not write:
 SCAN MATCH PATTERN, PTTL per key pipelined per batch, at most --rate keys
-per second, nothing kept per key. Only read commands unless --fix-ttl.
+walked per second, nothing kept per key. Only read commands unless --fix-ttl.
 Exit status: 0 done, 1 on failure, interruption, or (with
 --fail-on-immortal) immortal keys found, 2 for bad input before any command.
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"slices"
 
@@ -50,6 +49,11 @@ func (f *connectionFlags) settings(fs *pflag.FlagSet) (connection.Settings, erro
 	if f.tls {
 		s.TLS = &f.files
 	}
+	for _, u := range f.urls { // a URL that does not parse says so first
+		if _, err := connection.ParseURL(u, connection.Settings{}); err != nil {
+			return s, err
+		}
+	}
 	if f.files != (connection.TLSFiles{}) && !f.tls && !f.anyTLSURL() {
 		return s, errors.New("--cacert, --cert, --key, --insecure and --sni need --tls (or a rediss:// URL)")
 	}
@@ -85,7 +89,7 @@ func (f *connectionFlags) targets(base connection.Settings) ([]rlbench.TargetSpe
 	for _, s := range f.sentinels {
 		label, target, err := connection.ParseSentinel(s)
 		if err != nil {
-			return nil, fmt.Errorf("--sentinel: %w", err)
+			return nil, err // it names --sentinel
 		}
 		out = append(out, rlbench.TargetSpec{Label: label, Sentinel: &target})
 	}

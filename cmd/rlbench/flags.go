@@ -321,7 +321,7 @@ func maskCredentials(s string) string {
 }
 
 // urlCredentials matches the user information of a URL, up to its '@'.
-var urlCredentials = regexp.MustCompile(`://[^\s/@"'\[\]]*@`)
+var urlCredentials = regexp.MustCompile(`://[^\s"'\[\]]*@`)
 
 // redactURLs masks the user information of every URL in s, as the last
 // guard on whatever rlbench prints about its input.

@@ -310,6 +310,18 @@ func TestRunBadInput(t *testing.T) {
 		},
 		{name: "URL without credentials", args: []string{"--addr", "redis://{closed}"}, want: []string{"--addr", "is a URL", "host:port"}},
 		{
+			name:    "URL with a password not percent-encoded, and --cacert",
+			args:    []string{"--url", "rediss://u:top/secret@{closed}", "--cacert", "ca.pem"},
+			want:    []string{"--url", "percent-encoded"},
+			notWant: []string{"secret", "top", "--cacert"},
+		},
+		{
+			name:    "sentinel with a password",
+			args:    []string{"--sentinel", "m@u:secret@{closed}"},
+			want:    []string{"--sentinel", "takes no credentials"},
+			notWant: []string{"secret"},
+		},
+		{
 			name: "missing redis-server",
 			args: []string{"--redis-server", "/nonexistent/redis-server"},
 			want: []string{"--redis-server", "/nonexistent/redis-server", "name an executable redis-server"},
