@@ -251,10 +251,12 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 }
 
 // saturation compares the servers' readings around the load; nil when a
-// reading failed, the masters changed, or a fault left the figures unknown.
+// reading failed, the masters changed (by address, or by process: a
+// Sentinel target's master failed over by hand), or a fault left the
+// figures unknown.
 func (c *cell) saturation(m *measurement) *saturation.Report {
 	if m.samplesErr != nil || saturationUnknown(m.events) ||
-		!slices.Equal(m.connected.addrs, m.before.addrs) || !slices.Equal(m.before.addrs, m.after.addrs) {
+		!sameServers(m.connected, m.before) || !sameServers(m.before, m.after) {
 		return nil
 	}
 	sat := saturation.Compare(m.before.samples, m.after.samples)
@@ -266,6 +268,14 @@ func (c *cell) saturation(m *measurement) *saturation.Report {
 		sat.Verdict = ""
 	}
 	return &sat
+}
+
+// sameServers reports whether a and b were read from the same server
+// processes: the same addresses and the same run_ids.
+func sameServers(a, b serverSamples) bool {
+	return slices.Equal(a.addrs, b.addrs) && slices.EqualFunc(a.samples, b.samples, func(x, y saturation.Sample) bool {
+		return x.ServerRunID == y.ServerRunID
+	})
 }
 
 // saturationUnknown reports whether a fault left the saturation figures

@@ -66,9 +66,9 @@ type failoverWatch struct {
 	// switched is how long after the first failover began the cell's
 	// clients had a connection on the new master; 0 until seen.
 	switched time.Duration
-	// readAt is when the first comparison read the counters; master and
-	// compared are the last one's new master and keys compared; errs say
-	// why comparisons failed.
+	// readAt is when the first comparison read the counters; master is
+	// the last one's new master, compared the most keys one compared;
+	// errs say why comparisons failed.
 	readAt   time.Time
 	master   string
 	compared int64

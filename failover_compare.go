@@ -82,7 +82,9 @@ func (w *failoverWatch) readAndSettle(ctx context.Context) (err error) {
 	if w.readAt.IsZero() {
 		w.readAt = readAt
 	}
-	w.master, w.compared = master, w.settle(acked, counters, readAt)
+	// A later comparison may find fewer keys to compare (windows that
+	// ended since): the figure is the most any comparison compared.
+	w.master, w.compared = master, max(w.compared, w.settle(acked, counters, readAt))
 	return nil
 }
 
@@ -222,6 +224,12 @@ func (w *failoverWatch) lostIncrements(start time.Time) *results.LostIncrements 
 	}
 	if err := errors.Join(w.errs...); err != nil {
 		l.Error = err.Error()
+	} else if l.KeysCompared == 0 {
+		l.Error = noKeyCompared
 	}
 	return l
 }
+
+// noKeyCompared says why lost increments were not measured when every
+// comparison found no key to compare.
+const noKeyCompared = "no key could be compared: the counters were read after the window of every key the clients had been told of had ended (a fault too close to the end of a load shorter than the window, or clients that switched late), or before any increment was told"

@@ -3,6 +3,7 @@ package rlbench
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -163,5 +165,41 @@ func TestFailoverWatchCompare(t *testing.T) {
 		if l.Error != "" || l.KeysCompared != keys || l.Increments != 5 || l.Keys != 1 || l.Unacknowledged != during.Unacknowledged+3 {
 			t.Errorf("%s: %+v; want %d keys compared, 5 lost on 1 key, %d unacknowledged", when, *l, keys, during.Unacknowledged+3)
 		}
+	}
+}
+
+// TestLostIncrementsNotMeasured checks that a watch whose comparisons found
+// no key to compare says the figure was not measured, rather than "0 lost
+// on 0 of 0 keys", which reads as a measured zero.
+func TestLostIncrementsNotMeasured(t *testing.T) {
+	t.Parallel()
+	w := &failoverWatch{counts: true, limit: 10, window: time.Second, keys: make([]watchedKey, 5)}
+	l := w.lostIncrements(time.Now())
+	if l.Error != noKeyCompared {
+		t.Errorf("lostIncrements() with no key compared = %+v; want Error %q", *l, noKeyCompared)
+	}
+	if text := (results.Failover{LostIncrements: l}).Text("lua/go-redis"); !strings.Contains(text, "lost increments: not measured: no key could be compared") {
+		t.Errorf("Text() = %q; want it to say the figure was not measured", text)
+	}
+}
+
+// TestSaturationNeedsOneServer checks that the self-check is left out when
+// the readings come from another server process behind the same address
+// (a Sentinel master failed over by hand: the admin connection follows it)
+// and kept when they come from the same one.
+func TestSaturationNeedsOneServer(t *testing.T) {
+	t.Parallel()
+	at := time.Now()
+	reading := func(runID string, cpu time.Duration, when time.Duration) serverSamples {
+		return serverSamples{addrs: []string{"FailoverClient"}, samples: []saturation.Sample{{At: at.Add(when), ServerCPU: cpu, ServerRunID: runID, ProcessCPUs: 1}}}
+	}
+	c := &cell{}
+	same := &measurement{connected: reading("a", 0, 0), before: reading("a", 0, 0), after: reading("a", time.Second, 2*time.Second)}
+	if c.saturation(same) == nil {
+		t.Errorf("saturation(one server) = nil; want a report")
+	}
+	failedOver := &measurement{connected: reading("a", 0, 0), before: reading("a", 0, 0), after: reading("b", time.Second, 2*time.Second)}
+	if r := c.saturation(failedOver); r != nil {
+		t.Errorf("saturation(another server after the load) = %+v; want nil", *r)
 	}
 }

@@ -144,7 +144,11 @@ func (s Settings) login(ctx context.Context, addr string, conn net.Conn, overTLS
 			return s.readError(ctx, addr, err, overTLS)
 		}
 		if strings.HasPrefix(reply, "-") {
-			return s.replyError(addr, reply, &CheckError{Addr: addr, Flag: flag(s.urlDB, "--db"), Kind: ErrDB, Said: said(reply)})
+			ce := &CheckError{Addr: addr, Flag: flag(s.urlDB, "--db"), Kind: ErrDB, Said: said(reply)}
+			if strings.HasPrefix(reply, "-NOPERM") {
+				ce.Hint = fmt.Sprintf("the user may not SELECT: rlbench acl --db %d prints an ACL SETUSER line that grants it", s.DB)
+			}
+			return s.replyError(addr, reply, ce)
 		}
 	}
 	reply, err := roundTrip(conn, r, "PING")

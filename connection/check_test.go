@@ -53,6 +53,10 @@ func TestCheck(t *testing.T) {
 		Do(t.Context(), "acl", "setuser", "alice", "on", ">alicepass", "~*", "+@all").Err(); err != nil {
 		t.Fatal(err)
 	}
+	if err := redis.NewClient(&redis.Options{Addr: plain.Addr(), Password: "rightpass", DisableIdentity: true}).
+		Do(t.Context(), "acl", "setuser", "bob", "on", ">bobpass", "~*", "+@all", "-select").Err(); err != nil {
+		t.Fatal(err)
+	}
 	oneWay := start(t, &redisserver.TLSOptions{})
 	mutual := start(t, &redisserver.TLSOptions{ClientCerts: true})
 	expired := start(t, &redisserver.TLSOptions{NotAfter: time.Now().Add(-time.Hour)})
@@ -82,6 +86,8 @@ func TestCheck(t *testing.T) {
 		wantFlag string // the flag the error names
 		// wantSaid is part of what the server said; "a|b" accepts either.
 		wantSaid string
+		// wantHint is part of the error's hint; "" checks none.
+		wantHint string
 	}{
 		{name: "plain", addr: plain.Addr(), settings: connection.Settings{Password: "rightpass"}},
 		{name: "acl user", addr: plain.Addr(), settings: connection.Settings{Username: "alice", Password: "alicepass"}},
@@ -98,6 +104,8 @@ func TestCheck(t *testing.T) {
 			wantKind: connection.ErrNoAuth, wantFlag: "--password", wantSaid: "NOAUTH"},
 		{name: "bad db", addr: plain.Addr(), settings: connection.Settings{Password: "rightpass", DB: 99},
 			wantKind: connection.ErrDB, wantFlag: "--db", wantSaid: "out of range"},
+		{name: "db the user may not select", addr: plain.Addr(), settings: connection.Settings{Username: "bob", Password: "bobpass", DB: 3},
+			wantKind: connection.ErrDB, wantFlag: "--db", wantSaid: "NOPERM", wantHint: "rlbench acl --db 3"},
 		{name: "tls client, plain server", addr: plain.Addr(), settings: connection.Settings{TLS: &connection.TLSFiles{Insecure: true}},
 			wantKind: connection.ErrNotTLS, wantFlag: "--tls", wantSaid: "it "},
 		{name: "rediss url, plain server", addr: plain.Addr(), settings: rediss(plain.Addr(), &connection.TLSFiles{Insecure: true}),
@@ -140,6 +148,9 @@ func TestCheck(t *testing.T) {
 			said := slices.ContainsFunc(strings.Split(tc.wantSaid, "|"), func(w string) bool { return strings.Contains(ce.Said, w) })
 			if ce.Flag != tc.wantFlag || !strings.HasPrefix(err.Error(), tc.wantFlag+": ") || !said {
 				t.Errorf("connection.Check(%s, %v) = %q; want flag %q first and %q in what the server said", tc.addr, tc.settings, err, tc.wantFlag, tc.wantSaid)
+			}
+			if !strings.Contains(ce.Hint, tc.wantHint) {
+				t.Errorf("connection.Check(%s, %v) hint = %q; want %q in it", tc.addr, tc.settings, ce.Hint, tc.wantHint)
 			}
 			for _, pw := range []string{"rightpass", "alicepass", "wrong"} {
 				if strings.Contains(err.Error(), pw) {

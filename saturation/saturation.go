@@ -94,6 +94,10 @@ type Sample struct {
 	// (getrusage maxrss, which Linux reports in KiB); 0 where the OS does
 	// not report it.
 	PeakRSSBytes int64
+	// ServerRunID is the server's run_id from INFO: another one means
+	// another server process (a restart, or a failover behind an address
+	// that follows the master), whose counters do not compare.
+	ServerRunID string
 }
 
 // infoReader is the one go-redis method Take calls, so that *redis.Client,
@@ -128,7 +132,7 @@ func Take(ctx context.Context, rdb infoReader) (Sample, error) {
 // parseInfo fills the server fields of a Sample from INFO text.
 func parseInfo(text string) (Sample, error) {
 	fields := redisserver.ParseInfo(text)
-	var s Sample
+	s := Sample{ServerRunID: fields["run_id"]}
 	for _, name := range []string{"used_cpu_user", "used_cpu_sys"} {
 		v, ok := fields[name]
 		if !ok {

@@ -128,7 +128,7 @@ func TestVerdictText(t *testing.T) {
 }
 
 // infoText is a trimmed INFO reply from redis-server 7.0.15.
-const infoText = "# Server\r\nredis_version:7.0.15\r\n\r\n# Stats\r\ntotal_connections_received:42\r\ntotal_commands_processed:1000\r\n\r\n" +
+const infoText = "# Server\r\nredis_version:7.0.15\r\nrun_id:3f1e0c0ffee\r\n\r\n# Stats\r\ntotal_connections_received:42\r\ntotal_commands_processed:1000\r\n\r\n" +
 	"# CPU\r\nused_cpu_sys:1.250000\r\nused_cpu_user:2.500001\r\nused_cpu_sys_children:0.000000\r\n"
 
 func TestParseInfo(t *testing.T) {
@@ -156,6 +156,9 @@ func TestParseInfo(t *testing.T) {
 					t.Errorf("parseInfo(%q) = (%+v, %v); want an error containing %q", tc.text, got, err, tc.wantErr)
 				}
 				return
+			}
+			if tc.text == infoText && got.ServerRunID != "3f1e0c0ffee" {
+				t.Errorf("parseInfo(%q) run id = %q; want 3f1e0c0ffee", tc.text, got.ServerRunID)
 			}
 			if err != nil || got.ServerCPU != tc.wantCPU || got.ServerConnsReceived != tc.wantConns {
 				t.Errorf("parseInfo(%q) = (cpu %v, conns %d, %v); want (cpu %v, conns %d, nil)", tc.text, got.ServerCPU, got.ServerConnsReceived, err, tc.wantCPU, tc.wantConns)
