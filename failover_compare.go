@@ -232,4 +232,4 @@ func (w *failoverWatch) lostIncrements(start time.Time) *results.LostIncrements 
 
 // noKeyCompared says why lost increments were not measured when every
 // comparison found no key to compare.
-const noKeyCompared = "no key could be compared: the counters were read after the window of every key the clients had been told of had ended (a fault too close to the end of a load shorter than the window, or clients that switched late), or before any increment was told"
+const noKeyCompared = "no key could be compared: no counter was read, or every key the clients had been told of had its window end before its counter was read (a fault too close to the end of a load shorter than the window, or clients that switched late)"

@@ -9,7 +9,7 @@
 //
 // It talks to Redis through go-redis as an independent observer, whichever
 // client the run itself used. By default it sends only read commands
-// (DBSIZE, SCAN, PTTL, TYPE, GETRANGE, OBJECT IDLETIME; HSCAN and HPTTL for
+// (DBSIZE, SCAN, PTTL, TYPE, GETRANGE, OBJECT IDLETIME and REFCOUNT; HSCAN and HPTTL for
 // the field audit). Under a prefix, each
 // key returned by SCAN is checked with strings.HasPrefix, so neither a glob
 // in the prefix nor a bug in the MATCH pattern can make it count or delete a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,9 @@ type keyDetail struct {
 	// sample is set when the key goes into the immortal sample.
 	sample bool
 	idle   *redis.DurationCmd
+	// refs is OBJECT REFCOUNT, sent with idle: a shared object's idle time
+	// is not the key's.
+	refs   *redis.IntCmd
 	typ    *redis.StatusCmd
 	value  *redis.StringCmd
 	expire *redis.BoolCmd
@@ -41,7 +45,7 @@ type keyDetail struct {
 
 // detail looks closer at the immortal keys of one batch, in two pipelines:
 // per key OBJECT IDLETIME first (a read of the value would reset the idle
-// time) and TYPE; then GETRANGE of the strings alone (no WRONGTYPE error
+// time), OBJECT REFCOUNT (is the object shared?) and TYPE; then GETRANGE of the strings alone (no WRONGTYPE error
 // for the server's error counters) and EXPIRE ... NX. Only what is needed
 // is sent: the samples stop reading once they are full.
 func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []string) error {
@@ -56,6 +60,7 @@ func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []str
 		}
 		if d.sample || a.wantLockedOutSample() {
 			d.idle = pipe.ObjectIdleTime(ctx, key)
+			d.refs = pipe.ObjectRefCount(ctx, key)
 		}
 		if d.sample || a.o.Limit > 0 {
 			d.typ = pipe.Type(ctx, key)
@@ -113,7 +118,7 @@ func (a *auditor) account(nr *NodeReport, d keyDetail) {
 		value = &v
 	}
 	s := Sample{Node: nr.Addr, Key: d.key, Type: "string", Value: value, IdleS: idleOf(d.idle)}
-	if value != nil && sharedInteger(*value) {
+	if shared(d.refs, value) {
 		s.IdleS, s.IdleShared = nil, true
 	}
 	if d.sample {
@@ -134,17 +139,28 @@ func (a *auditor) account(nr *NodeReport, d keyDetail) {
 	}
 }
 
+// sharedRefCount is OBJECT REFCOUNT's answer for a shared object
+// (OBJ_SHARED_REFCOUNT, INT_MAX).
+const sharedRefCount = math.MaxInt32
+
 // sharedIntegers is Redis' OBJ_SHARED_INTEGERS: a string holding an
 // integer from 0 to sharedIntegers-1 may be one object shared by every key
 // that holds it (unless the maxmemory policy is LRU or LFU).
 const sharedIntegers = 10000
 
-// sharedInteger reports whether value, a string's value, is an integer
-// that Redis may keep as a shared object, whose idle time is the object's,
-// not the key's.
-func sharedInteger(value string) bool {
-	n, err := strconv.Atoi(value)
-	return err == nil && n >= 0 && n < sharedIntegers && strconv.Itoa(n) == value
+// shared reports whether a key's value is an object shared with other
+// keys, whose idle time is the object's, not the key's: OBJECT REFCOUNT
+// says so; when it was not answered (a user without it), a string holding
+// an integer from 0 to 9999 is taken as shared.
+func shared(refs *redis.IntCmd, value *string) bool {
+	if refs != nil && refs.Err() == nil {
+		return refs.Val() == sharedRefCount
+	}
+	if value == nil {
+		return false
+	}
+	n, err := strconv.Atoi(*value)
+	return err == nil && n >= 0 && n < sharedIntegers && strconv.Itoa(n) == *value
 }
 
 // idleOf is OBJECT IDLETIME's reply in seconds, nil when it was not sent or
@@ -158,13 +174,16 @@ func idleOf(cmd *redis.DurationCmd) *int64 {
 }
 
 // detailError returns the first error of the second look that is not about
-// one key: WRONGTYPE (GETRANGE of a non-string), a key gone (OBJECT's nil)
-// and an LFU policy's refusal of OBJECT IDLETIME are expected.
+// one key: WRONGTYPE (a key whose type changed since TYPE), a key gone
+// (OBJECT's nil), an LFU policy's refusal of OBJECT IDLETIME and a user
+// without OBJECT REFCOUNT (the audit's ACL line before it was added) are
+// expected.
 func detailError(cmds []redis.Cmder) error {
 	for _, c := range cmds {
 		err := c.Err()
 		if err == nil || errors.Is(err, redis.Nil) || strings.HasPrefix(err.Error(), "WRONGTYPE") ||
-			c.Name() == "object" && strings.Contains(err.Error(), "LFU") {
+			c.Name() == "object" && strings.Contains(err.Error(), "LFU") ||
+			c.Name() == "object" && strings.HasPrefix(err.Error(), "NOPERM") && len(c.Args()) > 1 && c.Args()[1] == "refcount" {
 			continue
 		}
 		name := strings.ToLower(c.Name())

@@ -188,11 +188,13 @@ type Sample struct {
 	// last read or written. Nil where the server does not track it (an
 	// LFU maxmemory policy), and where it is not the key's (IdleShared).
 	IdleS *int64 `json:"idle_s,omitempty"`
-	// IdleShared is set for a string holding an integer from 0 to 9999,
-	// which Redis may keep as one object shared by every key that holds
-	// it: OBJECT IDLETIME then tells that object's idle time (Redis 7.0:
-	// since any of those keys was last read; 7.4: since it was last read,
-	// or the server's start), not the key's, and IdleS is left out.
+	// IdleShared is set for a value that is one object shared by every key
+	// that holds it (OBJECT REFCOUNT 2147483647: an integer from 0 to 9999
+	// under no maxmemory or a policy other than LRU or LFU; without
+	// permission for OBJECT REFCOUNT, any string holding such an integer):
+	// OBJECT IDLETIME then tells that object's idle time (Redis 7.0: since
+	// any of those keys was last read; 7.4: since it was last read, or the
+	// server's start), not the key's, and IdleS is left out.
 	IdleShared bool `json:"idle_shared,omitempty"`
 }
 

@@ -29,7 +29,7 @@ var _ Node = (*redis.Client)(nil)
 //
 // By default it sends only read commands: DBSIZE, SCAN and PTTL, with TYPE
 // (Options.Types, Options.Sample, Options.Fields), GETRANGE (Options.Limit,
-// Options.Sample), OBJECT IDLETIME (Options.Sample), and HSCAN and HPTTL
+// Options.Sample), OBJECT IDLETIME and REFCOUNT (Options.Sample), and HSCAN and HPTTL
 // (Options.Fields). It writes only with Options.FixTTL
 // (EXPIRE ... NX) or Options.Unlink (UNLINK).
 //

@@ -484,3 +484,58 @@ func TestBuckets(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleIdleShared checks which samples show their idle time: a
+// counter under no maxmemory is a shared object (OBJECT REFCOUNT says so),
+// so its idle time is not the key's; under an LRU policy each key has its
+// own object and its idle time; and a user without OBJECT REFCOUNT gets
+// "shared" for a small integer, as a guess, and the audit still completes.
+func TestSampleIdleShared(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		lru        bool
+		noRefcount bool
+		want       bool // IdleShared
+	}{
+		{"no maxmemory", false, false, true},
+		{"allkeys-lru", true, false, false},
+		{"no OBJECT REFCOUNT", false, true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			rdb := redistest.Client(t, srv)
+			ctx := t.Context()
+			if tc.lru {
+				if err := rdb.ConfigSet(ctx, "maxmemory", "100mb").Err(); err != nil {
+					t.Fatal(err)
+				}
+				if err := rdb.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			prefix := redistest.Prefix(t)
+			if err := rdb.Set(ctx, prefix+"counter", 42, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			node := rdb
+			if tc.noRefcount {
+				if err := rdb.Do(ctx, "ACL", "SETUSER", "auditor", "on", ">pw", "~*", "+@all", "-object|refcount").Err(); err != nil {
+					t.Fatal(err)
+				}
+				node = redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "auditor", Password: "pw", DisableIdentity: true})
+				t.Cleanup(func() { node.Close() })
+			}
+			rep, err := audit.Scan(ctx, []audit.Node{node}, audit.Options{Prefix: prefix, Sample: 1, Limit: 10})
+			if err != nil || len(rep.ImmortalSample) != 1 {
+				t.Fatalf("Scan() = %d samples, %v; want 1, nil", len(rep.ImmortalSample), err)
+			}
+			s := rep.ImmortalSample[0]
+			if s.IdleShared != tc.want || (s.IdleS == nil) != tc.want {
+				t.Errorf("sample %+v: idle_shared %t, idle_s set %t; want idle_shared %t, idle_s set %t", s, s.IdleShared, s.IdleS != nil, tc.want, !tc.want)
+			}
+		})
+	}
+}

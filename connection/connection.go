@@ -91,12 +91,18 @@ func ParseURL(raw string, base Settings) (Endpoint, error) {
 			return Endpoint{}, urlError(raw, "empty label before '='")
 		}
 	}
+	// A '/', '?' or '#' before the last '@' is a password that was not
+	// percent-encoded: url.Parse would end the host there and take the
+	// rest of the password for the path (and quote it in the db's error).
+	if userinfo, ok := userinfoOf(rest); ok && strings.ContainsAny(userinfo, "/?#") {
+		return Endpoint{}, urlError(raw, notEncoded)
+	}
 	u, err := url.Parse(rest)
 	if err != nil {
-		if hasUserinfo(rest) {
+		if _, ok := userinfoOf(rest); ok {
 			// url.Parse's reason quotes the part it could not read, which
 			// may be a piece of the password ("invalid port \":top\"").
-			return Endpoint{}, urlError(raw, "does not parse as a URL: a '/', '@', ':', '%' or '#' in the user or password must be percent-encoded (%2F, %40, %3A, %25, %23)")
+			return Endpoint{}, urlError(raw, notEncoded)
 		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
@@ -159,9 +165,19 @@ func urlAddr(u *url.URL) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// urlError says why raw is not a URL ParseURL takes, without its password.
+// notEncoded is why a URL with a user or password ParseURL cannot read
+// is refused: its own reasons would quote a piece of the password.
+const notEncoded = "does not parse as a URL: a '/', '?', '#', '@', ':' or '%' in the user or password must be percent-encoded (%2F, %3F, %23, %40, %3A, %25)"
+
+// urlError says why raw is not a URL ParseURL takes, without its password:
+// RedactURL's, or, for text with an '@' but no "://" (a mistyped
+// scheme), nothing before the last '@'.
 func urlError(raw, why string) error {
-	return fmt.Errorf("--url %s: %s: %w", RedactURL(raw), why, ErrURL)
+	shown := RedactURL(raw)
+	if at := strings.LastIndexByte(raw, '@'); at >= 0 && !strings.Contains(raw[:at], "://") {
+		shown = "xxxxx" + raw[at:]
+	}
+	return fmt.Errorf("--url %s: %s: %w", shown, why, ErrURL)
 }
 
 // RedactURL returns raw with the password of its userinfo, if any,
@@ -186,10 +202,15 @@ func RedactURL(raw string) string {
 	return raw[:scheme+3] + user + ":xxxxx" + rest[at:]
 }
 
-// hasUserinfo reports whether raw, a URL, has an '@' after its "://".
-func hasUserinfo(raw string) bool {
+// userinfoOf returns what lies between the "://" of raw, a URL, and its
+// last '@', and whether there is such a part.
+func userinfoOf(raw string) (string, bool) {
 	_, rest, ok := strings.Cut(raw, "://")
-	return ok && strings.Contains(rest, "@")
+	at := strings.LastIndexByte(rest, '@')
+	if !ok || at < 0 {
+		return "", false
+	}
+	return rest[:at], true
 }
 
 // String returns the endpoint as a URL with the password replaced by

@@ -87,6 +87,12 @@ func TestParseURLErrors(t *testing.T) {
 		{name: "slash in password", raw: "rediss://weird:top/s3cret@127.0.0.1:1", want: "percent-encoded"},
 		{name: "percent in password", raw: "rediss://weird:pa%ss3cr@127.0.0.1:1", want: "percent-encoded"},
 		{name: "@, : and / in password", raw: "rediss://weird:p@ss:w/rd%X@127.0.0.1:1", want: "percent-encoded"},
+		// Digits before the '/': url.Parse takes them for the port and the
+		// rest of the password for the path (the db).
+		{name: "digits and / in password", raw: "redis://admin:2024/s3cret!@h:6379", want: "percent-encoded"},
+		{name: "mistyped scheme, no host", raw: "redis:/u:" + secret + "@h:1", want: "xxxxx@h:1"},
+		{name: "mistyped scheme, opaque", raw: "rediss:u:" + secret + "@h:1", want: "xxxxx@h:1"},
+		{name: "no scheme", raw: "redis//u:" + secret + "@h:1", want: "xxxxx@h:1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,9 +169,11 @@ func TestParseSentinel(t *testing.T) {
 // echoing it.
 func TestParseSentinelHidesCredentials(t *testing.T) {
 	t.Parallel()
-	_, _, err := ParseSentinel("mymaster@weird:top/" + secret + "@127.0.0.1:26379")
-	if !errors.Is(err, ErrSentinel) || strings.Contains(err.Error(), "s3cr") || strings.Contains(err.Error(), "top/") {
-		t.Errorf("ParseSentinel(with a password) = %v; want ErrSentinel, not echoing the password", err)
+	for _, spec := range []string{"mymaster@weird:top/" + secret + "@127.0.0.1:26379", "u:s3cret@127.0.0.1:26379", "redis://u:s3cret@127.0.0.1:26379"} {
+		_, _, err := ParseSentinel(spec)
+		if !errors.Is(err, ErrSentinel) || strings.Contains(err.Error(), "s3cr") || strings.Contains(err.Error(), "top/") {
+			t.Errorf("ParseSentinel(%q) = %v; want ErrSentinel, not echoing the password", spec, err)
+		}
 	}
 }
 

@@ -46,6 +46,10 @@ func ParseSentinel(s string) (label string, target Sentinel, err error) {
 	if !ok || master == "" || addrs == "" {
 		return "", Sentinel{}, fmt.Errorf("--sentinel %q: %w", s, ErrSentinel)
 	}
+	if strings.ContainsAny(master, ":/") {
+		// Not echoed: "user:password@host" where the name goes.
+		return "", Sentinel{}, fmt.Errorf("--sentinel: the master's name has a ':' or '/': it takes no credentials or URL (--user, --password or $REDISCLI_AUTH log in to the master): %w", ErrSentinel)
+	}
 	for _, addr := range strings.Split(addrs, ",") {
 		host, port, err := net.SplitHostPort(addr)
 		n, perr := strconv.Atoi(port)

@@ -72,7 +72,11 @@ start_private_redis() {
 		if redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1; then return 0; fi
 		sleep 0.1
 	done
-	redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null
+	redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null || {
+		echo "redis-server did not answer on 127.0.0.1:$port; its log:" >&2
+		cat "$work/server.log" >&2
+		return 1
+	}
 }
 
 # stop_private_redis stops start_private_redis's server and removes its

@@ -133,12 +133,17 @@ func userInfo(name, file, src string, function bool) (Info, error) {
 // line "#!..." (a Functions library's, or a script's flags) is Redis's, not
 // Lua's: it is left out, the line numbers kept. What compiles here may
 // still fail at Redis (a call Redis does not have, or Lua 5.2's goto);
-// that shows at the first decision.
+// that shows at the first decision. One thing Redis takes is refused here:
+// a hexadecimal float (0x1p4), which Redis's Lua reads through the C
+// library's strtod.
 func checkSyntax(file, src string) error {
 	if strings.HasPrefix(src, "#!") {
 		_, rest, _ := strings.Cut(src, "\n")
 		src = "\n" + rest
 	}
+	// Lua 5.1 takes a form feed or a vertical tab as a space; gopher-lua
+	// does not. In a string either is a character, as a space is.
+	src = strings.NewReplacer("\f", " ", "\v", " ").Replace(src)
 	_, err := parse.Parse(strings.NewReader(src), file)
 	var pe *parse.Error
 	switch {

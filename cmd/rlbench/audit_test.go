@@ -24,7 +24,7 @@ import (
 // audit of the keys matching PATTERN and nothing else: the README's line,
 // with PATTERN in place of the pattern. %R~ grants read access to keys only
 // (Redis >= 7.0): a write fails with NOPERM even where the command is allowed.
-const readOnlyACL = "on >PASSWORD resetkeys %R~PATTERN resetchannels -@all +ping +scan +dbsize +pttl +type +getrange +object|idletime"
+const readOnlyACL = "on >PASSWORD resetkeys %R~PATTERN resetchannels -@all +ping +scan +dbsize +pttl +type +getrange +object|idletime +object|refcount"
 
 // fixACL is what --fix-ttl needs beyond readOnlyACL: EXPIRE, and write
 // access to the keys.
