@@ -126,6 +126,9 @@ func (a *auditor) account(nr *NodeReport, d keyDetail) {
 		if s.Type != "string" {
 			s.Value = nil
 		}
+		if s.Type == "hash" && a.o.Fields {
+			s.IdleS = nil // the field audit's HSCAN read the hash just before
+		}
 		a.immortalSample = append(a.immortalSample, s)
 	}
 	if a.o.Limit > 0 && value != nil {

@@ -186,7 +186,9 @@ type Sample struct {
 	Value *string `json:"value,omitempty"`
 	// IdleS is OBJECT IDLETIME, in seconds: how long since the key was
 	// last read or written. Nil where the server does not track it (an
-	// LFU maxmemory policy), and where it is not the key's (IdleShared).
+	// LFU maxmemory policy), where it is not the key's (IdleShared), and
+	// for a hash under Options.Fields, whose fields the audit has just
+	// read.
 	IdleS *int64 `json:"idle_s,omitempty"`
 	// IdleShared is set for a value that is one object shared by every key
 	// that holds it (OBJECT REFCOUNT 2147483647: an integer from 0 to 9999

@@ -171,11 +171,16 @@ const notEncoded = "does not parse as a URL: a '/', '?', '#', '@', ':' or '%' in
 
 // urlError says why raw is not a URL ParseURL takes, without its password:
 // RedactURL's, or, for text with an '@' but no "://" (a mistyped
-// scheme), nothing before the last '@'.
+// scheme), nothing before the last '@'; and nothing after a '?' or '#'.
 func urlError(raw, why string) error {
 	shown := RedactURL(raw)
 	if at := strings.LastIndexByte(raw, '@'); at >= 0 && !strings.Contains(raw[:at], "://") {
 		shown = "xxxxx" + raw[at:]
+	}
+	// Other clients take a password in the query (?password=...), which
+	// ParseURL refuses: it is not shown either.
+	if q := strings.IndexAny(shown, "?#"); q >= 0 {
+		shown = shown[:q+1] + "xxxxx"
 	}
 	return fmt.Errorf("--url %s: %s: %w", shown, why, ErrURL)
 }

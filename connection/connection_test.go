@@ -93,6 +93,9 @@ func TestParseURLErrors(t *testing.T) {
 		{name: "mistyped scheme, no host", raw: "redis:/u:" + secret + "@h:1", want: "xxxxx@h:1"},
 		{name: "mistyped scheme, opaque", raw: "rediss:u:" + secret + "@h:1", want: "xxxxx@h:1"},
 		{name: "no scheme", raw: "redis//u:" + secret + "@h:1", want: "xxxxx@h:1"},
+		// Other clients' forms: a password in the query.
+		{name: "password in the query", raw: "redis://h:1/0?password=s3cret", want: "h:1/0?xxxxx"},
+		{name: "unix socket", raw: "unix:///tmp/x.sock?password=s3cret", want: `scheme "unix"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
