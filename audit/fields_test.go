@@ -53,9 +53,20 @@ func TestFieldAudit(t *testing.T) {
 			// a string counter with no TTL.
 			rdb.Set(ctx, prefix+"string", 5, 0)
 
-			rep, err := audit.Scan(ctx, []audit.Node{rdb}, audit.Options{Prefix: prefix, MaxTTL: time.Minute, Fields: true, Unlink: tc.unlink, Count: tc.count, Rate: tc.rate})
+			sample := 10
+			if tc.unlink {
+				sample = 0 // Unlink excludes Sample
+			}
+			rep, err := audit.Scan(ctx, []audit.Node{rdb}, audit.Options{Prefix: prefix, MaxTTL: time.Minute, Fields: true, Unlink: tc.unlink, Count: tc.count, Rate: tc.rate, Sample: sample})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The audit read the hashes' fields before their idle time:
+			// theirs is left out; the string's 5 is a shared object.
+			for _, s := range rep.ImmortalSample {
+				if s.Type == "hash" && s.IdleS != nil || s.Type == "string" && !s.IdleShared {
+					t.Errorf("sample %+v: idle_s set %t, shared %t; want none for a hash, shared for the string", s, s.IdleS != nil, s.IdleShared)
+				}
 			}
 			if tc.rate > 0 && rep.ElapsedS < 0.25 {
 				t.Errorf("Scan(Fields, Rate %g) of 257 fields took %.3f s; want >= 0.25 s", tc.rate, rep.ElapsedS)
