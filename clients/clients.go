@@ -87,9 +87,10 @@ type Conn interface {
 	// Open opens, before the load, the connections its workers will use:
 	// go-redis conns connections (on a cluster, each master its share),
 	// dialled by 64 goroutines per server that end with it; rueidis PINGs
-	// each master over its shared connections. A worker that dials during the load measures the
-	// dial, and a goroutine that dials keeps the deep stack of the dial for
-	// the rest of the run (8 KiB more per worker, seen at 10,000).
+	// each master over its shared connections. A worker that dials during
+	// the load measures the dial, and a goroutine that dials keeps the
+	// deep stack of the dial for the rest of the run (8 KiB more per
+	// worker, seen at 10,000).
 	Open(ctx context.Context, conns int) error
 	// Close closes every connection.
 	Close() error

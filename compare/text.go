@@ -155,13 +155,8 @@ func writeNotes(buf *bytes.Buffer, c *Comparison) {
 // when it started and how many runs it has.
 func Describe(f *File) string {
 	var targets []string
-	seen := map[string]bool{}
-	for i := range f.Report.Runs {
+	for _, i := range f.targetRuns() {
 		key, srv := f.Target(i), f.Server(i).Short()
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
 		if key == serverKey(f.Server(i)) {
 			targets = append(targets, srv)
 		} else {
@@ -191,6 +186,20 @@ func Describe(f *File) string {
 	return line
 }
 
+// targetRuns returns the index of the first run of each of the file's
+// targets, in run order.
+func (f *File) targetRuns() []int {
+	var first []int
+	seen := map[string]bool{}
+	for i := range f.Report.Runs {
+		if t := f.Target(i); !seen[t] {
+			seen[t] = true
+			first = append(first, i)
+		}
+	}
+	return first
+}
+
 // Partial is the number of the file's runs that did not finish
 // ("complete": false).
 func (f *File) Partial() int {
@@ -211,10 +220,8 @@ func fileTargets(c *Comparison) string {
 	var first []string
 	for fi, f := range c.Files {
 		var targets []string
-		for i := range f.Report.Runs {
-			if t := f.Target(i); !slices.Contains(targets, t) {
-				targets = append(targets, t)
-			}
+		for _, i := range f.targetRuns() {
+			targets = append(targets, f.Target(i))
 		}
 		if fi == 0 {
 			first = targets

@@ -175,7 +175,7 @@ const notEncoded = "does not parse as a URL: a '/', '?', '#', '@', ':' or '%' in
 func urlError(raw, why string) error {
 	shown := RedactURL(raw)
 	if at := strings.LastIndexByte(raw, '@'); at >= 0 && !strings.Contains(raw[:at], "://") {
-		shown = "xxxxx" + raw[at:]
+		shown = MaskCredentials(raw)
 	}
 	// Other clients take a password in the query (?password=...), which
 	// ParseURL refuses: it is not shown either.
@@ -183,6 +183,23 @@ func urlError(raw, why string) error {
 		shown = shown[:q+1] + "xxxxx"
 	}
 	return fmt.Errorf("--url %s: %s: %w", shown, why, ErrURL)
+}
+
+// MaskCredentials replaces what comes before the last '@' of s, after a
+// URL's "scheme://" if any, with "xxxxx": "redis://u:secret@host:6379"
+// becomes "redis://xxxxx@host:6379", "u:secret@host:6379"
+// "xxxxx@host:6379". For text that may hold credentials and is no URL
+// ParseURL takes (a --addr with a password, a mistyped scheme).
+func MaskCredentials(s string) string {
+	at := strings.LastIndex(s, "@")
+	if at < 0 {
+		return s
+	}
+	start := 0
+	if i := strings.Index(s[:at], "://"); i >= 0 {
+		start = i + len("://")
+	}
+	return s[:start] + "xxxxx" + s[at:]
 }
 
 // RedactURL returns raw with the password of its userinfo, if any,

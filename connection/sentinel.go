@@ -31,24 +31,21 @@ type Sentinel struct {
 // ParseSentinel reads [LABEL=]MASTER@host:port[,host:port...] as
 // --sentinel takes it, and returns the label ("" when there is none).
 func ParseSentinel(s string) (label string, target Sentinel, err error) {
-	if strings.Count(s, "@") > 1 {
-		// Not echoed: what follows a second '@' is likely a password.
-		return "", Sentinel{}, fmt.Errorf("--sentinel: more than one '@': it takes no credentials (--user, --password or $REDISCLI_AUTH log in to the master): %w", ErrSentinel)
-	}
 	rest := s
 	if eq := strings.IndexByte(s, '='); eq >= 0 && eq < strings.IndexByte(s, '@') {
 		label, rest = s[:eq], s[eq+1:]
-		if label == "" {
-			return "", Sentinel{}, fmt.Errorf("--sentinel %q: empty label: %w", s, ErrSentinel)
-		}
 	}
 	master, addrs, ok := strings.Cut(rest, "@")
-	if !ok || master == "" || addrs == "" {
-		return "", Sentinel{}, fmt.Errorf("--sentinel %q: %w", s, ErrSentinel)
+	if strings.Contains(addrs, "@") || strings.ContainsAny(master, ":/") {
+		// Credentials or a URL where the name goes ("user:password@host",
+		// or a second '@'): not echoed, nor checked further.
+		return "", Sentinel{}, fmt.Errorf("--sentinel: a ':' or '/' in the master's name, or a second '@': it takes no credentials or URL (--user, --password or $REDISCLI_AUTH log in to the master): %w", ErrSentinel)
 	}
-	if strings.ContainsAny(master, ":/") {
-		// Not echoed: "user:password@host" where the name goes.
-		return "", Sentinel{}, fmt.Errorf("--sentinel: the master's name has a ':' or '/': it takes no credentials or URL (--user, --password or $REDISCLI_AUTH log in to the master): %w", ErrSentinel)
+	switch {
+	case label == "" && rest != s:
+		return "", Sentinel{}, fmt.Errorf("--sentinel %q: empty label: %w", s, ErrSentinel)
+	case !ok || master == "" || addrs == "":
+		return "", Sentinel{}, fmt.Errorf("--sentinel %q: %w", s, ErrSentinel)
 	}
 	for _, addr := range strings.Split(addrs, ",") {
 		host, port, err := net.SplitHostPort(addr)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/faults"
 )
 
@@ -298,26 +299,11 @@ var emptyTargetHint = map[targetKind]string{
 func checkAddr(s string) error {
 	switch {
 	case strings.Contains(s, "@"):
-		return fmt.Errorf("%q holds credentials; give host:port, and the password with --password or $REDISCLI_AUTH (or the whole URL to --url)", maskCredentials(s))
+		return fmt.Errorf("%q holds credentials; give host:port, and the password with --password or $REDISCLI_AUTH (or the whole URL to --url)", connection.MaskCredentials(s))
 	case strings.Contains(s, "://"):
 		return fmt.Errorf("%q is a URL; give host:port, or the URL to --url", s)
 	}
 	return nil
-}
-
-// maskCredentials replaces what comes before the last '@' of s, after a
-// URL's "scheme://" if any, with "xxxxx": "redis://u:secret@host:6379"
-// becomes "redis://xxxxx@host:6379".
-func maskCredentials(s string) string {
-	at := strings.LastIndex(s, "@")
-	if at < 0 {
-		return s
-	}
-	start := 0
-	if i := strings.Index(s[:at], "://"); i >= 0 {
-		start = i + len("://")
-	}
-	return s[:start] + "xxxxx" + s[at:]
 }
 
 // urlCredentials matches the user information of a URL, up to its '@'.
