@@ -172,7 +172,7 @@ func TestParseSentinel(t *testing.T) {
 // echoing it.
 func TestParseSentinelHidesCredentials(t *testing.T) {
 	t.Parallel()
-	for _, spec := range []string{"mymaster@weird:top/" + secret + "@127.0.0.1:26379", "u:s3cret@127.0.0.1:26379", "redis://u:s3cret@127.0.0.1:26379"} {
+	for _, spec := range []string{"mymaster@weird:top/" + secret + "@127.0.0.1:26379", "u:s3cret@127.0.0.1:26379", "redis://u:s3cret@127.0.0.1:26379", "=u:s3cret@127.0.0.1:26379", "u:s3cret@"} {
 		_, _, err := ParseSentinel(spec)
 		if !errors.Is(err, ErrSentinel) || strings.Contains(err.Error(), "s3cr") || strings.Contains(err.Error(), "top/") {
 			t.Errorf("ParseSentinel(%q) = %v; want ErrSentinel, not echoing the password", spec, err)
