@@ -8,6 +8,7 @@ import (
 
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/internal/porttest"
 	"github.com/rlbench/rlbench/internal/redistest"
 )
 
@@ -93,12 +94,7 @@ func TestMastersReadOnlyUser(t *testing.T) {
 func TestMastersBadInput(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	ln.Close()
+	closed := porttest.Refused(t)
 	a := rlbench.TargetSpec{Addr: srv.Addr()}
 	tests := []struct {
 		name  string

@@ -5,12 +5,12 @@ package clients_test
 import (
 	"context"
 	"io"
-	"net"
 	"os"
 	"syscall"
 	"testing"
 
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/internal/porttest"
 )
 
 // TestGoRedisLogsNothing sends a command through the go-redis adapter to
@@ -20,12 +20,7 @@ import (
 // the test points file descriptor 2 itself at a pipe; it does not run in
 // parallel.
 func TestGoRedisLogsNothing(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := porttest.Refused(t)
 
 	r, w, err := os.Pipe()
 	if err != nil {

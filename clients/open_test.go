@@ -3,7 +3,6 @@ package clients_test
 import (
 	"context"
 	"errors"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/internal/porttest"
 	"github.com/rlbench/rlbench/internal/redistest"
 )
 
@@ -80,12 +80,7 @@ func TestOpen(t *testing.T) {
 // connections, saying so, and at a context that has ended.
 func TestOpenFails(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := l.Addr().String()
-	l.Close()
+	refused := porttest.Refused(t)
 	c, err := clients.New("go-redis", clients.Options{Addr: refused, Workers: 1000})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package connection_test
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/internal/porttest"
 	"github.com/rlbench/rlbench/redisserver"
 )
 
@@ -64,12 +64,7 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedAddr := closed.Addr().String()
-	closed.Close()
+	closedAddr := porttest.Refused(t)
 	rediss := func(addr string, files *connection.TLSFiles) connection.Settings {
 		ep, err := connection.ParseURL("rediss://"+addr, connection.Settings{TLS: files})
 		if err != nil {
@@ -221,12 +216,7 @@ func TestMasterAddr(t *testing.T) {
 
 func TestCheckUnreachableURLNamesURL(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := porttest.Refused(t)
 	ep, err := connection.ParseURL("redis://"+addr, connection.Settings{})
 	if err != nil {
 		t.Fatal(err)

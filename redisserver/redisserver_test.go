@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/rlbench/rlbench/internal/porttest"
 )
 
 // startServer starts a server for t with the binary named by
@@ -276,12 +277,8 @@ func TestProbe(t *testing.T) {
 
 func TestProbeClosedPort(t *testing.T) {
 	t.Parallel()
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	_, err = Probe(t.Context(), addr, "", 0)
+	addr := porttest.Refused(t)
+	_, err := Probe(t.Context(), addr, "", 0)
 	if err == nil {
 		t.Fatalf("Probe(%s) = nil error; want connection refused", addr)
 	}

@@ -2,10 +2,10 @@ package redisserver
 
 import (
 	"errors"
-	"net"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rlbench/rlbench/internal/porttest"
 )
 
 // TestOpen checks each of Open's three ways to a server, and who closes
@@ -48,15 +48,11 @@ func TestOpen(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	t.Parallel()
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	addr := porttest.Refused(t)
 	if _, err := Open(t.Context(), TargetOptions{Addr: addr}); err == nil || !strings.Contains(err.Error(), "leave out --addr") {
 		t.Errorf("Open(closed port) error = %v; want one that says what to do", err)
 	}
-	_, err = Open(t.Context(), TargetOptions{Start: Options{Binary: "/nonexistent/redis-server"}})
+	_, err := Open(t.Context(), TargetOptions{Start: Options{Binary: "/nonexistent/redis-server"}})
 	if !errors.Is(err, ErrNotFound) {
 		t.Errorf("Open(missing binary) error = %v; want ErrNotFound", err)
 	}

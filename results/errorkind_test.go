@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rlbench/rlbench/internal/porttest"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -135,12 +136,7 @@ func readDeadlineErr(t *testing.T) error {
 // connRefusedErr returns the error of dialing a loopback port nobody listens on.
 func connRefusedErr(t *testing.T) error {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("net.Listen(loopback) = %v; want nil", err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := porttest.Refused(t)
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err == nil {
 		c.Close()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/internal/porttest"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/strategies"
@@ -295,12 +295,7 @@ func TestRunInterrupted(t *testing.T) {
 
 func TestRunBadInput(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	ln.Close()
+	closed := porttest.Refused(t)
 
 	tests := []struct {
 		name      string

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/internal/porttest"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
@@ -61,19 +61,12 @@ func mustRun(t *testing.T, want int, args ...string) cliResult {
 	return res
 }
 
-// closedAddr returns a loopback address on which nothing listens: a port
-// that was free a moment ago and was released at once.
+// closedAddr returns a loopback address that refuses connections while the
+// test runs (porttest.Refused: the port is held, so no server of a test
+// beside it can take it).
 func closedAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen on a free port: %v", err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatalf("close %s: %v", addr, err)
-	}
-	return addr
+	return porttest.Refused(t)
 }
 
 // untouchedCommands are the only commands a server may have run when rlbench

@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rlbench/rlbench/internal/porttest"
 	"github.com/rlbench/rlbench/internal/redistest"
 )
 
@@ -109,12 +109,7 @@ func TestVerifyBadInput(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := redistest.Client(t, srv)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	ln.Close()
+	closed := porttest.Refused(t)
 
 	tests := []struct {
 		name string
