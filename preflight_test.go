@@ -200,14 +200,20 @@ func TestFailedAuditSaysSo(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := redistest.Client(t, srv)
 	ctx := context.Background()
-	go func() {
-		time.Sleep(500 * time.Millisecond) // after the pre-flight, during the load
-		rdb.Do(ctx, "ACL", "SETUSER", "default", "-scan")
-	}()
+	// The cell says it is running once the pre-flight (which checks SCAN)
+	// is behind it, and before its load and audit.
+	revoke := &onWrite{substr: "rlbench: running ", do: func() {
+		if err := rdb.Do(ctx, "ACL", "SETUSER", "default", "-scan").Err(); err != nil {
+			t.Errorf("ACL SETUSER default -scan: %v", err)
+		}
+	}}
 	rep, err := rlbench.Run(ctx, rlbench.Config{
 		Addr:     srv.Addr(),
-		Workload: workload.Config{Workers: 2, Keys: 5, Duration: 1500 * time.Millisecond, Prefix: redistest.Prefix(t)},
-	}, rlbench.Options{})
+		Workload: workload.Config{Workers: 2, Keys: 5, Duration: 500 * time.Millisecond, Prefix: redistest.Prefix(t)},
+	}, rlbench.Options{Log: revoke})
+	if !revoke.done {
+		t.Fatalf("Run never logged %q", revoke.substr)
+	}
 	if !errors.Is(err, rlbench.ErrAuditFailed) {
 		t.Fatalf("Run(SCAN refused after the pre-flight) error = %v; want ErrAuditFailed", err)
 	}
@@ -222,4 +228,21 @@ func TestFailedAuditSaysSo(t *testing.T) {
 	if err := results.Text(rep)(&text); err != nil || !strings.Contains(text.String(), "AUDIT FAILED") {
 		t.Errorf("text report = %q, %v; want an AUDIT FAILED line", text.String(), err)
 	}
+}
+
+// onWrite is an io.Writer for rlbench.Options.Log that calls do, once, in
+// the first write containing substr: a step of the test taken at a known
+// point of the run rather than after a guessed sleep.
+type onWrite struct {
+	substr string
+	do     func()
+	done   bool
+}
+
+func (w *onWrite) Write(p []byte) (int, error) {
+	if !w.done && strings.Contains(string(p), w.substr) {
+		w.done = true
+		w.do()
+	}
+	return len(p), nil
 }

@@ -444,20 +444,30 @@ func TestClusterMoveSlot(t *testing.T) {
 	for _, addr := range c.MasterAddrs() {
 		masters = append(masters, client(t, addr))
 	}
+	moved := make(chan struct{})
 	go func() {
-		// Until the hold ends: the first MIGRATE may take a while.
+		// Until MoveSlot returns: the first MIGRATE may take a while on a
+		// loaded machine, and the hold begins only after it.
 		var err error
-		for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for {
 			for _, m := range masters {
 				if err = m.Get(ctx, withTTL).Err(); err != nil && strings.HasPrefix(err.Error(), "ASK ") {
 					asked <- nil
 					return
 				}
 			}
+			select {
+			case <-moved:
+				asked <- fmt.Errorf("no master answered ASK; the last said %v", err)
+				return
+			case <-ctx.Done(): // the test ended early
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
-		asked <- fmt.Errorf("no master answered ASK; the last said %v", err)
 	}()
 	m, err := c.MoveSlot(ctx, int(slot), 500*time.Millisecond)
+	close(moved)
 	if err != nil {
 		t.Fatalf("MoveSlot(%d) = %v", slot, err)
 	}

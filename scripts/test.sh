@@ -7,10 +7,69 @@
 # rots; they print figures and assert no speed), then runs every test against private
 # redis-servers that the tests start on free loopback ports. Extra arguments
 # go to that last `go test` (e.g. -run TestAudit).
+#
+# scripts/test.sh --repeat N [--cpu-hog] [go test flags] runs only the
+# integration tests that start clusters, Sentinel set-ups or failovers, N
+# times over (each a fresh `go test -count=1`), and prints how many of the N
+# passed; it exits 1 unless all did. --cpu-hog keeps every core busy with a
+# shell loop beside them meanwhile, as a loaded CI machine would.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+repeat=0
+hog=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--repeat)
+		[[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || {
+			echo "scripts/test.sh: --repeat needs a count of 1 or more, e.g. --repeat 10" >&2
+			exit 2
+		}
+		repeat=$2
+		shift 2
+		;;
+	--cpu-hog)
+		hog=1
+		shift
+		;;
+	*) break ;;
+	esac
+done
+if [ "$hog" = 1 ] && [ "$repeat" = 0 ]; then
+	echo "scripts/test.sh: --cpu-hog goes with --repeat N" >&2
+	exit 2
+fi
 . scripts/ensure-redis.sh
 ensure_redis_server
+if [ "$repeat" -gt 0 ]; then
+	# The tests that start clusters, Sentinel set-ups or failovers.
+	integration='Cluster|Sentinel|Failover|Reshard|MoveSlot|NodeRestart|DeadNode|NodesAndDelete|^TestMasters$|^TestTake$|LostIncrements|SaturationNeedsOneServer|MatrixOfTargets'
+	hogs=()
+	stop_hogs() { [ ${#hogs[@]} = 0 ] || kill "${hogs[@]}" 2>/dev/null || true; }
+	trap stop_hogs EXIT
+	if [ "$hog" = 1 ]; then
+		for _ in $(seq "$(nproc)"); do
+			bash -c 'while :; do :; done' &
+			hogs+=($!)
+		done
+		echo "scripts/test.sh: ${#hogs[@]} busy loops beside the tests (one per core)"
+	fi
+	go test -count=1 -run '^$' ./... >/dev/null # build once, outside the count
+	passed=0
+	for i in $(seq "$repeat"); do
+		start=$SECONDS
+		if go test -count=1 -timeout 20m -run "$integration" "$@" ./... >"${TMPDIR:-/tmp}/rlbench-repeat-$i.log" 2>&1; then
+			passed=$((passed + 1))
+			echo "repeat $i of $repeat: pass ($((SECONDS - start)) s)"
+		else
+			echo "repeat $i of $repeat: FAIL ($((SECONDS - start)) s); its failures:"
+			grep -E '^(--- FAIL|FAIL|panic:)|_test\.go:[0-9]+:' "${TMPDIR:-/tmp}/rlbench-repeat-$i.log" | head -40 || true
+			echo "(whole log: ${TMPDIR:-/tmp}/rlbench-repeat-$i.log)"
+		fi
+	done
+	echo "repeat: $passed of $repeat passed"
+	[ "$passed" = "$repeat" ]
+	exit
+fi
 # The HTML report's test renders the page in headless Chromium.
 . scripts/ensure-chromium.sh
 ensure_chromium
