@@ -57,6 +57,7 @@ func seedMix(t *testing.T, rdb redis.UniversalClient, prefix string) mix {
 		}
 		tc.Keys++
 		m.want.Keys++
+		m.want.Matched++
 		if immortal {
 			tc.Immortal++
 			m.want.Immortal++
@@ -302,7 +303,7 @@ func TestScanFixTTL(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Scan() error: %v", err)
 			}
-			want := audit.Findings{Keys: 6, WithTTL: 1, Immortal: 5, Fixed: 4, FixSkipped: 1}
+			want := audit.Findings{Matched: 6, Keys: 6, WithTTL: 1, Immortal: 5, Fixed: 4, FixSkipped: 1}
 			want.TTL.Under1m = 1
 			if dryRun {
 				want.Fixed, want.FixSkipped, want.WouldFix = 0, 0, 5
