@@ -71,7 +71,7 @@ func writeText(b *bytes.Buffer, r Report) {
 	}
 	switch {
 	case s.FixTTLS > 0 && s.DryRun:
-		row(fmt.Sprintf("would fix (EXPIRE %d NX), dry run", s.FixTTLS), r.WouldFix, "")
+		row(fmt.Sprintf("would fix (EXPIRE %d), dry run", s.FixTTLS), r.WouldFix, "")
 	case s.FixTTLS > 0:
 		row(fmt.Sprintf("fixed (EXPIRE %d, in one script)", s.FixTTLS), r.Fixed, "")
 		row("left alone (gained a TTL)", r.FixSkipped, "")
