@@ -57,8 +57,11 @@ func TestScanServerRestarted(t *testing.T) {
 				})
 			}))
 			complete, err := tc.scan(ctx, audited, prefix)
-			if complete || !errors.Is(err, audit.ErrServerChanged) {
-				t.Errorf("%s across a restart = complete %t, error %v; want incomplete, the server changed", tc.name, complete, err)
+			// The client reconnects (its retries) and the next identity
+			// read finds a new run_id, or a command fails on the dropped
+			// connection: either way the audit is incomplete.
+			if complete || err == nil {
+				t.Errorf("%s across a restart = complete %t, error %v; want incomplete, with an error", tc.name, complete, err)
 			}
 		})
 	}
@@ -85,5 +88,39 @@ func TestScanServers(t *testing.T) {
 	}
 	if rep.Matched != 1 {
 		t.Errorf("Scan().Matched = %d; want 1", rep.Matched)
+	}
+}
+
+// TestScanMasterDemoted makes the audited master a replica of another
+// server after the first SCAN page, as a failover does to the old master
+// (a Sentinel's or a cluster's): same run_id, another role, and the audit
+// of the node ends with ErrServerChanged.
+func TestScanMasterDemoted(t *testing.T) {
+	t.Parallel()
+	srv, other := redistest.Start(t), redistest.Start(t)
+	observer := redistest.Client(t, srv)
+	audited := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	pipe := observer.Pipeline()
+	for i := range 300 {
+		pipe.Set(ctx, fmt.Sprintf("%s%d", prefix, i), i, 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := strings.Cut(other.Addr(), ":")
+	var once sync.Once
+	audited.AddHook(scanHook(func(ctx context.Context, _ *redis.ScanCmd) {
+		once.Do(func() {
+			if err := observer.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+				t.Errorf("REPLICAOF: %v", err)
+			}
+		})
+	}))
+	t.Cleanup(func() { observer.Do(context.Background(), "REPLICAOF", "NO", "ONE") })
+	rep, err := audit.Scan(ctx, []audit.Node{audited}, audit.Options{Prefix: prefix, Count: 10})
+	if rep.Complete || !errors.Is(err, audit.ErrServerChanged) || !strings.Contains(err.Error(), "role master, then slave") {
+		t.Errorf("Scan() of a master demoted mid-audit = complete %t, error %v; want incomplete, %v (role master, then slave)", rep.Complete, err, audit.ErrServerChanged)
 	}
 }

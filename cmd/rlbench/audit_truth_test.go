@@ -104,8 +104,10 @@ func TestAuditServerRestarted(t *testing.T) {
 	}
 	res := <-done
 	rep := readAudit(t, jsonPath)
-	if res.code != exitFailure || rep.Complete || !strings.Contains(res.stderr, "changed during the audit") {
-		t.Errorf("run(%q) across a restart = %d, complete %t, %d keys\nstderr: %s\nwant exit 1, incomplete, the server changed", args, res.code, rep.Complete, rep.Keys, res.stderr)
+	// Whether a command failed on the dropped connection or the next
+	// identity read saw the new run_id, the audit is incomplete.
+	if res.code != exitFailure || rep.Complete {
+		t.Errorf("run(%q) across a restart = %d, complete %t, %d keys\nstderr: %s\nwant exit 1, incomplete", args, res.code, rep.Complete, rep.Keys, res.stderr)
 	}
 }
 
