@@ -154,6 +154,8 @@ type auditor struct {
 	lat      [3]latencyHist // scan, pipeline, detail
 	seen     *keySet
 	progress Progress
+	// server is the node being audited, as its first INFO said.
+	server Server
 
 	immortalSample, lockedOutSample []Sample
 	// keys, immortal and hashes are reused from batch to batch.
@@ -187,10 +189,12 @@ func newAuditor(o Options, nodes int) *auditor {
 // node scans one node to the end, counting into nr. The next SCAN is sent
 // while the current batch's pipeline is in flight, on a second connection:
 // the server answers them one after the other, but neither waits for the
-// other's round trip. After each page's batch the node's identity is read
-// again: every reply came from srv, the server the audit began with, or
-// the audit of the node fails with ErrServerChanged.
+// other's round trip. Each batch's pipeline reads the node's identity
+// again after its PTTLs, and so after the page's SCAN, and a last read
+// follows the last batch: every reply came from srv, the server the audit
+// began with, or the audit of the node fails with ErrServerChanged.
 func (a *auditor) node(ctx context.Context, n Node, srv Server, nr *NodeReport) (err error) {
+	a.server = srv
 	res := scanPage(ctx, n, a.match, a.o.Type, a.o.Count, 0)
 	var ahead chan scanResult
 	defer func() {
@@ -222,13 +226,10 @@ func (a *auditor) node(ctx context.Context, n Node, srv Server, nr *NodeReport) 
 				return err
 			}
 		}
-		if err := sameServer(ctx, n, srv); err != nil {
-			return err
-		}
 		a.progress.Scans++
 		a.report()
 		if ahead == nil {
-			return nil
+			return sameServer(ctx, n, srv)
 		}
 		res, ahead = <-ahead, nil
 	}
@@ -301,7 +302,11 @@ func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []stri
 	if unlinkHere {
 		unlinks = a.queueUnlinks(ctx, pipe, keys)
 	}
+	server := queueServer(ctx, pipe)
 	if err := a.exec(ctx, pipe, nr, unlinks); err != nil {
+		return err
+	}
+	if err := server.check(a.server); err != nil {
 		return err
 	}
 	a.count(nr, keys, ttls, types)

@@ -34,35 +34,38 @@ type Server struct {
 	Role string `json:"role"`
 }
 
-// readServer reads the identity of n's server, INFO server and INFO
-// replication in one pipeline.
-func readServer(ctx context.Context, n Node) (Server, error) {
-	s := Server{Addr: addrOf(n)}
-	if c, ok := n.(interface{ Options() *redis.Options }); ok {
-		s.DB = c.Options().DB
+// serverReads are the two INFO reads of a node's identity, queued in a
+// pipeline.
+type serverReads struct{ server, repl *redis.StringCmd }
+
+// queueServer queues INFO server and INFO replication in pipe.
+func queueServer(ctx context.Context, pipe redis.Pipeliner) serverReads {
+	return serverReads{server: pipe.Info(ctx, "server"), repl: pipe.Info(ctx, "replication")}
+}
+
+// parse returns the identity the replies give; s holds the address and db.
+func (r serverReads) parse(s Server) (Server, error) {
+	for _, c := range []*redis.StringCmd{r.server, r.repl} {
+		if err := c.Err(); err != nil {
+			return s, fmt.Errorf("info: %w (the audit reads INFO server and replication to know which server it reads)", err)
+		}
 	}
-	pipe := n.Pipeline()
-	server := pipe.Info(ctx, "server")
-	repl := pipe.Info(ctx, "replication")
-	if cmds, err := pipe.Exec(ctx); err != nil {
-		return s, fmt.Errorf("%w (the audit reads INFO server and replication to know which server it reads)", pipelineError(cmds, err))
-	}
-	f := redisserver.ParseInfo(server.Val())
+	f := redisserver.ParseInfo(r.server.Val())
 	s.Name, s.Version, s.RunID = "redis", f["redis_version"], f["run_id"]
 	if v, ok := f["valkey_version"]; ok {
 		s.Name, s.Version = "valkey", v
 	}
-	s.Role = redisserver.ParseInfo(repl.Val())["role"]
+	s.Role = redisserver.ParseInfo(r.repl.Val())["role"]
 	if s.RunID == "" {
 		return s, errors.New("info server: no run_id: the audit cannot tell whether the server restarted")
 	}
 	return s, nil
 }
 
-// sameServer reads n's identity again and returns an error wrapping
-// ErrServerChanged if it is not want's.
-func sameServer(ctx context.Context, n Node, want Server) error {
-	got, err := readServer(ctx, n)
+// check returns an error wrapping ErrServerChanged unless the replies
+// name the server want.
+func (r serverReads) check(want Server) error {
+	got, err := r.parse(want)
 	switch {
 	case err != nil:
 		return err
@@ -72,4 +75,26 @@ func sameServer(ctx context.Context, n Node, want Server) error {
 		return fmt.Errorf("%w: role %s, then %s (a failover)", ErrServerChanged, want.Role, got.Role)
 	}
 	return nil
+}
+
+// readServer reads the identity of n's server, INFO server and INFO
+// replication in one pipeline.
+func readServer(ctx context.Context, n Node) (Server, error) {
+	s := Server{Addr: addrOf(n)}
+	if c, ok := n.(interface{ Options() *redis.Options }); ok {
+		s.DB = c.Options().DB
+	}
+	pipe := n.Pipeline()
+	reads := queueServer(ctx, pipe)
+	_, _ = pipe.Exec(ctx) // each reply carries its error
+	return reads.parse(s)
+}
+
+// sameServer reads n's identity again and returns an error wrapping
+// ErrServerChanged if it is not want's.
+func sameServer(ctx context.Context, n Node, want Server) error {
+	pipe := n.Pipeline()
+	reads := queueServer(ctx, pipe)
+	_, _ = pipe.Exec(ctx)
+	return reads.check(want)
 }
