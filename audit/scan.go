@@ -28,7 +28,8 @@ var _ Node = (*redis.Client)(nil)
 // does not grow with the keyspace.
 //
 // By default it sends only read commands: INFO server and replication
-// (before each node's first SCAN and after each page: Server), DBSIZE, SCAN and PTTL, with TYPE
+// (before each node's first SCAN, in each batch's pipeline and after the
+// last: Server), DBSIZE, SCAN and PTTL, with TYPE
 // (Options.Types, Options.Sample, Options.Fields, Options.FixTTL), GETRANGE (Options.Limit,
 // Options.Sample), OBJECT IDLETIME and REFCOUNT (Options.Sample), and HSCAN and HPTTL
 // (Options.Fields). It writes only with Options.FixTTL
