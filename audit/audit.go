@@ -3,14 +3,17 @@
 // engine: it walks a keyspace with SCAN, reads each key's PTTL in pipelined
 // batches, and counts, keeping nothing per key, at a rate the caller caps;
 // it can also read the values of immortal counters (users locked out for
-// good), describe a sample of them, give them a TTL with EXPIRE ... NX, or
+// good), describe a sample of them, give them a TTL (a script that checks
+// the key's type and TTL and sets it, as one), or
 // delete every key it examines. `rlbench audit` is Scan over a keyspace
 // rlbench did not write; the runner audits, then deletes, its own keys.
 //
 // It talks to Redis through go-redis as an independent observer, whichever
 // client the run itself used. By default it sends only read commands
-// (DBSIZE, SCAN, PTTL, TYPE, GETRANGE, OBJECT IDLETIME and REFCOUNT; HSCAN and HPTTL for
-// the field audit). Under a prefix, each
+// (INFO, DBSIZE, SCAN, PTTL, TYPE, GETRANGE, OBJECT IDLETIME and REFCOUNT; HSCAN and HPTTL for
+// the field audit). It reads each node's INFO before its first SCAN and
+// after every page: a server that restarted or failed over in between
+// leaves the node incomplete (ErrServerChanged). Under a prefix, each
 // key returned by SCAN is checked with strings.HasPrefix, so neither a glob
 // in the prefix nor a bug in the MATCH pattern can make it count or delete a
 // key outside the prefix.

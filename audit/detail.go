@@ -2,12 +2,14 @@ package audit
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -19,8 +21,11 @@ const valueBytes = 64
 // detailed reports whether immortal keys need a second look: their value
 // read, a sample described, or a fix sent.
 func (a *auditor) detailed() bool {
-	return a.o.Limit > 0 || a.o.FixTTL > 0 && !a.o.DryRun || a.wantImmortalSample()
+	return a.o.Limit > 0 || a.fixing() || a.wantImmortalSample()
 }
+
+// fixing reports whether the audit gives immortal keys a TTL.
+func (a *auditor) fixing() bool { return a.o.FixTTL > 0 && !a.o.DryRun }
 
 func (a *auditor) wantImmortalSample() bool { return len(a.immortalSample) < a.o.Sample }
 
@@ -37,22 +42,36 @@ type keyDetail struct {
 	idle   *redis.DurationCmd
 	// refs is OBJECT REFCOUNT, sent with idle: a shared object's idle time
 	// is not the key's.
-	refs   *redis.IntCmd
-	typ    *redis.StatusCmd
-	value  *redis.StringCmd
-	expire *redis.BoolCmd
+	refs  *redis.IntCmd
+	typ   *redis.StatusCmd
+	value *redis.StringCmd
+	// fix is fixScript's reply: 1 fixed, 0 left alone, -1 changed.
+	fix *redis.Cmd
 }
+
+// fixScript gives KEYS[1] a TTL of ARGV[1] seconds only if, at that
+// instant, it still has the type the audit read, ARGV[2], and no TTL: one
+// script, so nothing can change the key between the checks and the
+// EXPIRE. It returns 1 when it set the TTL, 0 when the key had gained one,
+// -1 when the key has another type or is gone (TYPE "none").
+var fixScript = redis.NewScript(`
+if redis.call('TYPE', KEYS[1])['ok'] ~= ARGV[2] then return -1 end
+if redis.call('PTTL', KEYS[1]) ~= -1 then return 0 end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return 1
+`)
 
 // detail looks closer at the immortal keys of one batch, in two pipelines:
 // per key OBJECT IDLETIME first (a read of the value would reset the idle
 // time), OBJECT REFCOUNT (is the object shared?) and TYPE; then GETRANGE of the strings alone (no WRONGTYPE error
-// for the server's error counters) and EXPIRE ... NX. Only what is needed
+// for the server's error counters) and the fix (fixScript). Only what is needed
 // is sent: the samples stop reading once they are full.
-func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []string) error {
+func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []immortalKey) error {
 	pipe := n.Pipeline()
 	details := make([]keyDetail, len(keys))
 	sampling := 0 // keys queued for the immortal sample
-	for i, key := range keys {
+	for i, k := range keys {
+		key := k.key
 		d := keyDetail{key: key}
 		d.sample = a.wantImmortalSample() && len(a.immortalSample)+sampling < a.o.Sample
 		if d.sample {
@@ -76,8 +95,8 @@ func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []str
 		if d.typ != nil && d.typ.Val() == "string" {
 			d.value = pipe.GetRange(ctx, d.key, 0, valueBytes-1)
 		}
-		if a.o.FixTTL > 0 && !a.o.DryRun {
-			d.expire = pipe.ExpireNX(ctx, d.key, a.o.FixTTL)
+		if a.fixing() {
+			d.fix = fixScript.Eval(ctx, pipe, []string{d.key}, int64(a.o.FixTTL/time.Second), keys[i].typ)
 		}
 	}
 	if err := a.execDetail(ctx, pipe); err != nil {
@@ -103,13 +122,25 @@ func (a *auditor) execDetail(ctx context.Context, pipe redis.Pipeliner) error {
 	return nil
 }
 
+// changed moves n keys of a batch out of the immortal ones: they had no
+// TTL when their PTTL was read, and another type, or none, when the audit
+// next read them.
+func (a *auditor) changed(nr *NodeReport, n int64) {
+	nr.Immortal -= n
+	a.progress.Immortal -= n
+	nr.Changed += n
+}
+
 // account counts one key's second look, and samples it.
 func (a *auditor) account(nr *NodeReport, d keyDetail) {
-	if d.expire != nil {
-		if d.expire.Val() {
+	if d.fix != nil {
+		switch fixed, _ := d.fix.Int64(); fixed {
+		case 1:
 			nr.Fixed++
-		} else {
+		case 0:
 			nr.FixSkipped++
+		default:
+			a.changed(nr, 1)
 		}
 	}
 	var value *string
@@ -117,14 +148,17 @@ func (a *auditor) account(nr *NodeReport, d keyDetail) {
 		v := d.value.Val()
 		value = &v
 	}
-	s := Sample{Node: nr.Addr, Key: d.key, Type: "string", Value: value, IdleS: idleOf(d.idle)}
+	s := Sample{Node: nr.Addr, Key: d.key, KeyB64: b64(d.key), Type: "string", Value: value, IdleS: idleOf(d.idle)}
+	if value != nil {
+		s.ValueB64 = b64(*value)
+	}
 	if shared(d.refs, value) {
 		s.IdleS, s.IdleShared = nil, true
 	}
 	if d.sample {
 		s.Type = d.typ.Val()
 		if s.Type != "string" {
-			s.Value = nil
+			s.Value, s.ValueB64 = nil, ""
 		}
 		if s.Type == "hash" && a.o.Fields {
 			s.IdleS = nil // the field audit's HSCAN read the hash just before
@@ -166,6 +200,15 @@ func shared(refs *redis.IntCmd, value *string) bool {
 	return err == nil && n >= 0 && n < sharedIntegers && strconv.Itoa(n) == *value
 }
 
+// b64 is s in standard base64 when s is not valid UTF-8, which JSON
+// cannot carry, and "" when it is.
+func b64(s string) string {
+	if utf8.ValidString(s) {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString([]byte(s))
+}
+
 // idleOf is OBJECT IDLETIME's reply in seconds, nil when it was not sent or
 // not answered.
 func idleOf(cmd *redis.DurationCmd) *int64 {
@@ -190,8 +233,8 @@ func detailError(cmds []redis.Cmder) error {
 			continue
 		}
 		name := strings.ToLower(c.Name())
-		if name == "expire" {
-			name = "expire nx"
+		if name == "eval" {
+			name = "eval (the fix: TYPE, PTTL, EXPIRE in one script)"
 		}
 		return fmt.Errorf("%s: %w", name, err)
 	}

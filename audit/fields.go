@@ -23,11 +23,14 @@ type hashFields struct {
 	live     int64 // fields that had not expired
 	immortal int64 // fields with no TTL
 	done     bool
+	// changed is set when the key was no longer a hash (WRONGTYPE), or was
+	// gone with no live field seen (gone checks it).
+	changed bool
 }
 
 // fieldPass reads the fields of hashes and their TTLs, counts them into
 // nr, and takes out of the batch's immortal keys the hashes that expire
-// field by field. Each round sends one pipeline of HSCAN ... NOVALUES (the
+// field by field, and those that changed (HashesChanged). Each round sends one pipeline of HSCAN ... NOVALUES (the
 // next page of each hash not yet walked to its end) and one of HPTTL on the
 // fields it returned, so that a big hash costs the server no more per
 // command than a SCAN page does.
@@ -47,11 +50,21 @@ func (a *auditor) fieldPass(ctx context.Context, n Node, nr *NodeReport, hashes 
 			}
 		}
 	}
+	if err := a.gone(ctx, n, hashes, found); err != nil {
+		return err
+	}
 	f := &nr.FieldFindings
 	f.Hashes += int64(len(hashes))
-	expiring := map[string]bool{}
+	expiring, changed := map[string]bool{}, map[string]bool{}
 	for i, h := range found {
-		if h.live == 0 {
+		switch {
+		case h.changed:
+			f.HashesChanged++
+			if hashes[i].immortal {
+				changed[hashes[i].key] = true
+			}
+			continue
+		case h.live == 0:
 			f.HashesExpired++
 		}
 		if hashes[i].immortal && h.immortal == 0 {
@@ -62,7 +75,39 @@ func (a *auditor) fieldPass(ctx context.Context, n Node, nr *NodeReport, hashes 
 		nr.Immortal -= int64(len(expiring))
 		a.progress.Immortal -= int64(len(expiring))
 		f.ExpiringByFields += int64(len(expiring))
-		a.immortal = slices.DeleteFunc(a.immortal, func(k string) bool { return expiring[k] })
+	}
+	a.changed(nr, int64(len(changed)))
+	if len(expiring)+len(changed) > 0 {
+		a.immortal = slices.DeleteFunc(a.immortal, func(k immortalKey) bool { return expiring[k.key] || changed[k.key] })
+	}
+	return nil
+}
+
+// gone reads, in one pipeline, the TYPE of each hash in which the field
+// audit found no live field: one that is no longer a hash (deleted, or
+// replaced) changed during the audit; one still a hash had every field
+// expired.
+func (a *auditor) gone(ctx context.Context, n Node, hashes []hashKey, found []hashFields) error {
+	pipe := n.Pipeline()
+	types := make([]*redis.StatusCmd, len(hashes))
+	for i, h := range found {
+		if h.live == 0 && !h.changed {
+			types[i] = pipe.Type(ctx, hashes[i].key)
+		}
+	}
+	if pipe.Len() == 0 {
+		return nil
+	}
+	began := time.Now()
+	cmds, err := pipe.Exec(ctx)
+	a.lat[1].record(time.Since(began))
+	if err != nil {
+		return pipelineError(cmds, err)
+	}
+	for i, t := range types {
+		if t != nil && t.Val() != "hash" {
+			found[i].changed = true
+		}
 	}
 	return nil
 }
@@ -94,6 +139,7 @@ func (a *auditor) fieldRound(ctx context.Context, n Node, nr *NodeReport, hashes
 		}
 		fields, next, err := scan.Result()
 		found[i].cursor, found[i].done = next, next == 0 || err != nil
+		found[i].changed = found[i].changed || wrongType(err)
 		if err == nil && len(fields) > 0 {
 			ttls[i] = pipe.HPTTL(ctx, hashes[i].key, fields...)
 			queued += len(fields)
@@ -116,12 +162,20 @@ func (a *auditor) fieldRound(ctx context.Context, n Node, nr *NodeReport, hashes
 		}
 	}
 	for i, cmd := range ttls {
-		if cmd != nil && cmd.Err() == nil {
+		switch {
+		case cmd == nil:
+		case wrongType(cmd.Err()):
+			found[i].changed, found[i].done = true, true
+		case cmd.Err() == nil:
 			a.countFields(&nr.FieldFindings, &found[i], cmd.Val())
 		}
 	}
 	return nil
 }
+
+// wrongType reports whether err is the server's WRONGTYPE: a key that
+// stopped being a hash since its TYPE was read.
+func wrongType(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") }
 
 // countFields counts one hash's HPTTL replies, in milliseconds: -1 no TTL,
 // -2 gone.
@@ -147,12 +201,12 @@ func (a *auditor) countFields(f *FieldFindings, h *hashFields, pttls []int64) {
 
 // fieldError returns the first error of a field-audit pipeline that is
 // not about one key: WRONGTYPE (a key that stopped being a hash since its
-// TYPE was read) is expected; so are the errors of a server without
-// hash-field TTLs, which are returned with a hint.
+// TYPE was read) is counted by the caller as a change; the errors of a
+// server without hash-field TTLs are returned with a hint.
 func fieldError(cmds []redis.Cmder) error {
 	for _, c := range cmds {
 		err := c.Err()
-		if err == nil || strings.HasPrefix(err.Error(), "WRONGTYPE") {
+		if err == nil || wrongType(err) {
 			continue
 		}
 		if strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "syntax") {

@@ -3,8 +3,11 @@ package audit_test
 import (
 	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/redistest"
@@ -116,5 +119,47 @@ func TestFieldAuditExpired(t *testing.T) {
 	}
 	if rep.Keys != 1 || rep.HashesExpired != 1 || rep.Immortal != 0 {
 		t.Errorf("Scan(Fields) of a hash with every field expired = %+v, immortal %d; want 1 key, 1 hash expired, none immortal", rep.FieldFindings, rep.Immortal)
+	}
+}
+
+// TestFieldAuditChurn replaces one hash by a string and deletes another
+// between the TYPE that named them hashes and the HSCAN of their fields:
+// both changed during the audit, neither expires by its fields.
+func TestFieldAuditChurn(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start74(t)
+	observer := redistest.Client(t, srv)
+	audited := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	// Three hashes with no key TTL and a TTL on every field.
+	for _, name := range []string{"kept", "replaced", "deleted"} {
+		observer.HSet(ctx, prefix+name, "a", 1, "b", 1)
+		if err := observer.HExpire(ctx, prefix+name, time.Minute, "a", "b").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var once sync.Once
+	audited.AddHook(pipelineHook(func(ctx context.Context, _ []redis.Cmder) {
+		once.Do(func() {
+			if err := observer.Set(ctx, prefix+"replaced", 1, 0).Err(); err != nil {
+				t.Errorf("SET: %v", err)
+			}
+			if err := observer.Del(ctx, prefix+"deleted").Err(); err != nil {
+				t.Errorf("DEL: %v", err)
+			}
+		})
+	}))
+	rep, err := audit.Scan(ctx, []audit.Node{audited}, audit.Options{Prefix: prefix, Fields: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := rep.Keys - rep.WithTTL - rep.Immortal - rep.Vanished - rep.ExpiringByFields
+	if rep.Keys != 3 || rep.ExpiringByFields != 1 || rep.Immortal != 0 || changed != 2 {
+		t.Errorf("Scan(Fields) with a hash replaced and one deleted = %d keys, %d expiring by fields, %d immortal, %d otherwise; want 3, 1, 0, 2 changed",
+			rep.Keys, rep.ExpiringByFields, rep.Immortal, changed)
+	}
+	if rep.Changed != 2 || rep.HashesChanged != 2 || rep.HashesExpired != 0 || rep.Fields != 2 {
+		t.Errorf("Scan(Fields) = changed %d, %+v; want 2 changed, 2 hashes changed, none expired, 2 fields (the kept hash's)", rep.Changed, rep.FieldFindings)
 	}
 }

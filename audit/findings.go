@@ -6,8 +6,12 @@ import (
 
 // Findings are the counts of one audit, of one node or of all. Keys
 // includes every key counted elsewhere, and Keys = WithTTL + Immortal +
-// Vanished + ExpiringByFields.
+// Vanished + ExpiringByFields + Changed.
 type Findings struct {
+	// Matched is the number of keys SCAN returned that matched (under the
+	// prefix), each time it returned them: Keys, and the keys Options.Dedup
+	// left out as seen before. 0 means the audit looked at nothing.
+	Matched int64 `json:"matched"`
 	// Keys is the number of keys examined: returned by SCAN (and under
 	// the prefix), each read with PTTL.
 	Keys int64 `json:"keys"`
@@ -26,13 +30,20 @@ type Findings struct {
 	// LockedOut is the number of immortal string counters whose value was
 	// at or above Options.Limit: users locked out for good. 0 without Limit.
 	LockedOut int64 `json:"locked_out"`
-	// Fixed is the number of immortal keys EXPIRE ... NX gave a TTL.
+	// Fixed is the number of immortal keys Options.FixTTL gave a TTL.
 	Fixed int64 `json:"fixed"`
-	// FixSkipped is the number of immortal keys EXPIRE ... NX left alone:
-	// they gained a TTL, or vanished, between PTTL and EXPIRE.
+	// FixSkipped is the number of immortal keys Options.FixTTL left alone
+	// because they had gained a TTL since their PTTL was read. Immortal =
+	// Fixed + FixSkipped after a fix.
 	FixSkipped int64 `json:"fix_skipped"`
-	// WouldFix is the number of immortal keys a dry run would have sent
-	// EXPIRE ... NX.
+	// Changed is the number of keys that had no TTL when their PTTL was
+	// read and were another type, or gone, when the audit read them next:
+	// a hash the field audit found replaced or deleted (FieldFindings.
+	// HashesChanged), a key Options.FixTTL found so (never given a TTL).
+	// Immortal does not count them.
+	Changed int64 `json:"changed"`
+	// WouldFix is the number of immortal keys a dry run would have given
+	// a TTL.
 	WouldFix int64 `json:"would_fix"`
 	// Deleted is the number of keys UNLINK deleted (Options.Unlink).
 	Deleted int64 `json:"deleted"`
@@ -61,8 +72,14 @@ type FieldFindings struct {
 	// Options.MaxTTL; 0 without MaxTTL.
 	FieldTTLOverMax int64 `json:"field_ttl_over_max,omitempty"`
 	// HashesExpired is the number of hashes whose fields had all expired
-	// when they were read: HSCAN found none, or HPTTL found every one gone.
+	// when they were read: HSCAN found none, or HPTTL found every one gone,
+	// and the key was still a hash.
 	HashesExpired int64 `json:"hashes_expired,omitempty"`
+	// HashesChanged is the number of hashes (by their TYPE) that were
+	// another type (WRONGTYPE) or gone when their fields were read, with
+	// no live field seen: what they held is unknown. Those with no key TTL
+	// count in Findings.Changed, not in Immortal or ExpiringByFields.
+	HashesChanged int64 `json:"hashes_changed,omitempty"`
 	// ExpiringByFields is the number of hashes with no key TTL whose every
 	// field has a TTL (or is gone): not immortal, they go away with their
 	// last field. Keys counts them; Immortal does not.
@@ -78,6 +95,7 @@ func (f *FieldFindings) add(o FieldFindings) {
 	f.FieldsVanished += o.FieldsVanished
 	f.FieldTTLOverMax += o.FieldTTLOverMax
 	f.HashesExpired += o.HashesExpired
+	f.HashesChanged += o.HashesChanged
 	f.ExpiringByFields += o.ExpiringByFields
 }
 
@@ -146,6 +164,7 @@ func (b *Buckets) addAll(o Buckets) {
 
 // add adds o's counts to f.
 func (f *Findings) add(o Findings) {
+	f.Matched += o.Matched
 	f.Keys += o.Keys
 	f.WithTTL += o.WithTTL
 	f.Immortal += o.Immortal
@@ -155,6 +174,7 @@ func (f *Findings) add(o Findings) {
 	f.LockedOut += o.LockedOut
 	f.Fixed += o.Fixed
 	f.FixSkipped += o.FixSkipped
+	f.Changed += o.Changed
 	f.WouldFix += o.WouldFix
 	f.Deleted += o.Deleted
 	f.FieldFindings.add(o.FieldFindings)
@@ -176,14 +196,23 @@ func (f *Findings) add(o Findings) {
 type Sample struct {
 	// Node is the address of the node that holds the key.
 	Node string `json:"node,omitempty"`
-	// Key is the key's name.
+	// Key is the key's name. Its JSON is the name as is when it is valid
+	// UTF-8; otherwise each invalid byte is U+FFFD there, and KeyB64 holds
+	// the name.
 	Key string `json:"key"`
+	// KeyB64 is the key's name in standard base64 (RFC 4648, padded) when
+	// it is not valid UTF-8, "" otherwise; ReadReportFile restores Key
+	// from it.
+	KeyB64 string `json:"key_b64,omitempty"`
 	// Type is the key's type ("string", "hash", ...), or "none" when it
 	// vanished before it was described.
 	Type string `json:"type"`
 	// Value is the start of a string's value (at most 64 bytes), nil for
-	// other types.
+	// other types. When it is not valid UTF-8, ValueB64 holds it, as
+	// KeyB64 holds Key.
 	Value *string `json:"value,omitempty"`
+	// ValueB64 is Value in standard base64 when it is not valid UTF-8.
+	ValueB64 string `json:"value_b64,omitempty"`
 	// IdleS is OBJECT IDLETIME, in seconds: how long since the key was
 	// last read or written. Nil where the server does not track it (an
 	// LFU maxmemory policy), where it is not the key's (IdleShared), and
@@ -248,6 +277,11 @@ type Report struct {
 	Match string `json:"match"`
 	// Type is the SCAN TYPE filter, "" for none.
 	Type string `json:"type,omitempty"`
+	// Servers says which server each node was, in the order of the
+	// nodes: address, db, version, run_id and role, as INFO said when the
+	// node's audit began. A node whose INFO could not be read has only
+	// its address.
+	Servers []Server `json:"servers"`
 	// Settings are the Options that shape the figures.
 	Settings Settings `json:"settings"`
 	// Complete is true when every node was scanned to the end.

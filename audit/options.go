@@ -3,6 +3,8 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -54,7 +56,33 @@ var (
 	ErrUnlinkNeedsPrefix = errors.New("unlink needs a prefix: it never deletes by a glob, or every key")
 	// ErrNoNodes: Scan was given no node.
 	ErrNoNodes = errors.New("no node to audit")
+	// ErrInvalidType: Options.Type is neither one of Types nor a module
+	// type's name as TYPE reports it.
+	ErrInvalidType = fmt.Errorf("type must be one of %s, or a module type's name as TYPE reports it (9 characters of A-Z a-z 0-9 - _, e.g. ReJSON-RL)", strings.Join(Types, ", "))
 )
+
+// Types are the types of the server's own values, as TYPE reports them.
+var Types = []string{"string", "list", "set", "zset", "hash", "stream"}
+
+// validType reports whether t is one of Types, or could be a module
+// type's name: a module registers its type under exactly 9 characters of
+// A-Z, a-z, 0-9, - and _ (RedisModule_CreateDataType), which none of the
+// server's own types has. A module type the server does not have matches
+// no key: the empty audit says so.
+func validType(t string) bool {
+	if slices.Contains(Types, t) {
+		return true
+	}
+	if len(t) != 9 {
+		return false
+	}
+	for _, c := range []byte(t) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // Options say what Scan examines, how gently, and what it does beyond
 // counting. The zero value examines every key of every node, as fast as the
@@ -71,7 +99,8 @@ type Options struct {
 	// Count is the COUNT hint of each SCAN; 0 means DefaultCount.
 	Count int64
 	// Type, when set, examines only keys of that type, with SCAN ... TYPE
-	// (Redis >= 6.0): "string", "hash", "list", "set", "zset", "stream".
+	// (Redis >= 6.0): one of Types, or a module type's name spelled as
+	// TYPE reports it (ErrInvalidType otherwise).
 	Type string
 	// Types also reads each key's TYPE, pipelined with its PTTL, and counts
 	// keys and immortal keys per type (Findings.Types).
@@ -103,9 +132,13 @@ type Options struct {
 	// Sample is how many immortal keys (and as many locked-out ones) Scan
 	// describes: type, value of a string, OBJECT IDLETIME. 0 means none.
 	Sample int
-	// FixTTL, when > 0, gives each immortal key this TTL with EXPIRE key
-	// FixTTL NX, so a key that gained a TTL in the meantime keeps it. Whole
-	// seconds. This is the only write the default audit can make.
+	// FixTTL, when > 0, gives each immortal key this TTL, in one script
+	// per key (EVAL: TYPE, PTTL, EXPIRE) that sets it only if the key
+	// still has the type the audit read with its PTTL (Type when set) and
+	// no TTL: a key that gained a TTL in the meantime keeps it
+	// (Findings.FixSkipped); one that changed type or is gone is never
+	// given one (Findings.Changed). Whole seconds. This is the only write
+	// the default audit can make.
 	FixTTL time.Duration
 	// DryRun, with FixTTL, counts the keys FixTTL would be sent for
 	// (Findings.WouldFix) and sends no EXPIRE.
@@ -159,6 +192,8 @@ func (o Options) validate() (Options, error) {
 		return o, ErrDryRunWithoutFix
 	case o.Unlink && (o.Limit > 0 || o.Sample > 0 || o.FixTTL > 0):
 		return o, ErrUnlinkConflict
+	case o.Type != "" && !validType(o.Type):
+		return o, fmt.Errorf("%w, got %q", ErrInvalidType, o.Type)
 	case o.Unlink && o.Prefix == "":
 		// A glob, or nothing, could match keys that are not the run's.
 		return o, ErrUnlinkNeedsPrefix

@@ -27,11 +27,17 @@ var _ Node = (*redis.Client)(nil)
 // and counts. It keeps nothing per key (unless Options.Dedup), so its memory
 // does not grow with the keyspace.
 //
-// By default it sends only read commands: DBSIZE, SCAN and PTTL, with TYPE
-// (Options.Types, Options.Sample, Options.Fields), GETRANGE (Options.Limit,
+// By default it sends only read commands: INFO server and replication
+// (before each node's first SCAN, in each batch's pipeline and after the
+// last: Server), DBSIZE, SCAN and PTTL, with TYPE
+// (Options.Types, Options.Sample, Options.Fields, Options.FixTTL), GETRANGE (Options.Limit,
 // Options.Sample), OBJECT IDLETIME and REFCOUNT (Options.Sample), and HSCAN and HPTTL
 // (Options.Fields). It writes only with Options.FixTTL
-// (EXPIRE ... NX) or Options.Unlink (UNLINK).
+// (EVAL of a script of TYPE, PTTL and EXPIRE) or Options.Unlink (UNLINK).
+//
+// A node whose server restarted or failed over during its audit (its
+// run_id or role changed) is incomplete, with an error wrapping
+// ErrServerChanged.
 //
 // Bad options are refused before any command, with an error wrapping one of
 // the Err values of this package. On a failure or a cancelled ctx, Scan
@@ -71,7 +77,11 @@ func scan(ctx context.Context, nodes []Node, opts Options, nameNodes bool) (Repo
 	for i, n := range nodes {
 		nr := NodeReport{Addr: addrOf(n), DBSize: sizes[i]}
 		a.progress.Node, a.progress.Addr = i, nr.Addr
-		err := a.node(ctx, n, &nr)
+		srv, err := readServer(ctx, n)
+		rep.Servers = append(rep.Servers, srv)
+		if err == nil {
+			err = a.node(ctx, n, srv, &nr)
+		}
 		nr.Complete = err == nil
 		rep.Findings.add(nr.Findings)
 		rep.PerNode = append(rep.PerNode, nr)
@@ -145,11 +155,22 @@ type auditor struct {
 	lat      [3]latencyHist // scan, pipeline, detail
 	seen     *keySet
 	progress Progress
+	// server is the node being audited, as its first INFO said.
+	server Server
 
 	immortalSample, lockedOutSample []Sample
 	// keys, immortal and hashes are reused from batch to batch.
-	keys, immortal []string
-	hashes         []hashKey
+	keys     []string
+	immortal []immortalKey
+	hashes   []hashKey
+}
+
+// immortalKey is a key of a batch that had no TTL.
+type immortalKey struct {
+	key string
+	// typ is the type the audit read with its PTTL (Options.Type when set,
+	// "" when not read): the type a fix requires (fixScript).
+	typ string
 }
 
 func newAuditor(o Options, nodes int) *auditor {
@@ -169,8 +190,12 @@ func newAuditor(o Options, nodes int) *auditor {
 // node scans one node to the end, counting into nr. The next SCAN is sent
 // while the current batch's pipeline is in flight, on a second connection:
 // the server answers them one after the other, but neither waits for the
-// other's round trip.
-func (a *auditor) node(ctx context.Context, n Node, nr *NodeReport) (err error) {
+// other's round trip. Each batch's pipeline reads the node's identity
+// again after its PTTLs, and so after the page's SCAN, and a last read
+// follows the last batch: every reply came from srv, the server the audit
+// began with, or the audit of the node fails with ErrServerChanged.
+func (a *auditor) node(ctx context.Context, n Node, srv Server, nr *NodeReport) (err error) {
+	a.server = srv
 	res := scanPage(ctx, n, a.match, a.o.Type, a.o.Count, 0)
 	var ahead chan scanResult
 	defer func() {
@@ -197,7 +222,7 @@ func (a *auditor) node(ctx context.Context, n Node, nr *NodeReport) (err error) 
 		if err := a.pace.wait(ctx, max(int(a.o.Count), len(res.keys))); err != nil {
 			return err
 		}
-		if keys := a.examine(res.keys); len(keys) > 0 {
+		if keys := a.examine(nr, res.keys); len(keys) > 0 {
 			if err := a.batch(ctx, n, nr, keys); err != nil {
 				return err
 			}
@@ -205,7 +230,7 @@ func (a *auditor) node(ctx context.Context, n Node, nr *NodeReport) (err error) 
 		a.progress.Scans++
 		a.report()
 		if ahead == nil {
-			return nil
+			return sameServer(ctx, n, srv)
 		}
 		res, ahead = <-ahead, nil
 	}
@@ -240,13 +265,14 @@ func scanPage(ctx context.Context, n Node, match, typ string, count int64, curso
 }
 
 // examine returns the keys of a SCAN page to examine: under the prefix,
-// and not seen before when deduplicating.
-func (a *auditor) examine(keys []string) []string {
+// and not seen before when deduplicating. It counts the matched keys.
+func (a *auditor) examine(nr *NodeReport, keys []string) []string {
 	a.keys = a.keys[:0]
 	for _, key := range keys {
 		if a.o.Prefix != "" && !strings.HasPrefix(key, a.o.Prefix) {
 			continue
 		}
+		nr.Matched++
 		if a.seen != nil && !a.seen.add(key) {
 			continue
 		}
@@ -262,7 +288,7 @@ func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []stri
 	pipe := n.Pipeline()
 	ttls := make([]*redis.DurationCmd, len(keys))
 	var types []*redis.StatusCmd
-	if a.o.Types || a.o.Fields {
+	if a.o.Types || a.o.Fields || a.fixing() && a.o.Type == "" {
 		types = make([]*redis.StatusCmd, len(keys))
 	}
 	// The field audit reads a batch's fields before it deletes its keys.
@@ -277,7 +303,11 @@ func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []stri
 	if unlinkHere {
 		unlinks = a.queueUnlinks(ctx, pipe, keys)
 	}
+	server := queueServer(ctx, pipe)
 	if err := a.exec(ctx, pipe, nr, unlinks); err != nil {
+		return err
+	}
+	if err := server.check(a.server); err != nil {
 		return err
 	}
 	a.count(nr, keys, ttls, types)
@@ -315,7 +345,11 @@ func (a *auditor) count(nr *NodeReport, keys []string, ttls []*redis.DurationCmd
 		case ttl == -1:
 			f.Immortal++
 			a.progress.Immortal++
-			a.immortal = append(a.immortal, keys[i])
+			k := immortalKey{key: keys[i], typ: a.o.Type}
+			if types != nil && k.typ == "" {
+				k.typ = types[i].Val()
+			}
+			a.immortal = append(a.immortal, k)
 		case ttl == -2:
 			f.Vanished++
 		default:

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/redisserver"
 )
 
 // mixLimit and mixMaxTTL are the limiter's limit and window the known mix
@@ -57,6 +59,7 @@ func seedMix(t *testing.T, rdb redis.UniversalClient, prefix string) mix {
 		}
 		tc.Keys++
 		m.want.Keys++
+		m.want.Matched++
 		if immortal {
 			tc.Immortal++
 			m.want.Immortal++
@@ -302,7 +305,7 @@ func TestScanFixTTL(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Scan() error: %v", err)
 			}
-			want := audit.Findings{Keys: 6, WithTTL: 1, Immortal: 5, Fixed: 4, FixSkipped: 1}
+			want := audit.Findings{Matched: 6, Keys: 6, WithTTL: 1, Immortal: 5, Fixed: 4, FixSkipped: 1}
 			want.TTL.Under1m = 1
 			if dryRun {
 				want.Fixed, want.FixSkipped, want.WouldFix = 0, 0, 5
@@ -537,5 +540,107 @@ func TestSampleIdleShared(t *testing.T) {
 				t.Errorf("sample %+v: idle_shared %t, idle_s set %t; want idle_shared %t, idle_s set %t", s, s.IdleShared, s.IdleS != nil, tc.want, !tc.want)
 			}
 		})
+	}
+}
+
+// replaceScript replaces the string KEYS[1] by a hash with no TTL, at
+// once, and returns the PTTL the string had (> 0: the audit had fixed it).
+var replaceScript = redis.NewScript(`
+local ttl = redis.call('PTTL', KEYS[1])
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'tenant', 'data')
+return ttl
+`)
+
+// TestScanFixTTLTypeChanged replaces every immortal string by a tenant's
+// hash during a paced --type string fix, once the audit's third SCAN page
+// is in: the keys of that page (and any batch still in flight) are hashes
+// by the time the fix reaches them. No hash may get a TTL, and the counts
+// must be exact: fixed = the strings that had their TTL when replaced,
+// the rest changed.
+func TestScanFixTTLTypeChanged(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	observer := redistest.Client(t, srv)
+	audited := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	const n = 400
+	keys := make([]string, n)
+	pipe := observer.Pipeline()
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%s%d", prefix, i)
+		pipe.Set(ctx, keys[i], 1, 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var scans, hadTTL atomic.Int64
+	audited.AddHook(scanHook(func(ctx context.Context, _ *redis.ScanCmd) {
+		if scans.Add(1) != 3 {
+			return
+		}
+		for _, k := range keys {
+			ttl, err := replaceScript.Run(ctx, observer, []string{k}).Int64()
+			if err != nil {
+				t.Errorf("replace %s: %v", k, err)
+			}
+			if ttl > 0 {
+				hadTTL.Add(1)
+			}
+		}
+	}))
+	rep, err := audit.Scan(ctx, []audit.Node{audited}, audit.Options{Prefix: prefix, Type: "string", FixTTL: time.Hour, Count: 50, Rate: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if ttl := observer.PTTL(ctx, k).Val(); ttl != -1 {
+			t.Errorf("PTTL %s (a tenant's hash now) = %s; want -1: the fix must not touch a key that changed type", k, ttl)
+		}
+	}
+	changed := rep.Keys - rep.WithTTL - rep.Immortal - rep.Vanished
+	if rep.Fixed != hadTTL.Load() || rep.FixSkipped != 0 || rep.Immortal != rep.Fixed || changed == 0 {
+		t.Errorf("Scan(Type string, FixTTL) with the strings replaced = %d keys, %d immortal, fixed %d, left alone %d, %d otherwise; want fixed = %d (the strings replaced with a TTL), none left alone, immortal = fixed, some changed",
+			rep.Keys, rep.Immortal, rep.Fixed, rep.FixSkipped, changed, hadTTL.Load())
+	}
+	if rep.Changed != changed {
+		t.Errorf("Scan().Changed = %d; want %d", rep.Changed, changed)
+	}
+}
+
+// TestScanFixTTLRedis62: the fix needs no EXPIRE ... NX (Redis >= 7.0): it
+// runs on Redis 6.2, with the same counts.
+func TestScanFixTTLRedis62(t *testing.T) {
+	t.Parallel()
+	var bin string
+	for _, b := range redistest.Builds(t) {
+		if strings.Contains(b, "redis-6.2") {
+			bin = b
+		}
+	}
+	if bin == "" {
+		t.Skip("no Redis 6.2 build among redistest.Builds")
+	}
+	srv, err := redisserver.Start(t.Context(), redisserver.Options{Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	for i := range 5 {
+		rdb.Set(ctx, fmt.Sprintf("%s%d", prefix, i), i, 0)
+	}
+	rdb.Set(ctx, prefix+"ttl", 1, time.Minute)
+	rep, err := audit.Scan(ctx, []audit.Node{rdb}, audit.Options{Prefix: prefix, FixTTL: time.Hour})
+	if err != nil || rep.Fixed != 5 || rep.Immortal != 5 || rep.Changed != 0 {
+		t.Fatalf("Scan(FixTTL) on %s = fixed %d of %d immortal, %d changed, %v; want 5 of 5, none changed, nil", srv.Info().Version, rep.Fixed, rep.Immortal, rep.Changed, err)
+	}
+	for i := range 5 {
+		if ttl := rdb.TTL(ctx, fmt.Sprintf("%s%d", prefix, i)).Val(); ttl < 59*time.Minute {
+			t.Errorf("TTL %s%d after the fix = %s; want about 1h", prefix, i, ttl)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,10 +71,13 @@ func writeText(b *bytes.Buffer, r Report) {
 	}
 	switch {
 	case s.FixTTLS > 0 && s.DryRun:
-		row(fmt.Sprintf("would fix (EXPIRE %d NX), dry run", s.FixTTLS), r.WouldFix, "")
+		row(fmt.Sprintf("would fix (EXPIRE %d), dry run", s.FixTTLS), r.WouldFix, "")
 	case s.FixTTLS > 0:
-		row(fmt.Sprintf("fixed (EXPIRE %d NX)", s.FixTTLS), r.Fixed, "")
-		row("left alone (gained a TTL or vanished)", r.FixSkipped, "")
+		row(fmt.Sprintf("fixed (EXPIRE %d, in one script)", s.FixTTLS), r.Fixed, "")
+		row("left alone (gained a TTL)", r.FixSkipped, "")
+	}
+	if r.Changed > 0 || s.FixTTLS > 0 && !s.DryRun {
+		row("changed during the audit (type or gone)", r.Changed, "no TTL at PTTL, never given one")
 	}
 	if s.Fields {
 		writeFields(row, r.FieldFindings, s)
@@ -103,6 +107,9 @@ func writeFields(row func(label string, n int64, note string), f FieldFindings, 
 	row("hashes (fields read)", f.Hashes, "")
 	row("  expiring by their fields", f.ExpiringByFields, "no key TTL, a TTL on every field")
 	row("  every field expired", f.HashesExpired, "")
+	if f.HashesChanged > 0 {
+		row("  changed (not a hash, or gone)", f.HashesChanged, "")
+	}
 	row("hash fields examined", f.Fields, "")
 	row("  with a TTL", f.FieldsWithTTL, percent(f.FieldsWithTTL, f.Fields))
 	row("  immortal fields (no TTL)", f.ImmortalFields, percent(f.ImmortalFields, f.Fields))
@@ -250,5 +257,32 @@ func ReadReportFile(path string) (Report, error) {
 	if r.Tool != ReportTool {
 		return r, fmt.Errorf("%s: read audit report: %w", path, ErrNotAudit)
 	}
+	for _, samples := range [][]Sample{r.ImmortalSample, r.LockedOutSample} {
+		for i := range samples {
+			if err := samples[i].restore(); err != nil {
+				return r, fmt.Errorf("%s: read audit report: %w", path, err)
+			}
+		}
+	}
 	return r, nil
+}
+
+// restore puts back the key and value that KeyB64 and ValueB64 hold.
+func (s *Sample) restore() error {
+	if s.KeyB64 != "" {
+		key, err := base64.StdEncoding.DecodeString(s.KeyB64)
+		if err != nil {
+			return fmt.Errorf("key_b64: %w", err)
+		}
+		s.Key = string(key)
+	}
+	if s.ValueB64 != "" {
+		value, err := base64.StdEncoding.DecodeString(s.ValueB64)
+		if err != nil {
+			return fmt.Errorf("value_b64: %w", err)
+		}
+		v := string(value)
+		s.Value = &v
+	}
+	return nil
 }

@@ -61,7 +61,7 @@ BEGIN {
 	}
 	for (i = 0; i < 50000; i++) set("session:" i, "x", "3600")
 }' | "${cli[@]}" --pipe >/dev/null
-"${cli[@]}" ACL SETUSER auditor on '>s3cret' resetkeys '%R~ratelimit:*' resetchannels -@all +ping +scan +dbsize +pttl +type +getrange '+object|idletime' '+object|refcount' >/dev/null
+"${cli[@]}" ACL SETUSER auditor on '>s3cret' resetkeys '%R~ratelimit:*' resetchannels -@all +ping +scan +dbsize +pttl +type +getrange '+object|idletime' '+object|refcount' +info >/dev/null
 echo "wrote 150,000 keys on 127.0.0.1:$port ($("${cli[@]}" info server | grep -o 'redis_version:[0-9.]*')); auditing in ${wait_s} s" >&2
 sleep "$wait_s"
 

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
 	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/acl"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/htmlreport"
@@ -29,7 +31,9 @@ type auditOptions struct {
 	// jsonPath is --json: a file, "-" for stdout, "" for none.
 	jsonPath       string
 	failOnImmortal bool
-	quiet          bool
+	// allowEmpty accepts an audit that matched no key (exit 0).
+	allowEmpty bool
+	quiet      bool
 	// The targets of --addr and --cluster, then those of --url and
 	// --sentinel: Masters reads exactly one.
 	addrs, clusters []rlbench.TargetSpec
@@ -43,20 +47,21 @@ func newAuditFlagSet(o *auditOptions, stderr io.Writer) *pflag.FlagSet {
 	p := &o.opts
 	fs.StringVar(&p.Match, "match", "", `SCAN MATCH pattern of the keys to audit, required (e.g. 'ratelimit:*'; '*' for every key)`)
 	fs.Int64Var(&p.Count, "count", audit.DefaultCount, "SCAN COUNT hint: keys walked per SCAN, and per pipeline of PTTLs")
-	fs.StringVar(&p.Type, "type", "", "audit only keys of this type, with SCAN ... TYPE (Redis >= 6.0): string, hash, list, set, zset, stream")
+	fs.StringVar(&p.Type, "type", "", "audit only keys of this type, with SCAN ... TYPE (Redis >= 6.0): "+strings.Join(audit.Types, ", ")+", or a module type as TYPE names it (e.g. ReJSON-RL)")
 	fs.BoolVar(&p.Types, "types", false, "also read each key's TYPE and count keys and immortal keys per type")
 	fs.BoolVar(&p.Fields, "fields", false, "also audit hash fields with TTLs of their own (Redis >= 7.4: HSCAN ... NOVALUES, HPTTL): count fields with no TTL; a hash with no key TTL is then immortal only when a field has none")
 	fs.Float64Var(&p.Rate, "rate", audit.DefaultRate, "most keys walked per second, over all masters: a SCAN counts as its --count (or the keys it returned, if more), a field of --fields as a key (0: no cap)")
 	fs.StringVar(&o.maxTTL, "max-ttl", "", "longest TTL the limiter should ever set (e.g. 60, 60s, 1h): count the keys whose TTL exceeds it")
 	fs.Int64Var(&p.Limit, "limit", 0, "the limiter's limit: count (and sample) the immortal string counters at or above it, users locked out for good")
 	fs.IntVar(&p.Sample, "sample", audit.DefaultSample, "how many immortal keys to describe: type, value of a string, OBJECT IDLETIME")
-	fs.StringVar(&o.fixTTL, "fix-ttl", "", "give each immortal key this TTL with EXPIRE key D NX (whole seconds, e.g. 3600 or 1h); a write, off by default")
+	fs.StringVar(&o.fixTTL, "fix-ttl", "", "give each immortal key this TTL (whole seconds, e.g. 3600 or 1h), in one script per key that sets it only if the key still has its audited type and no TTL; a write, off by default")
 	fs.BoolVar(&p.DryRun, "dry-run", false, "with --fix-ttl: count what it would fix, send no EXPIRE")
 	fs.Var(auditTargetValue{targetValue{specs: &o.addrs, flag: "--addr", kind: targetAddr}}, "addr", "host:port of the server to audit")
 	fs.Var(auditTargetValue{targetValue{specs: &o.clusters, flag: "--cluster", kind: targetCluster}}, "cluster", "host:port[,host:port...] of nodes of a Redis Cluster: every master is audited, replicas skipped")
 	o.connection.add(fs)
 	fs.StringVar(&o.jsonPath, "json", "", `write the audit as JSON to this file ("-": to stdout, instead of the text)`)
 	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when an immortal key was found")
+	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "exit with status 0 when no key matched (by default an audit that looked at nothing exits 1)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: rlbench audit --match PATTERN (--addr HOST:PORT | --url URL | --cluster HOST:PORT,... | --sentinel MASTER@HOST:PORT) [flags]
@@ -64,7 +69,8 @@ func newAuditFlagSet(o *auditOptions, stderr io.Writer) *pflag.FlagSet {
 Find the keys with no TTL (immortal) in a keyspace rlbench did not write:
 SCAN MATCH PATTERN, PTTL per key pipelined per batch, at most --rate keys
 walked per second, nothing kept per key. Only read commands unless --fix-ttl.
-Exit status: 0 done, 1 on failure, interruption, or (with
+Exit status: 0 done, 1 on failure, interruption, a server that restarted or
+failed over during the audit, no key matched (unless --allow-empty), or (with
 --fail-on-immortal) immortal keys found, 2 for bad input before any command.
 
 Flags:
@@ -114,6 +120,11 @@ func (c cli) audit(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer closeMasters()
+	if o.opts.Fields {
+		if err := checkFieldAudit(ctx, masters); err != nil {
+			return err
+		}
+	}
 	opts := o.opts
 	opts.Sizes = true
 	var line *progressLine
@@ -127,13 +138,36 @@ func (c cli) audit(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	rep, err := audit.Scan(ctx, nodes, opts)
 	line.clear()
-	return o.finish(rep, err, out, stdout)
+	return o.finish(rep, err, out, stdout, stderr)
+}
+
+// fieldAuditCommands are the commands --fields needs that an older server
+// lacks (HPTTL arrived with HSCAN ... NOVALUES in Redis 7.4).
+var fieldAuditCommands = []acl.Command{{Name: "hscan", Why: "--fields"}, {Name: "hpttl", Why: "--fields"}}
+
+// checkFieldAudit refuses --fields (bad input) on a master that does not
+// know the field audit's commands, asked with COMMAND INFO before any SCAN.
+func checkFieldAudit(ctx context.Context, masters []*redis.Client) error {
+	for _, m := range masters {
+		_, err := acl.Supported(ctx, m, fieldAuditCommands)
+		if merr, ok := errors.AsType[*acl.MissingError](err); ok {
+			return badInput(fmt.Errorf("--fields: %s does not know %s (COMMAND INFO): the field audit needs Redis >= 7.4 (HSCAN ... NOVALUES, HPTTL)",
+				m.Options().Addr, strings.ToUpper(strings.Join(merr.Commands, ", "))))
+		}
+		if derr := acl.Denied("command|info", err); derr != nil {
+			return badInput(fmt.Errorf("--fields: %w (--fields asks COMMAND INFO whether the server has HPTTL)", derr))
+		}
+		if err != nil {
+			return fmt.Errorf("--fields: %s: %w", m.Options().Addr, err)
+		}
+	}
+	return nil
 }
 
 // finish writes the --json file, then prints the report (the file first:
 // stdout may be a pipe that closes early), and says why the audit ends
 // with exit status 1, if it does.
-func (o *auditOptions) finish(rep audit.Report, scanErr error, out *outputFile, stdout io.Writer) error {
+func (o *auditOptions) finish(rep audit.Report, scanErr error, out *outputFile, stdout, stderr io.Writer) error {
 	var errs []error
 	if o.jsonPath != "" {
 		var data bytes.Buffer
@@ -153,10 +187,26 @@ func (o *auditOptions) finish(rep audit.Report, scanErr error, out *outputFile, 
 		errs = append(errs, errors.New("interrupted; the figures above are what it saw"))
 	case scanErr != nil:
 		errs = append(errs, scanErr)
+	case rep.Matched == 0 && o.allowEmpty:
+		fmt.Fprintf(stderr, "rlbench audit: %s (--allow-empty)\n", emptyText(rep))
+	case rep.Matched == 0:
+		errs = append(errs, fmt.Errorf("%s; exit status 1 (check --match and --type, or give --allow-empty)", emptyText(rep)))
 	case o.failOnImmortal && rep.Immortal > 0:
 		errs = append(errs, fmt.Errorf("%d immortal keys found (--fail-on-immortal)", rep.Immortal))
 	}
 	return errors.Join(errs...)
+}
+
+// emptyText says that the audit of rep matched no key.
+func emptyText(rep audit.Report) string {
+	what := "MATCH " + rep.Match
+	if rep.Match == "" {
+		what = "MATCH *"
+	}
+	if rep.Type != "" {
+		what += " TYPE " + rep.Type
+	}
+	return fmt.Sprintf("no key matched %s on %d node(s): the audit looked at nothing", what, max(len(rep.Servers), 1))
 }
 
 // check validates every flag before any connection, and puts the
@@ -214,6 +264,7 @@ func auditFlagError(err error) error {
 		{audit.ErrInvalidSample, "--sample"},
 		{audit.ErrInvalidFixTTL, "--fix-ttl"},
 		{audit.ErrDryRunWithoutFix, "--dry-run"},
+		{audit.ErrInvalidType, "--type"},
 	}
 	for _, f := range flags {
 		if errors.Is(err, f.err) {

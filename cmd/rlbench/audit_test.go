@@ -24,11 +24,11 @@ import (
 // audit of the keys matching PATTERN and nothing else: the README's line,
 // with PATTERN in place of the pattern. %R~ grants read access to keys only
 // (Redis >= 7.0): a write fails with NOPERM even where the command is allowed.
-const readOnlyACL = "on >PASSWORD resetkeys %R~PATTERN resetchannels -@all +ping +scan +dbsize +pttl +type +getrange +object|idletime +object|refcount"
+const readOnlyACL = "on >PASSWORD resetkeys %R~PATTERN resetchannels -@all +ping +scan +dbsize +pttl +type +getrange +object|idletime +object|refcount +info"
 
-// fixACL is what --fix-ttl needs beyond readOnlyACL: EXPIRE, and write
-// access to the keys.
-const fixACL = "+expire %RW~PATTERN"
+// fixACL is what --fix-ttl needs beyond readOnlyACL: EVAL of its script,
+// the EXPIRE in it, and write access to the keys.
+const fixACL = "+eval +expire %RW~PATTERN"
 
 // setUser creates user with rules, PASSWORD and PATTERN filled in.
 func setUser(t *testing.T, admin *redis.Client, user, password, pattern string, rules ...string) {
@@ -223,6 +223,9 @@ func TestAuditBadInput(t *testing.T) {
 		{"bad fix-ttl", []string{"--match", "x*", "--addr", a, "--fix-ttl", "-5"}, "--fix-ttl"},
 		{"dry run alone", []string{"--match", "x*", "--addr", a, "--dry-run"}, "--dry-run"},
 		{"empty type", []string{"--match", "x*", "--addr", a, "--type", ""}, "--type"},
+		{"mistyped type", []string{"--match", "x*", "--addr", a, "--type", "strng"}, "--type: type must be one of string, list, set, zset, hash, stream"},
+		{"type in capitals", []string{"--match", "x*", "--addr", a, "--type", "STRING"}, "--type"},
+		{"type too long for a module", []string{"--match", "x*", "--addr", a, "--type", "ReJSON-RL2"}, "--type"},
 		{"extra argument", []string{"--match", "x*", "--addr", a, "extra"}, "unexpected argument"},
 		{"unknown flag", []string{"--match", "x*", "--addr", a, "--nope"}, "unknown flag"},
 		{"json in a missing dir", []string{"--match", "x*", "--addr", a, "--json", filepath.Join(dir, "no", "a.json")}, "--json"},
