@@ -456,11 +456,27 @@ func (c *confiner) command(e *ast.FuncCallExpr, fn string) {
 		c.expr(arg)
 		isKeyArg := sc.keys == keyAll || (sc.keys == keyFirst && i == 0) || (sc.keys == keyPairs && i%2 == 0)
 		last := i == len(e.Args)-2
-		if !isKeyArg || c.isKey(arg) || (sc.keys == keyAll && last && c.unpacksKeys(arg)) {
-			continue
+		switch {
+		case sc.keys == keyAll && last && c.unpacksKeys(arg):
+		case last && sc.keys != keyFirst && multiValued(arg):
+			// Its values would fill the key positions after it.
+			c.refuse(arg.Line(), "%s('%s', ...): its last argument may give several values, which would be keys: give each key, derived from KEYS", fn, lit.Value)
+		case isKeyArg && !c.isKey(arg):
+			c.refuse(arg.Line(), "%s('%s', ...): its key must be derived from KEYS (KEYS[1], or KEYS[1] .. ':suffix'), not computed otherwise", fn, lit.Value)
 		}
-		c.refuse(arg.Line(), "%s('%s', ...): its key must be derived from KEYS (KEYS[1], or KEYS[1] .. ':suffix'), not computed otherwise", fn, lit.Value)
 	}
+}
+
+// multiValued reports whether e, the last argument of a call, may give
+// several values: a call (not in parentheses) or "...".
+func multiValued(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.FuncCallExpr:
+		return !e.AdjustRet
+	case *ast.Comma3Expr:
+		return !e.AdjustRet
+	}
+	return false
 }
 
 // unpacksKeys reports whether e is unpack(KEYS).
