@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -135,46 +137,102 @@ func TestACLUserLackingAScriptCommandIsRefused(t *testing.T) {
 	checkTenant(t, admin, prefix)
 }
 
+// whileRunning runs the CLI with args under ctx and, until it returns,
+// polls CLIENT LIST for a connection of a temporary user of rlbench's
+// running EVALSHA; seen is called once, with that user's name, when one
+// shows.
+func whileRunning(t *testing.T, ctx context.Context, admin *redis.Client, seen func(user string), args ...string) cliResult {
+	t.Helper()
+	done := make(chan cliResult)
+	go func() { done <- runCLI(t, ctx, args...) }()
+	for user := ""; ; {
+		select {
+		case res := <-done:
+			if user == "" {
+				t.Errorf("CLIENT LIST during the run showed no connection of a user rlbench-run-* running EVALSHA")
+			}
+			return res
+		case <-time.After(50 * time.Millisecond):
+		}
+		list, _ := admin.ClientList(t.Context()).Result()
+		for _, line := range strings.Split(list, "\n") {
+			if _, name, ok := strings.Cut(line, " user="); ok && user == "" && strings.HasPrefix(name, "rlbench-run-") && strings.Contains(line, "cmd=evalsha") {
+				user, _, _ = strings.Cut(name, " ")
+				seen(user)
+			}
+		}
+	}
+}
+
 // TestUserStrategyRunsAsTemporaryUser: run by a user that may create ACL
 // users, a user strategy's whole load runs as a temporary one (seen in
-// CLIENT LIST during the measured load), deleted afterwards, and the
-// report says both guards applied.
+// CLIENT LIST during the measured load) that holds exactly the cell's
+// client commands on the cell's keys, deleted afterwards, and the report
+// says both guards applied.
 func TestUserStrategyRunsAsTemporaryUser(t *testing.T) {
 	t.Parallel()
 	addr, admin := sharedServer(t)
 	prefix := redistest.Prefix(t)
 	path := filepath.Join(t.TempDir(), "run.json")
-	done := make(chan cliResult)
-	go func() {
-		done <- runCLI(t, t.Context(), "--addr", addr, "--script", "marking_temp="+writeLua(t, "marking.lua", markingScript),
-			"--prefix", prefix, "--clients", "2", "--keys", "10", "--duration", "3s", "--json", path, "-q")
-	}()
-	var seen string
-	var res cliResult
-	for finished := false; !finished; {
-		select {
-		case res = <-done:
-			finished = true
-		case <-time.After(50 * time.Millisecond):
-			list, _ := admin.ClientList(t.Context()).Result()
-			for _, line := range strings.Split(list, "\n") {
-				if strings.Contains(line, "user=rlbench-run-") && strings.Contains(line, "cmd=evalsha") {
-					seen = line
-				}
-			}
+	var commands, keys string
+	res := whileRunning(t, t.Context(), admin, func(user string) {
+		info, err := admin.Do(t.Context(), "ACL", "GETUSER", user).Result()
+		if err != nil {
+			t.Errorf("ACL GETUSER %s: %v", user, err)
 		}
-	}
+		commands, _ = field(info, "commands").(string)
+		keys, _ = field(info, "keys").(string)
+	}, "--addr", addr, "--script", "marking_temp="+writeLua(t, "marking.lua", markingScript),
+		"--prefix", prefix, "--clients", "2", "--keys", "10", "--duration", "3s", "--json", path, "-q")
 	if res.code != exitOK {
 		t.Fatalf("run = %d; want %d\nstderr:\n%s", res.code, exitOK, res.stderr)
 	}
-	if seen == "" {
-		t.Errorf("CLIENT LIST during the run showed no connection of a user rlbench-run-* running EVALSHA")
+	got := strings.Fields(commands)
+	slices.Sort(got)
+	if want := []string{"+client|setname", "+eval", "+evalsha", "+expire", "+incr", "+ping", "+setnx", "+ttl", "-@all"}; !slices.Equal(got, want) {
+		t.Errorf("the temporary user's commands = %q; want %q", got, want)
+	}
+	if want := "~" + prefix + "marking_temp:go-redis:* ~" + prefix + "warmup:marking_temp:go-redis:*"; keys != want {
+		t.Errorf("the temporary user's keys = %q; want %q", keys, want)
 	}
 	rep := readReport(t, path)
 	if len(rep.Runs) != 1 || rep.Runs[0].UserCodeGuard != results.GuardStaticACL {
 		t.Errorf("report: %d cells, user_code_guard %v; want 1, %q", len(rep.Runs), rep.Runs, results.GuardStaticACL)
 	}
 	checkTenant(t, admin, prefix)
+}
+
+// TestTemporaryUserDeletedOnInterrupt: an interrupt during the load still
+// deletes the temporary user, and the keys.
+func TestTemporaryUserDeletedOnInterrupt(t *testing.T) {
+	t.Parallel()
+	addr, admin := sharedServer(t)
+	prefix := redistest.Prefix(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	res := whileRunning(t, ctx, admin, func(string) { cancel() },
+		"--addr", addr, "--script", "marking_interrupted="+writeLua(t, "marking.lua", markingScript),
+		"--prefix", prefix, "--clients", "2", "--keys", "10", "--duration", "60s", "-q")
+	if res.code != exitFailure {
+		t.Errorf("interrupted run = %d; want %d\nstderr:\n%s", res.code, exitFailure, res.stderr)
+	}
+	checkTenant(t, admin, prefix)
+}
+
+// field returns the value of key in a reply that is a map (RESP3) or a
+// flat array of pairs (RESP2).
+func field(reply any, key string) any {
+	switch r := reply.(type) {
+	case map[any]any:
+		return r[key]
+	case []any:
+		for i := 0; i+1 < len(r); i += 2 {
+			if r[i] == key {
+				return r[i+1]
+			}
+		}
+	}
+	return nil
 }
 
 // TestScriptTimeout: a script, or a library's function, that never
