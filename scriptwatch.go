@@ -44,9 +44,11 @@ type scriptWatch struct {
 	cancel  context.CancelCauseFunc
 	conns   []*redis.Client
 	stopped chan struct{}
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	err     error // the first kill, or why the server stayed busy
+	// abort, set by stop, ends the wait for a busy server at once.
+	abort context.Context
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	err   error // the first kill, or why the server stayed busy
 }
 
 // watchScripts starts the watchdog of c on nodes; cancel stops c's load.
@@ -69,9 +71,10 @@ func watchScripts(c *cell, info strategies.Info, nodes []*redis.Client, cancel c
 }
 
 // stop stops the watchdog once no script of the cell runs any more (at
-// most the timeout and killWait after the load stopped), and returns its
-// error: the kill, or why the server stayed busy.
-func (w *scriptWatch) stop() error {
+// most the timeout and killWait after the load stopped, or when abort is
+// done), and returns its error: the kill, or why the server stayed busy.
+func (w *scriptWatch) stop(abort context.Context) error {
+	w.abort = abort
 	close(w.stopped)
 	w.wg.Wait()
 	for _, c := range w.conns {
@@ -116,8 +119,11 @@ func (w *scriptWatch) node(conn *redis.Client) {
 		if since.IsZero() {
 			since = start
 		}
-		if elapsed := time.Since(since); elapsed >= w.timeout && w.kill(conn, elapsed) {
+		if time.Since(since) >= w.timeout && w.kill(conn, since) {
 			since = time.Time{} // a decision sent since may run it again
+		}
+		if stopping && w.abort.Err() != nil {
+			return
 		}
 		if stopping && time.Since(stopAt) > w.timeout+killWait {
 			w.fail(fmt.Errorf("%s (%s): %s is still busy running a script %s after the load stopped; rlbench stops waiting (SCRIPT KILL, FUNCTION KILL or the script's end frees it)",
@@ -169,9 +175,9 @@ func isTimeout(err error) bool {
 }
 
 // kill sends SCRIPT KILL (FUNCTION KILL, after FUNCTION STATS named the
-// cell's function) for a script that has blocked the server for elapsed,
+// cell's function) for a script that has blocked the server since then,
 // and reports whether one of the cell's was killed, or could not be.
-func (w *scriptWatch) kill(conn *redis.Client, elapsed time.Duration) bool {
+func (w *scriptWatch) kill(conn *redis.Client, since time.Time) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), killWait)
 	defer cancel()
 	addr := conn.Options().Addr
@@ -184,7 +190,7 @@ func (w *scriptWatch) kill(conn *redis.Client, elapsed time.Duration) bool {
 	}
 	err := conn.Do(ctx, container, "kill").Err()
 	cmd := strings.ToUpper(container) + " KILL"
-	ran := elapsed.Round(100 * time.Millisecond)
+	ran := time.Since(since).Round(100 * time.Millisecond) // the server reads the kill at its busy-reply-threshold
 	switch {
 	case err == nil:
 		w.fail(fmt.Errorf("%s (%s): %w (%s): it had run for at least %s; rlbench sent %s to %s, which stopped it",

@@ -135,16 +135,17 @@ func (g *userCodeGuard) kind() string {
 // close ends the guard after the cell, whatever stopped it (an error, an
 // interrupt, a timeout): it waits until no script of the cell runs on the
 // server (the watchdog kills one that runs too long), then deletes the
-// temporary user. It returns err, or the watchdog's error, which explains
-// it; and the user's deletion's.
-func (g *userCodeGuard) close(ctx context.Context, label string, err error) error {
+// temporary user. A done abort (a second interrupt) ends the wait at
+// once. It returns err, or the watchdog's error, which explains it; and
+// the user's deletion's.
+func (g *userCodeGuard) close(abort context.Context, label string, err error) error {
 	if g == nil {
 		return err
 	}
-	if werr := g.watch.stop(); werr != nil {
+	if werr := g.watch.stop(abort); werr != nil {
 		err = fmt.Errorf("%s: %w", label, werr)
 	}
-	return errors.Join(err, g.dropUser(ctx))
+	return errors.Join(err, g.dropUser(abort))
 }
 
 // dropUser deletes the temporary user on every master, even after an
