@@ -138,7 +138,8 @@ func TestVerifyChecksClaims(t *testing.T) {
 
 // TestBadUserStrategies runs each bad script as a run would, on a server
 // that holds another tenant's keys: each is refused with an error naming
-// its file, and leaves no key and the tenant's keys as they were.
+// its file, and leaves no key, no temporary ACL user, and the tenant's
+// keys as they were.
 func TestBadUserStrategies(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -146,6 +147,12 @@ func TestBadUserStrategies(t *testing.T) {
 	for i := range 100 {
 		rdb.Set(context.Background(), fmt.Sprintf("tenant:%d", i), i, 0)
 	}
+	t.Cleanup(func() { // after every subtest, before the server stops
+		users, _ := rdb.Do(context.Background(), "ACL", "USERS").StringSlice()
+		if slices.ContainsFunc(users, func(u string) bool { return strings.HasPrefix(u, "rlbench-") }) {
+			t.Errorf("ACL USERS = %v after the runs; want their temporary users deleted", users)
+		}
+	})
 	tests := []struct {
 		name     string
 		function bool
