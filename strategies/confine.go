@@ -22,26 +22,6 @@ const (
 	keysTable         // KEYS itself, or a library callback's first parameter
 )
 
-// forbidden are the globals through which code could reach redis.call
-// without naming it, or build code this check has not read.
-var forbidden = map[string]string{
-	"loadstring": "it compiles code this check has not read", "load": "it compiles code this check has not read",
-	"dofile": "it runs code this check has not read", "loadfile": "it runs code this check has not read",
-	"require": "it runs code this check has not read", "module": "it changes the globals",
-	"getfenv": "it reaches the globals, redis among them", "setfenv": "it changes the globals",
-	"rawget": "it reaches a table's fields around this check", "rawset": "it changes a table's fields around this check",
-	"_G": "it reaches the globals, redis among them", "debug": "it reaches the functions' environments",
-	"newproxy": "it reaches metatables around this check",
-}
-
-// redisHelpers are the functions of redis a user strategy may call, beside
-// redis.call and redis.pcall: none sends a command.
-var redisHelpers = []string{"error_reply", "status_reply", "sha1hex", "log", "setresp", "replicate_commands", "acl_check_cmd"}
-
-// redisConstants are the fields of redis a user strategy may read: the
-// log levels and the server's version.
-var redisConstants = []string{"LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING", "REDIS_VERSION", "REDIS_VERSION_NUM"}
-
 // confiner walks a user strategy's chunk and refuses what could reach
 // beyond the script's keys (the rules are in confineCheck's comment).
 type confiner struct {

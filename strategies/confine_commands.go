@@ -73,6 +73,26 @@ var refusedWhy = map[string]string{
 	"fcall": "it runs code this check has not read", "fcall_ro": "it runs code this check has not read",
 }
 
+// forbidden are the globals through which code could reach redis.call
+// without naming it, or build code this check has not read.
+var forbidden = map[string]string{
+	"loadstring": "it compiles code this check has not read", "load": "it compiles code this check has not read",
+	"dofile": "it runs code this check has not read", "loadfile": "it runs code this check has not read",
+	"require": "it runs code this check has not read", "module": "it changes the globals",
+	"getfenv": "it reaches the globals, redis among them", "setfenv": "it changes the globals",
+	"rawget": "it reaches a table's fields around this check", "rawset": "it changes a table's fields around this check",
+	"_G": "it reaches the globals, redis among them", "debug": "it reaches the functions' environments",
+	"newproxy": "it reaches metatables around this check",
+}
+
+// redisHelpers are the functions of redis a user strategy may call, beside
+// redis.call and redis.pcall: none sends a command.
+var redisHelpers = []string{"error_reply", "status_reply", "sha1hex", "log", "setresp", "replicate_commands", "acl_check_cmd"}
+
+// redisConstants are the fields of redis a user strategy may read: the
+// log levels and the server's version.
+var redisConstants = []string{"LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING", "REDIS_VERSION", "REDIS_VERSION_NUM"}
+
 // ScriptCommands returns the ACL names of the commands a user strategy
 // may call, sorted.
 func ScriptCommands() []string {
