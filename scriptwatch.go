@@ -63,6 +63,7 @@ func watchScripts(c *cell, info strategies.Info, nodes []*redis.Client, cancel c
 		o.PoolSize, o.MinIdleConns, o.MaxRetries = 1, 0, -1
 		o.ReadTimeout, o.ContextTimeoutEnabled = killWait, true
 		conn := redis.NewClient(&o)
+		w.blocked(conn) // dialled now, before the cell's first saturation sample
 		w.conns = append(w.conns, conn)
 		w.wg.Add(1)
 		go w.node(conn)
