@@ -39,6 +39,8 @@ type cell struct {
 	label string
 	impl  strategies.Strategy
 	conn  clients.Conn
+	// guard confines a user strategy's code (usercode.go); nil otherwise.
+	guard *userCodeGuard
 }
 
 // newCell returns the cell of strategy x client on t.
@@ -82,8 +84,24 @@ type measurement struct {
 
 // run runs the cell: its result, and an error when the cell could not be
 // measured or audited. The result is returned with the error whenever it
-// holds figures that explain it.
+// holds figures that explain it. A user strategy's cell runs confined
+// (usercode.go).
 func (c *cell) run(ctx context.Context, log, progress io.Writer, abort context.Context) (results.Run, error) {
+	ctx, guard, err := c.confine(ctx, log)
+	if err != nil {
+		return results.Run{}, fmt.Errorf("%s: %w", c.label, err)
+	}
+	c.guard = guard
+	run, err := c.load(ctx, log, progress, abort)
+	err = guard.close(abort, c.label, err)
+	if run.Strategy != "" {
+		run.UserCodeGuard = guard.kind()
+	}
+	return run, err
+}
+
+// load connects, warms up, measures, audits and cleans up.
+func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.Context) (results.Run, error) {
 	var m measurement
 	// Before the client connects, so that its connections are counted.
 	m.connected, m.samplesErr = c.target.sample(ctx)
@@ -111,7 +129,9 @@ func (c *cell) run(ctx context.Context, log, progress io.Writer, abort context.C
 
 // connect connects the client under test and prepares the strategy on it.
 func (c *cell) connect(ctx context.Context, log io.Writer) error {
-	conn, err := clients.New(c.client, c.target.clientOptions(c.cfg, c.cfg.Workload.Workers, clientName(c.prefix)))
+	o := c.target.clientOptions(c.cfg, c.cfg.Workload.Workers, clientName(c.prefix))
+	c.guard.login(&o)
+	conn, err := clients.New(c.client, o)
 	if err != nil {
 		return err
 	}
@@ -133,7 +153,7 @@ func (c *cell) connect(ctx context.Context, log io.Writer) error {
 			return fmt.Errorf("%s: prepare: %w", c.label, err)
 		}
 	}
-	if err := c.checkUserStrategy(ctx, log); err != nil {
+	if err := c.checkUserStrategy(ctx); err != nil {
 		conn.Close()
 		return fmt.Errorf("%s: %w", c.label, err)
 	}
@@ -156,7 +176,7 @@ func (c *cell) warmUp(ctx, abort context.Context) error {
 		return nil
 	}
 	wl := c.cfg.Workload
-	wl.Prefix = CellPrefix(c.runPrefix+"warmup:", c.strategy, c.client)
+	wl.Prefix = c.warmupPrefix()
 	wl.Duration, wl.Requests, wl.CrashRate, wl.RacePause = c.cfg.Warmup, 0, 0, 0
 	var rec results.Recorder
 	_, runErr := workload.Run(ctx, wl, c.impl, c.conn, &rec, nil)
@@ -168,6 +188,9 @@ func (c *cell) warmUp(ctx, abort context.Context) error {
 	}
 	return err
 }
+
+// warmupPrefix is the prefix of the cell's warm-up keys.
+func (c *cell) warmupPrefix() string { return CellPrefix(c.runPrefix+"warmup:", c.strategy, c.client) }
 
 // awaitStart waits until Config.StartAt, when it is still ahead (for the
 // first cell of a run; the later ones start after it).

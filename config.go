@@ -73,6 +73,11 @@ type Config struct {
 	// Warmup runs each cell's load this long, unrecorded and on keys of its
 	// own, before the measured load; 0 means none.
 	Warmup time.Duration `json:"warmup_ns"`
+	// ScriptTimeout is how long a user strategy's script or function may
+	// run before rlbench sends SCRIPT KILL (FUNCTION KILL) and fails the
+	// run; 0 means DefaultScriptTimeout. The server cannot be asked before
+	// its own busy-reply-threshold (lua-time-limit, 5 s by default).
+	ScriptTimeout time.Duration `json:"script_timeout_ns,omitempty"`
 
 	// FlushDelay is rueidis' MaxFlushDelay (see clients.Options); 0 means
 	// rueidis' default, no delay.
@@ -205,6 +210,10 @@ const maxSentinelReplicas = 100
 // DefaultWarmup is the command line's warm-up before each cell.
 const DefaultWarmup = time.Second
 
+// DefaultScriptTimeout is Config.ScriptTimeout's default: Redis's own
+// busy-reply-threshold, before which a busy server reads no command.
+const DefaultScriptTimeout = 5 * time.Second
+
 // DefaultOnError is the outage policy when none is given: fail open, as
 // most rate limiters do, so that a Redis outage does not reject everyone.
 const DefaultOnError = "open"
@@ -248,6 +257,9 @@ func (c Config) withDefaults() Config {
 	if c.OnError == "" {
 		c.OnError = DefaultOnError
 	}
+	if c.ScriptTimeout == 0 {
+		c.ScriptTimeout = DefaultScriptTimeout
+	}
 	if len(c.Targets) == 0 {
 		c.Targets = []TargetSpec{{Addr: c.Addr, RedisServer: c.RedisServer}}
 	}
@@ -290,6 +302,7 @@ func (c *Config) validate() error {
 		{"FlushDelay", c.FlushDelay < 0, fmt.Errorf("flush delay must be >= 0, got %s", c.FlushDelay)},
 		{"AuditEvery", c.AuditEvery < 0, fmt.Errorf("audit period must be >= 0, got %s", c.AuditEvery)},
 		{"Warmup", c.Warmup < 0, fmt.Errorf("warm-up must be >= 0, got %s", c.Warmup)},
+		{"ScriptTimeout", c.ScriptTimeout < 0, fmt.Errorf("script timeout must be > 0, got %s", c.ScriptTimeout)},
 		{"StartAt", !c.StartAt.IsZero() && !c.StartAt.After(time.Now()), fmt.Errorf("start time %s is not in the future", c.StartAt.Format(time.RFC3339))},
 	}
 	for _, ch := range checks {

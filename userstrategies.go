@@ -2,19 +2,13 @@ package rlbench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/rlbench/rlbench/audit"
-	"github.com/rlbench/rlbench/clients"
-	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 	// The published limiters register their strategies.
 	_ "github.com/rlbench/rlbench/strategies/published"
@@ -82,51 +76,21 @@ func unsupportedCell(strategy, client string, log io.Writer) bool {
 }
 
 // checkUserStrategy makes the cell's first decision of a user strategy (--script,
-// --function) before its load, as an ACL user that may touch only keys
-// under the cell's prefix: the server itself refuses any other key, read
-// or write, with NOPERM, and the strategy is refused with
-// ErrOutsidePrefix, naming its file. The same decision shows a script that
-// fails to load or replies in another shape. The user is created on every
-// master and deleted afterwards, and the decision's keys are deleted. It
-// checks the first decision only: a script that reaches another key later,
-// on some branch, is not caught. ACL needs Redis >= 6.0; before that only
-// the load and the reply are checked, and log says so.
-func (c *cell) checkUserStrategy(ctx context.Context, log io.Writer) error {
+// --function) before its load, on the cell's client (as the temporary ACL
+// user, when the guard has one: see usercode.go), and deletes its keys. It
+// shows a script that fails to load or replies in another shape; a key
+// the server refused (outside the prefix: the parse-time check lets none
+// through that it can see) is ErrOutsidePrefix, naming the file.
+func (c *cell) checkUserStrategy(ctx context.Context) error {
 	info, err := strategies.Lookup(c.strategy)
 	if err != nil || info.Source == "" {
 		return err
 	}
-	s, err := strategies.New(c.strategy, strategies.Config{Limit: c.cfg.Limit, Window: c.cfg.Window})
-	if err != nil {
-		return err
-	}
-	t := c.target
-	nodes, err := t.nodes(ctx)
-	if err != nil {
-		return err
-	}
-	o := t.clientOptions(c.cfg, 1, "")
-	acl := redisserver.VersionAtLeast(t.info.RedisVersion, "6.0.0")
-	if acl {
-		user, drop, err := prefixUser(ctx, nodes, c.prefix)
-		if err != nil {
-			return fmt.Errorf("%s (%s): check its keys: %w", c.strategy, info.Source, err)
-		}
-		defer drop()
-		o.Username, o.Password = user[0], user[1]
-	} else {
-		fmt.Fprintf(log, "rlbench: %s (%s): keys not checked: ACL needs Redis >= 6.0\n", c.strategy, info.Source)
-	}
-	conn, err := clients.New(c.client, o)
-	if err != nil {
-		return fmt.Errorf("%s (%s): check: %w", c.strategy, info.Source, err)
-	}
-	defer conn.Close()
-	_, err = s.Decide(ctx, conn, c.prefix+"{0}")
-	if cerr := t.cleanup(context.WithoutCancel(ctx), c.prefix); cerr != nil && err == nil {
+	_, err = c.impl.Decide(ctx, c.conn, c.prefix+"{0}")
+	if cerr := c.target.cleanup(context.WithoutCancel(ctx), c.prefix); cerr != nil && err == nil {
 		err = cerr
 	}
-	if re, ok := errors.AsType[strategies.ReplyError](err); ok && acl && keyRefused(string(re)) {
+	if re, ok := errors.AsType[strategies.ReplyError](err); ok && c.guard.kind() == results.GuardStaticACL && keyRefused(string(re)) {
 		return fmt.Errorf("%s (%s): %w %q: %w", c.strategy, info.Source, ErrOutsidePrefix, c.prefix, err)
 	}
 	if err != nil {
@@ -147,28 +111,4 @@ func keyRefused(reply string) bool {
 		}
 	}
 	return false
-}
-
-// prefixUser creates, on every node, an ACL user that may run any command
-// on keys under prefix only, and returns its name and password and a
-// function that deletes it.
-func prefixUser(ctx context.Context, nodes []*redis.Client, prefix string) ([2]string, func(), error) {
-	b := make([]byte, 24)
-	if _, err := rand.Read(b); err != nil {
-		return [2]string{}, nil, err
-	}
-	user := [2]string{"rlbench-check-" + hex.EncodeToString(b[:8]), hex.EncodeToString(b[8:])}
-	drop := func() {
-		for _, n := range nodes {
-			n.Do(context.WithoutCancel(ctx), "ACL", "DELUSER", user[0])
-		}
-	}
-	for _, n := range nodes {
-		err := n.Do(ctx, "ACL", "SETUSER", user[0], "reset", "on", ">"+user[1], "~"+audit.MatchPattern(prefix), "+@all").Err()
-		if err != nil {
-			drop()
-			return user, nil, fmt.Errorf("%s: acl setuser: %w", n.Options().Addr, err)
-		}
-	}
-	return user, drop, nil
 }

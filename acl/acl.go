@@ -10,8 +10,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -74,28 +72,33 @@ var strategyCommands = map[string][]string{
 	"throttled":  {"time", "get", "set", "expire", "eval", "setex"},
 }
 
-// scriptCall finds the commands a Lua source calls: redis.call('GET', ...)
-// and redis.pcall("set", ...).
-var scriptCall = regexp.MustCompile(`redis\.p?call\(\s*['"]([A-Za-z]+)['"]`)
-
 // userCommands returns the commands of a user strategy (--script,
-// --function): how it is called, then what its source calls, as written
-// literally; a command name the source builds at run time is not found.
-func userCommands(info strategies.Info) ([]string, error) {
-	src, err := os.ReadFile(info.Source)
-	if err != nil {
-		return nil, fmt.Errorf("acl: strategy %s: %w", info.Name, err)
-	}
+// --function): how it is called, then what its source calls (its Calls,
+// which the parse-time check found, each a literal).
+func userCommands(info strategies.Info) []string {
 	cmds := []string{"evalsha", "eval"}
-	if strings.Contains(info.Commands, "FCALL") {
+	if isFunction(info) {
 		cmds = []string{"fcall", "function|load", "function|list"}
 	}
-	for _, m := range scriptCall.FindAllStringSubmatch(string(src), -1) {
-		if name := strings.ToLower(m[1]); !slices.Contains(cmds, name) {
-			cmds = append(cmds, name)
+	for _, c := range info.Calls {
+		if !slices.Contains(cmds, c) {
+			cmds = append(cmds, c)
 		}
 	}
-	return cmds, nil
+	return cmds
+}
+
+func isFunction(info strategies.Info) bool { return strings.Contains(info.Commands, "FCALL") }
+
+// watchdogCommands are what rlbench's own connection sends, beside
+// ownCommands, to stop a user strategy that runs longer than
+// --script-timeout: SCRIPT KILL, or for a function FUNCTION STATS (which
+// function runs, on which key) then FUNCTION KILL.
+func watchdogCommands(info strategies.Info) []Command {
+	if isFunction(info) {
+		return []Command{{"function|stats", "rlbench: the --script-timeout watchdog (which function runs)"}, {"function|kill", "rlbench: the --script-timeout watchdog"}}
+	}
+	return []Command{{"script|kill", "rlbench: the --script-timeout watchdog"}}
 }
 
 // ownCommands are what rlbench itself sends beside the strategies, to
@@ -146,6 +149,7 @@ func Commands(n Needs) ([]Command, error) {
 		}
 	}
 	fieldAudit := false
+	var watchdog []Command
 	for _, s := range n.Strategies {
 		info, err := strategies.Lookup(s)
 		if err != nil {
@@ -154,9 +158,8 @@ func Commands(n Needs) ([]Command, error) {
 		fieldAudit = fieldAudit || info.Layout == strategies.LayoutHashField
 		cmds, ok := strategyCommands[s]
 		if !ok && info.Source != "" {
-			if cmds, err = userCommands(info); err != nil {
-				return nil, err
-			}
+			cmds = userCommands(info)
+			watchdog = append(watchdog, watchdogCommands(info)...)
 		} else if !ok {
 			return nil, fmt.Errorf("acl: strategy %q has no command list in package acl", s)
 		}
@@ -182,14 +185,35 @@ func Commands(n Needs) ([]Command, error) {
 	if n.DB != 0 {
 		add("select", "the clients: SELECT of the database")
 	}
-	own := ownCommands
+	own := slices.Concat(ownCommands, watchdog)
 	if fieldAudit {
-		own = slices.Concat(ownCommands, fieldAuditCommands)
+		own = slices.Concat(own, fieldAuditCommands)
 	}
 	for _, c := range own {
 		add(c.Name, c.Why)
 	}
 	return out, nil
+}
+
+// clientCommands are what a cell's client sends beside its strategy's
+// commands and the topology's: HELLO and AUTH, which every user may send,
+// and these.
+var clientCommands = []string{"ping", "client|setname"}
+
+// ClientCommands returns what the client under test of the cells n
+// describes sends: the strategies' commands, the topology's (SELECT, the
+// slot map, ROLE), PING and CLIENT SETNAME; neither rlbench's own nor the
+// faults', which rlbench's own connections send. A cell of a user
+// strategy runs as a user holding exactly these.
+func ClientCommands(n Needs) ([]Command, error) {
+	n.Faults = nil
+	all, err := Commands(n)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(c Command) bool {
+		return strings.HasPrefix(c.Why, "rlbench:") && !slices.Contains(clientCommands, c.Name)
+	}), nil
 }
 
 // Names returns the commands' names.

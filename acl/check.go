@@ -227,7 +227,11 @@ func Permitted(ctx context.Context, rdb *redis.Client, key string, cmds []Comman
 			for _, word := range strings.Split(c.Name, "|") {
 				args = append(args, word)
 			}
-			for _, a := range probes[c.Name] {
+			probe, ok := probes[c.Name]
+			if !ok {
+				probe, _ = strategies.ScriptProbe(c.Name) // what a user strategy calls
+			}
+			for _, a := range probe {
 				if a == "K" {
 					a = key
 				}

@@ -7,8 +7,10 @@ package examples_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -134,12 +136,23 @@ func TestVerifyChecksClaims(t *testing.T) {
 	}
 }
 
-// TestBadUserStrategies runs each bad script as a run would: each is
-// refused with an error naming its file, and leaves no key.
+// TestBadUserStrategies runs each bad script as a run would, on a server
+// that holds another tenant's keys: each is refused with an error naming
+// its file, and leaves no key, no temporary ACL user, and the tenant's
+// keys as they were.
 func TestBadUserStrategies(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := redistest.Client(t, srv)
+	for i := range 100 {
+		rdb.Set(context.Background(), fmt.Sprintf("tenant:%d", i), i, 0)
+	}
+	t.Cleanup(func() { // after every subtest, before the server stops
+		users, _ := rdb.Do(context.Background(), "ACL", "USERS").StringSlice()
+		if slices.ContainsFunc(users, func(u string) bool { return strings.HasPrefix(u, "rlbench-") }) {
+			t.Errorf("ACL USERS = %v after the runs; want their temporary users deleted", users)
+		}
+	})
 	tests := []struct {
 		name     string
 		function bool
@@ -155,12 +168,20 @@ func TestBadUserStrategies(t *testing.T) {
 		{name: "replies-a-string", src: "return 'yes'\n", want: strategies.ErrBadReply},
 		{name: "replies-a-three", src: "return {3, 1}\n", want: strategies.ErrBadReply},
 		{name: "replies-too-long", src: "return {1, 1, 1}\n", want: strategies.ErrBadReply},
-		{name: "writes-elsewhere", src: "redis.call('SET', 'not-the-prefix', 1)\nreturn {1, 1}\n", want: rlbench.ErrOutsidePrefix},
-		{name: "reads-elsewhere", src: "redis.call('GET', 'not-the-prefix')\nreturn {1, 1}\n", want: rlbench.ErrOutsidePrefix},
+		// Refused as they are parsed (strategies.ErrUnconfined), naming the line.
+		{name: "writes-elsewhere", src: "redis.call('SET', 'not-the-prefix', 1)\nreturn {1, 1}\n", usage: true, want: strategies.ErrUnconfined, wantText: ".lua:1: refused: redis.call('SET', ...): its key must be derived from KEYS"},
+		{name: "reads-elsewhere", src: "local n = 1\nredis.call('GET', 'not-the-prefix')\nreturn {1, 1}\n", usage: true, want: strategies.ErrUnconfined, wantText: ".lua:2: refused"},
+		{name: "flushall", src: "redis.call('FLUSHALL')\nlocal n = redis.call('INCR', KEYS[1])\nreturn {1, n}\n", usage: true, want: strategies.ErrUnconfined, wantText: ".lua:1: refused: redis.call('FLUSHALL'): FLUSHALL is refused"},
+		{name: "keys", src: "local n = redis.call('INCR', KEYS[1])\nredis.call('KEYS', '*')\nreturn {1, n}\n", usage: true, want: strategies.ErrUnconfined, wantText: ".lua:2: refused: redis.call('KEYS'): KEYS is refused"},
+		{name: "computed-keys", src: "redis.call('KE' .. 'YS', '*')\nreturn {1, 1}\n", usage: true, want: strategies.ErrUnconfined, wantText: ".lua:1: refused: redis.call names its command at run time"},
+		{name: "computed-flushdb", src: "local c = 'FLUSH' .. 'DB'\n\nredis.call(c)\nreturn {1, 1}\n", usage: true, want: strategies.ErrUnconfined, wantText: ".lua:3: refused: redis.call names its command at run time"},
+		{name: "selects", src: "redis.call('SELECT', 1)\nreturn {1, redis.call('INCR', KEYS[1])}\n", usage: true, want: strategies.ErrUnconfined, wantText: "SELECT is refused"},
+		{name: "aliases-call", src: "local c = redis.call\nc('FLUSHALL')\nreturn {1, 1}\n", usage: true, want: strategies.ErrUnconfined, wantText: ".lua:1: refused: uses redis.call"},
 		{name: "bad-claim", src: "-- rlbench: atomic fast\nreturn {1, 1}\n", usage: true, want: strategies.ErrBadUserStrategy},
 		{name: "bad_library", function: true, src: "#!lua name=rlbench_test_bad\nredis.register_function('bad_library', function(keys, args) return {1 end)\n", usage: true, want: strategies.ErrBadUserStrategy, wantText: ".lua:2 does not compile"},
 		{name: "no_function", function: true, src: "#!lua name=rlbench_test_none\nlocal n = 1\n", wantText: "function load"},
-		{name: "fn_elsewhere", function: true, src: "#!lua name=rlbench_test_elsewhere\nredis.register_function('fn_elsewhere', function(keys, args) redis.call('INCR', 'not-the-prefix') return {1, 1} end)\n", want: rlbench.ErrOutsidePrefix},
+		{name: "fn_elsewhere", function: true, src: "#!lua name=rlbench_test_elsewhere\nredis.register_function('fn_elsewhere', function(keys, args) redis.call('INCR', 'not-the-prefix') return {1, 1} end)\n", usage: true, want: strategies.ErrUnconfined, wantText: ".lua:2: refused"},
+		{name: "fn_flushall", function: true, src: "#!lua name=rlbench_test_flushall\nredis.register_function('fn_flushall', function(keys, args)\n  redis.call('FLUSHALL')\n  return {1, 1}\nend)\n", usage: true, want: strategies.ErrUnconfined, wantText: ".lua:3: refused: redis.call('FLUSHALL')"},
 		{name: "no_shebang", function: true, src: "redis.register_function('no_shebang', function(keys, args) return {1} end)\n", usage: true, want: strategies.ErrBadUserStrategy},
 	}
 	for _, tc := range tests {
@@ -197,6 +218,9 @@ func TestBadUserStrategies(t *testing.T) {
 					t.Errorf("%s on %s: Run error = %v: usage error %t; want %t", tc.name, cname, err, usage, tc.usage)
 				}
 				keys, _ := rdb.Keys(context.Background(), "*").Result()
+				if n := len(slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return !strings.HasPrefix(k, "tenant:") })); n != 100 {
+					t.Errorf("%s on %s: %d of the tenant's 100 keys left", tc.name, cname, n)
+				}
 				for _, k := range keys {
 					if strings.HasPrefix(k, prefix) || k == "not-the-prefix" {
 						t.Errorf("%s on %s: key %q left behind", tc.name, cname, k)

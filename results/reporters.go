@@ -87,7 +87,17 @@ func writeTable(buf *bytes.Buffer, rep *Report, multi bool) {
 // each writes what it has to say of one run, labelled label, or nothing.
 var textSections = []func(buf *bytes.Buffer, r Run, label string){
 	writePartial, writeOpenLoop, writeErrors, writeAdmissionSample, writeFaults, writePerNode, writeClusterErrors, writeSaturation,
-	writeFieldAudit,
+	writeFieldAudit, writeUserCodeGuard,
+}
+
+// writeUserCodeGuard says what confined a user strategy's code.
+func writeUserCodeGuard(buf *bytes.Buffer, r Run, label string) {
+	switch r.UserCodeGuard {
+	case GuardStatic:
+		fmt.Fprintf(buf, "%s user code confined by: the parse-time check alone (no temporary ACL user: see the log)\n", label)
+	case GuardStaticACL:
+		fmt.Fprintf(buf, "%s user code confined by: the parse-time check and a temporary ACL user (only the cell's commands, on its keys)\n", label)
+	}
 }
 
 // writeFieldAudit writes the field audit of a run whose counters are hash

@@ -84,7 +84,19 @@ type Cell struct {
 	ClientOptions string `json:"client_options"`
 	// Workers is the number of concurrent workers.
 	Workers int `json:"clients"`
+	// UserCodeGuard says what confined a user strategy's code (--script,
+	// --function): GuardStatic, the parse-time check alone, or
+	// GuardStaticACL, that check and a temporary ACL user holding only the
+	// cell's commands on its keys for the cell's whole load. "" for a
+	// built-in strategy.
+	UserCodeGuard string `json:"user_code_guard,omitempty"`
 }
+
+// The guards of user code, as Cell.UserCodeGuard names them.
+const (
+	GuardStatic    = "static"
+	GuardStaticACL = "static+acl"
+)
 
 // Load is what the Recorder measured of a run's load phase: when it ran,
 // how many decisions it made and how fast, and their latency summary.

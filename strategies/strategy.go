@@ -235,6 +235,10 @@ type Info struct {
 	// Source is the file a user strategy was registered from (--script,
 	// --function); "" for a built-in one.
 	Source string
+	// Calls are the commands a user strategy's source calls (redis.call,
+	// redis.pcall), by their ACL names, each once; confineCheck allowed
+	// each of them. Nil for a built-in one.
+	Calls []string
 	// New builds the strategy from a validated config with defaults applied.
 	New func(Config) Strategy
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
 )
 
@@ -85,7 +86,12 @@ func registerUser(spec string, function bool) error {
 
 // userInfo builds the Info of a user strategy from its source.
 func userInfo(name, file, src string, function bool) (Info, error) {
-	if err := checkSyntax(file, src); err != nil {
+	chunk, err := checkSyntax(file, src)
+	if err != nil {
+		return Info{}, err
+	}
+	calls, err := confineCheck(file, chunk, function)
+	if err != nil {
 		return Info{}, err
 	}
 	claims, err := parseClaims(file, src)
@@ -100,6 +106,7 @@ func userInfo(name, file, src string, function bool) (Info, error) {
 		FixedWindow: claims["fixed-window"],
 		Keys:        "K, and keys made from K by appending",
 		Source:      file,
+		Calls:       calls,
 	}
 	if function {
 		lib := LibraryName(src)
@@ -135,8 +142,8 @@ func userInfo(name, file, src string, function bool) (Info, error) {
 // still fail at Redis (a call Redis does not have, or Lua 5.2's goto);
 // that shows at the first decision. One thing Redis takes is refused here:
 // a hexadecimal float (0x1p4), which Redis's Lua reads through the C
-// library's strtod.
-func checkSyntax(file, src string) error {
+// library's strtod. It returns the parsed chunk.
+func checkSyntax(file, src string) ([]ast.Stmt, error) {
 	if strings.HasPrefix(src, "#!") {
 		_, rest, _ := strings.Cut(src, "\n")
 		src = "\n" + rest
@@ -144,17 +151,17 @@ func checkSyntax(file, src string) error {
 	// Lua 5.1 takes a form feed or a vertical tab as a space; gopher-lua
 	// does not. In a string either is a character, as a space is.
 	src = strings.NewReplacer("\f", " ", "\v", " ").Replace(src)
-	_, err := parse.Parse(strings.NewReader(src), file)
+	chunk, err := parse.Parse(strings.NewReader(src), file)
 	var pe *parse.Error
 	switch {
 	case err == nil:
-		return nil
+		return chunk, nil
 	case errors.As(err, &pe) && pe.Pos.Line == parse.EOF:
-		return fmt.Errorf("%w: %s does not compile as Lua: %s at the end of the file", ErrBadUserStrategy, file, pe.Message)
+		return nil, fmt.Errorf("%w: %s does not compile as Lua: %s at the end of the file", ErrBadUserStrategy, file, pe.Message)
 	case errors.As(err, &pe):
-		return fmt.Errorf("%w: %s:%d does not compile as Lua: %s near '%s'", ErrBadUserStrategy, file, pe.Pos.Line, pe.Message, pe.Token)
+		return nil, fmt.Errorf("%w: %s:%d does not compile as Lua: %s near '%s'", ErrBadUserStrategy, file, pe.Pos.Line, pe.Message, pe.Token)
 	}
-	return fmt.Errorf("%w: %s does not compile as Lua: %s", ErrBadUserStrategy, file, strings.TrimSpace(err.Error()))
+	return nil, fmt.Errorf("%w: %s does not compile as Lua: %s", ErrBadUserStrategy, file, strings.TrimSpace(err.Error()))
 }
 
 // sameSource reports whether two Infos of user strategies run the same code.

@@ -24,7 +24,7 @@ func TestCheckSyntax(t *testing.T) {
 		"comment blocks": "--[[ a\nb ]] return {1, 1}\n",
 	}
 	for name, src := range good {
-		if err := checkSyntax("x.lua", src); err != nil {
+		if _, err := checkSyntax("x.lua", src); err != nil {
 			t.Errorf("%s: checkSyntax(%q) = %v; want nil", name, src, err)
 		}
 	}
@@ -34,7 +34,7 @@ func TestCheckSyntax(t *testing.T) {
 		"unclosed":      {"return {1, 1\n", "at the end of the file"},
 	}
 	for name, tc := range bad {
-		err := checkSyntax("x.lua", tc.src)
+		_, err := checkSyntax("x.lua", tc.src)
 		if !errors.Is(err, ErrBadUserStrategy) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: checkSyntax(%q) = %v; want ErrBadUserStrategy saying %q", name, tc.src, err, tc.want)
 		}

@@ -58,8 +58,10 @@ func newACLFlagSet(o *aclOptions, stderr io.Writer) *pflag.FlagSet {
 			"Print the ACL SETUSER line of a least-privilege user for the load runs of\n"+
 			"these strategies: exactly the commands their cells send (the strategies',\n"+
 			"rlbench's own: PING, INFO, CONFIG GET, CLIENT SETNAME, SCAN, PTTL, UNLINK,\n"+
-			"MULTI, COMMAND INFO; and each fault's), on the keys under --prefix, and\n"+
-			"nothing else. It connects to nothing; pipe the line to redis-cli as an admin:\n\n"+
+			"MULTI, COMMAND INFO; and each fault's; for a --script or --function, the\n"+
+			"commands the file calls and the --script-timeout watchdog's), on the keys\n"+
+			"under --prefix, and nothing else. It connects to nothing; pipe the line to\n"+
+			"redis-cli as an admin:\n\n"+
 			"  rlbench acl --strategy lua,multi-nx | redis-cli -u \"$ADMIN_URL\"\n"+
 			"  REDISCLI_AUTH=... rlbench --url redis://rlbench@host:6379 --strategy lua,multi-nx\n\n"+
 			"With --prefix P, give the runs --prefix P (or a longer prefix that starts\n"+

@@ -21,6 +21,7 @@ var runFlags = map[string]string{
 	"FlushDelay":              "--rueidis-flush-delay",
 	"AuditEvery":              "--audit-every",
 	"Warmup":                  "--warmup",
+	"ScriptTimeout":           "--script-timeout",
 	"Faults":                  "--fault",
 	"StartAt":                 "--start-at",
 	"AllowServerWideFaults":   "--allow-server-wide-faults",

@@ -144,6 +144,12 @@ func TestRunBadInput(t *testing.T) {
 			want:   append([]string{"--strategy", `"nope"`}, strategies.Names()...),
 		},
 		{
+			name:   "negative script timeout",
+			args:   []string{"--script-timeout", "-1s"},
+			target: true,
+			want:   []string{"--script-timeout", "-1s"},
+		},
+		{
 			name:   "unknown client",
 			args:   []string{"--client", "nope"},
 			target: true,

@@ -1,0 +1,166 @@
+package rlbench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/acl"
+	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// userCodeGuard is what confines a user strategy's cell (--script,
+// --function) beside the parse-time check (strategies.ErrUnconfined): a
+// temporary ACL user, holding exactly the commands the cell's client
+// sends on the cell's keys, that the client logs in as for the whole
+// load (warm-up, first decision, measured load); and the watchdog of
+// Config.ScriptTimeout (scriptwatch.go). A nil guard, a built-in
+// strategy's, does nothing.
+type userCodeGuard struct {
+	// guard is results.GuardStatic or results.GuardStaticACL.
+	guard string
+	// user and password are the temporary user's; "" with GuardStatic.
+	user, password string
+	nodes          []*redis.Client
+	watch          *scriptWatch
+}
+
+// confine sets up the guard of a user strategy's cell, and returns the
+// context of the cell's load, which the watchdog cancels when it kills
+// a script. The temporary user is created on every master; the run's own
+// user may not be allowed to (NOPERM), or the server may have no ACL
+// (Redis < 6.0), and then the parse-time check alone applies, and log
+// says why.
+func (c *cell) confine(ctx context.Context, log io.Writer) (context.Context, *userCodeGuard, error) {
+	info, err := strategies.Lookup(c.strategy)
+	if err != nil || info.Source == "" {
+		return ctx, nil, err
+	}
+	nodes, err := c.target.nodes(ctx)
+	if err != nil {
+		return ctx, nil, err
+	}
+	g := &userCodeGuard{guard: results.GuardStatic, nodes: nodes}
+	why := c.noACLUser()
+	if why == "" {
+		if why, err = g.createUser(ctx, c); err != nil {
+			return ctx, nil, fmt.Errorf("%s (%s): temporary ACL user: %w", c.strategy, info.Source, err)
+		}
+	}
+	if why != "" {
+		fmt.Fprintf(log, "rlbench: %s: %s is confined by the parse-time check alone: %s\n", c.label, info.Source, why)
+	} else {
+		fmt.Fprintf(log, "rlbench: %s: %s runs as the temporary ACL user %s (the cell's commands only, on keys %s and %s)\n",
+			c.label, info.Source, g.user, acl.KeyPattern(c.prefix), acl.KeyPattern(c.warmupPrefix()))
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	g.watch = watchScripts(c, info, nodes, cancel)
+	return ctx, g, nil
+}
+
+// noACLUser says why the cell cannot run as a temporary ACL user, or "".
+func (c *cell) noACLUser() string {
+	if !redisserver.VersionAtLeast(c.target.info.RedisVersion, "6.0.0") {
+		return "ACL needs Redis >= 6.0"
+	}
+	for _, f := range c.cfg.Faults {
+		if slices.Contains([]string{faults.Restart, faults.Failover, faults.SentinelFailover}, f.Kind) {
+			return "the " + f.Kind + " fault (on a server rlbench started) gives the cell servers that do not have the user"
+		}
+	}
+	return ""
+}
+
+// createUser creates the temporary user on every master. A server that
+// refuses ACL SETUSER to the run's user (NOPERM) or does not have it
+// gives a reason to go without; another error is returned.
+func (g *userCodeGuard) createUser(ctx context.Context, c *cell) (why string, err error) {
+	cmds, err := acl.ClientCommands(acl.Needs{Strategies: []string{c.strategy}, Cluster: c.target.spec.isCluster(),
+		Sentinel: c.target.spec.isSentinel(), DB: c.target.login.DB})
+	if err != nil {
+		return "", err
+	}
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	user, password := "rlbench-run-"+hex.EncodeToString(b[:8]), hex.EncodeToString(b[8:])
+	words := append(acl.SetUserArgs(user, password, c.prefix, cmds), "~"+acl.KeyPattern(c.warmupPrefix()))
+	args := make([]any, len(words))
+	for i, w := range words {
+		args[i] = w
+	}
+	for _, n := range g.nodes {
+		if err := n.Do(ctx, args...).Err(); err != nil {
+			g.user = user
+			g.dropUser(ctx) // on the nodes done so far
+			g.user = ""
+			if s := err.Error(); strings.HasPrefix(s, "NOPERM") || strings.HasPrefix(s, "ERR unknown") {
+				return "the run's user may not create ACL users (ACL SETUSER: " + s + ")", nil
+			}
+			return "", fmt.Errorf("%s: acl setuser: %w", n.Options().Addr, err)
+		}
+	}
+	g.user, g.password, g.guard = user, password, results.GuardStaticACL
+	return "", nil
+}
+
+// login makes o log in as the temporary user, when there is one.
+func (g *userCodeGuard) login(o *clients.Options) {
+	if g != nil && g.user != "" {
+		o.Username, o.Password = g.user, g.password
+	}
+}
+
+// kind is the guard's name for results.Run.UserCodeGuard.
+func (g *userCodeGuard) kind() string {
+	if g == nil {
+		return ""
+	}
+	return g.guard
+}
+
+// close ends the guard after the cell, whatever stopped it (an error, an
+// interrupt, a timeout): it waits until no script of the cell runs on the
+// server (the watchdog kills one that runs too long), then deletes the
+// temporary user. A done abort (a second interrupt) ends the wait at
+// once. It returns err, or the watchdog's error, which explains it; and
+// the user's deletion's.
+func (g *userCodeGuard) close(abort context.Context, label string, err error) error {
+	if g == nil {
+		return err
+	}
+	if werr := g.watch.stop(abort); werr != nil {
+		err = fmt.Errorf("%s: %w", label, werr)
+	}
+	return errors.Join(err, g.dropUser(abort))
+}
+
+// dropUser deletes the temporary user on every master, even after an
+// interrupt.
+func (g *userCodeGuard) dropUser(ctx context.Context) error {
+	if g.user == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var errs []error
+	for _, n := range g.nodes {
+		if err := n.Do(ctx, "ACL", "DELUSER", g.user).Err(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: acl deluser %s: %w (delete it by hand: ACL DELUSER %s)", n.Options().Addr, g.user, err, g.user))
+		}
+	}
+	return errors.Join(errs...)
+}
