@@ -246,6 +246,10 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 	run.Faults, run.PerSecond = m.events, m.series
 	run.Failover = m.failover
 	run.Saturation = c.saturation(m)
+	if run.Saturation != nil && run.Decisions == 0 {
+		// No load, no verdict: the CPUs measured the set-up.
+		run.Saturation.Verdict = ""
+	}
 	run.Admission = m.admission
 	return run
 }

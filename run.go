@@ -110,13 +110,27 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 					rep.Interrupted = true
 					return rep, ctx.Err()
 				}
-				if err := allFailed(c.label, run); err != nil {
+				if err := measuredNothing(c.label, run); err != nil {
 					failed = append(failed, err)
 				}
 			}
 		}
 	}
 	return rep, errors.Join(failed...)
+}
+
+// ErrNoDecision is returned, wrapped, when a cell made no decision at all
+// (a --duration too short for one): it measured no load, and draws no
+// saturation verdict. The other cells still run.
+var ErrNoDecision = errors.New("no decision was made")
+
+// measuredNothing says why run measured nothing: it made no decision, or
+// every one failed (allFailed); nil otherwise.
+func measuredNothing(label string, run results.Run) error {
+	if run.Decisions == 0 {
+		return fmt.Errorf("%s: %w in %.3gs of load: its figures measure nothing; give a longer --duration", label, ErrNoDecision, run.DurationS)
+	}
+	return allFailed(label, run)
 }
 
 // ErrAllFailed is returned, wrapped, when every decision of a cell failed:
