@@ -305,6 +305,9 @@ func openTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
 // itself.
 func reachTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
 	if err := connection.Check(ctx, cfg.Addr, cfg.login()); err != nil {
+		if errors.Is(err, connection.ErrCheckInterrupted) {
+			return nil, err // not bad input
+		}
 		if ce, ok := errors.AsType[*connection.CheckError](err); ok && errors.Is(err, connection.ErrUnreachable) {
 			return nil, usage("Addr", fmt.Errorf("%s: %w: %s; %s", ce.Addr, ce.Kind, ce.Said, ce.Hint))
 		}
