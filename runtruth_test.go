@@ -3,6 +3,7 @@ package rlbench_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,5 +37,34 @@ func TestNoDecisionIsAFailedRun(t *testing.T) {
 	}
 	if run.Saturation != nil && run.Saturation.Verdict != "" {
 		t.Errorf("Run(--duration 1ns) verdict = %q; want none from no load", run.Saturation.Verdict)
+	}
+}
+
+// TestRunRefusesAWritableReplica checks that a replica that takes writes
+// (replica-read-only no) is refused before the first write, as a read-only
+// one is: its writes are not the master's.
+func TestRunRefusesAWritableReplica(t *testing.T) {
+	t.Parallel()
+	primary := redistest.Start(t)
+	replica := redistest.Start(t)
+	rdb := redistest.Client(t, replica)
+	ctx := context.Background()
+	host, port, _ := strings.Cut(primary.Addr(), ":")
+	if err := rdb.ConfigSet(ctx, "replica-read-only", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ReplicaOf(ctx, host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	prefix := redistest.Prefix(t)
+	_, err := rlbench.Run(ctx, rlbench.Config{
+		Addr:     replica.Addr(),
+		Workload: workload.Config{Workers: 2, Keys: 5, Requests: 50, Prefix: prefix},
+	}, rlbench.Options{})
+	if usageField(err) != "Targets.Addr" || !strings.Contains(err.Error(), "a replica of "+primary.Addr()) {
+		t.Errorf("Run(a writable replica) error = %v; want a Targets.Addr UsageError naming its master", err)
+	}
+	if keys := rdb.Keys(ctx, prefix+"*").Val(); len(keys) != 0 {
+		t.Errorf("keys under %q on the replica after the refused run = %q; want none", prefix, keys)
 	}
 }
