@@ -102,13 +102,15 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 					// Its figures explain a failure: keep them.
 					rep.Runs = append(rep.Runs, run)
 				}
-				if err != nil {
-					rep.Interrupted = true // the cells after this one did not run
-					return rep, err
-				}
 				if ctx.Err() != nil {
-					rep.Interrupted = true
+					rep.Interrupted = true // the cells after this one did not run
+					if err != nil {
+						return rep, err // it may name the keys left (a second interrupt)
+					}
 					return rep, ctx.Err()
+				}
+				if err != nil {
+					return rep, stopped(rep, c, err)
 				}
 				if err := measuredNothing(c.label, run); err != nil {
 					failed = append(failed, err)
@@ -116,7 +118,21 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 			}
 		}
 	}
+	rep.Failed = len(failed) > 0
 	return rep, errors.Join(failed...)
+}
+
+// ErrStopped is returned, wrapped with the failure, when a cell's failure
+// stopped the run before its later cells: one that could not connect, be
+// measured or be audited.
+var ErrStopped = errors.New("the run stopped there, and the cells after it did not run")
+
+// stopped marks rep as stopped by err, the failure of cell c, and returns
+// the run's error: err, that the later cells did not run, and the keys
+// that may remain, with the clean-up command.
+func stopped(rep *results.Report, c *cell, err error) error {
+	rep.Failed, rep.StoppedBy = true, err.Error()
+	return fmt.Errorf("%w: %w; %s", err, ErrStopped, c.keysLeft())
 }
 
 // ErrNoDecision is returned, wrapped, when a cell made no decision at all

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -66,5 +67,60 @@ func TestRunRefusesAWritableReplica(t *testing.T) {
 	}
 	if keys := rdb.Keys(ctx, prefix+"*").Val(); len(keys) != 0 {
 		t.Errorf("keys under %q on the replica after the refused run = %q; want none", prefix, keys)
+	}
+}
+
+// TestFailedCellStopsTheRun checks that a cell whose audit fails (the user
+// loses SCAN during its load) stops the run as a failure, not as an
+// interrupt: the report says failed and why (stopped_by), not interrupted,
+// and the error says that the later cells did not run and gives the
+// clean-up command for the keys that may remain.
+func TestFailedCellStopsTheRun(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	revoked := make(chan error, 1)
+	go func() {
+		// Once the first cell's load has written a key (after the
+		// pre-flight, which SCANs): its audit is then refused.
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			if keys, err := rdb.Keys(ctx, rlbench.CellPrefix(prefix, "lua", "go-redis")+"*").Result(); err == nil && len(keys) > 0 {
+				revoked <- rdb.Do(ctx, "ACL", "SETUSER", "default", "-scan").Err()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		revoked <- errors.New("no key of the first cell within 30s")
+	}()
+	rep, err := rlbench.Run(ctx, rlbench.Config{
+		Addr:       srv.Addr(),
+		Strategies: []string{"lua", "incr-expire"},
+		Workload:   workload.Config{Workers: 2, Keys: 5, Duration: 3 * time.Second, Prefix: prefix},
+	}, rlbench.Options{})
+	if rerr := <-revoked; rerr != nil {
+		t.Fatalf("revoking SCAN: %v", rerr)
+	}
+	if !errors.Is(err, rlbench.ErrAuditFailed) || !errors.Is(err, rlbench.ErrStopped) {
+		t.Fatalf("Run(SCAN refused in the first cell) error = %v; want ErrAuditFailed and ErrStopped", err)
+	}
+	if want := "rlbench cleanup --prefix '" + prefix + "'"; !strings.Contains(err.Error(), want) {
+		t.Errorf("Run error = %q; want the clean-up command %q", err, want)
+	}
+	if len(rep.Runs) != 1 {
+		t.Errorf("Run gave %d runs; want 1 (the second cell did not run)", len(rep.Runs))
+	}
+	if rep.Interrupted || !rep.Failed || !strings.Contains(rep.StoppedBy, "NOPERM") {
+		t.Errorf("report interrupted %t, failed %t, stopped_by %q; want not interrupted, failed, stopped by the NOPERM audit",
+			rep.Interrupted, rep.Failed, rep.StoppedBy)
+	}
+	var js strings.Builder
+	if err := results.JSON(rep)(&js); err != nil {
+		t.Fatal(err)
+	}
+	if s := js.String(); strings.Contains(s, `"interrupted"`) || !strings.Contains(s, `"failed": true`) || !strings.Contains(s, `"stopped_by": "`) {
+		t.Errorf("report JSON = %.300s...; want failed and stopped_by, and no interrupted", s)
 	}
 }
