@@ -3,6 +3,7 @@ package rlbench_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +123,46 @@ func TestFailedCellStopsTheRun(t *testing.T) {
 	}
 	if s := js.String(); strings.Contains(s, `"interrupted"`) || !strings.Contains(s, `"failed": true`) || !strings.Contains(s, `"stopped_by": "`) {
 		t.Errorf("report JSON = %.300s...; want failed and stopped_by, and no interrupted", s)
+	}
+}
+
+// TestRunInterruptedAtLogin checks that an interrupt while the pre-flight
+// waits on a server that accepted the connection and never answers ends
+// the run at once, as an interrupt (context.Canceled), not as bad input
+// after the check's 10 s timeout.
+func TestRunInterruptedAtLogin(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan net.Conn, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held <- c // never answered; closed at the end
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = rlbench.Run(ctx, rlbench.Config{
+		Addr:     ln.Addr().String(),
+		Workload: workload.Config{Workers: 2, Keys: 5, Requests: 10, Prefix: redistest.Prefix(t)},
+	}, rlbench.Options{})
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("Run(silent server, interrupted after 200ms) returned after %s; want at once", elapsed)
+	}
+	if !errors.Is(err, context.Canceled) || usageField(err) != "" {
+		t.Errorf("Run(silent server, interrupted) error = %v; want context.Canceled, not bad input", err)
 	}
 }
