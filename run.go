@@ -110,7 +110,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 					return rep, ctx.Err()
 				}
 				if err != nil {
-					return rep, stopped(rep, c, err)
+					return rep, errors.Join(append(failed, stopped(rep, c, err))...)
 				}
 				if err := measuredNothing(c.label, run); err != nil {
 					failed = append(failed, err)

@@ -194,8 +194,10 @@ func (c *Config) validate() error {
 // Run deletes every key under the prefix.
 //
 // Bad input, an unreachable Addr, a login or TLS handshake that Addr
-// refuses (connection.Check) and a missing redis-server are *UsageError,
-// returned before anything is written. A check that cannot do
+// refuses (connection.Check), a server that the load run's pre-flight
+// refuses (a replica, one at maxmemory, a user who may not write:
+// rlbench.Preflight) and a missing redis-server are *UsageError, returned
+// before anything is written. A check that cannot do
 // its work (a lost connection, say) is a FAIL cell, not an error. When ctx
 // ends early, the checks it stopped and those that had not started are
 // NotRun cells, not FAIL, and Run returns ctx's error beside the matrix;
