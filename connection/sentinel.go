@@ -25,7 +25,8 @@ type Sentinel struct {
 	Addrs []string
 	// Username and Password log in to the sentinels, which have users of
 	// their own (--sentinel-user, --sentinel-password; the command line
-	// defaults them to the master's); "" sends no AUTH. The master itself
+	// defaults them to the default user and the master's password); ""
+	// sends no AUTH. The master itself
 	// takes Settings'. Neither String nor GoString prints them.
 	Username, Password string
 }
@@ -106,7 +107,7 @@ func MasterAddr(ctx context.Context, t Sentinel, s Settings) (string, error) {
 	}
 	hint := ""
 	if all := strings.Join(said, "; "); strings.Contains(all, "NOAUTH") || strings.Contains(all, "WRONGPASS") {
-		hint = "; the sentinels log in with --sentinel-user and --sentinel-password (default: the master's --user and --password)"
+		hint = "; the sentinels log in with --sentinel-user and --sentinel-password (default: the default user, with the master's --password)"
 	}
 	return "", fmt.Errorf("--sentinel %s: no sentinel named the master: %s%s", t, strings.Join(said, "; "), hint)
 }

@@ -24,8 +24,10 @@ type connectionFlags struct {
 	urls, sentinels []string
 	// sentinelUser and sentinelPassword are --sentinel-user and
 	// --sentinel-password as given; sentinelLogin is how the --sentinel
-	// targets log in to their sentinels: those flags, or the master's
-	// login when they are not given (settings resolves it).
+	// targets log in to their sentinels: those flags, or when they are not
+	// given the sentinels' default user with the master's password, which
+	// a sentinel without a password takes too (settings resolves it). The
+	// master's --user is no default: a sentinel rarely has that user.
 	sentinelUser, sentinelPassword string
 	sentinelLogin                  [2]string
 }
@@ -36,7 +38,7 @@ func (f *connectionFlags) add(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.sentinels, "sentinel", nil, "[LABEL=]MASTER@host:port[,host:port...]: a master that Sentinel manages, reached through these sentinels and followed across failovers, repeatable")
 	fs.StringVar(&f.user, "user", "", "ACL username (with --password or $REDISCLI_AUTH)")
 	fs.StringVar(&f.password, "password", "", "password (default: $REDISCLI_AUTH, which ps does not show)")
-	fs.StringVar(&f.sentinelUser, "sentinel-user", "", "with --sentinel: ACL username on the sentinels (default: --user)")
+	fs.StringVar(&f.sentinelUser, "sentinel-user", "", "with --sentinel: ACL username on the sentinels (default: their default user)")
 	fs.StringVar(&f.sentinelPassword, "sentinel-password", "", "with --sentinel: password of the sentinels, \"\" for none (default: the master's, --password or $REDISCLI_AUTH)")
 	fs.IntVar(&f.db, "db", 0, "database number on every server")
 	fs.BoolVar(&f.tls, "tls", false, "connect with TLS")
@@ -69,7 +71,7 @@ func (f *connectionFlags) settings(fs *pflag.FlagSet) (connection.Settings, erro
 	if (f.files.Cert == "") != (f.files.Key == "") {
 		return s, errors.New("--cert and --key: give both, for mutual TLS, or neither")
 	}
-	f.sentinelLogin = [2]string{s.Username, s.Password} // the master's, by default
+	f.sentinelLogin = [2]string{"", s.Password} // the master's password, by default
 	for i, name := range []string{"sentinel-user", "sentinel-password"} {
 		if !fs.Changed(name) {
 			continue

@@ -72,7 +72,8 @@ func TestSentinelPassword(t *testing.T) {
 }
 
 // TestSentinelLoginDefaults checks that the sentinels' login defaults to
-// the master's (--user, --password), that --sentinel-user and
+// their default user with the master's password (not the master's --user,
+// which a sentinel rarely has), that --sentinel-user and
 // --sentinel-password (even "") replace it, and that either without
 // --sentinel is bad input.
 func TestSentinelLoginDefaults(t *testing.T) {
@@ -83,7 +84,7 @@ func TestSentinelLoginDefaults(t *testing.T) {
 		user, password string
 		wantErr        string
 	}{
-		{"the master's", []string{"--sentinel", "m@h:1", "--user", "u", "--password", "pw"}, "u", "pw", ""},
+		{"the master's password", []string{"--sentinel", "m@h:1", "--user", "u", "--password", "pw"}, "", "pw", ""},
 		{"own", []string{"--sentinel", "m@h:1", "--user", "u", "--password", "pw", "--sentinel-user", "su", "--sentinel-password", "spw"}, "su", "spw", ""},
 		{"none", []string{"--sentinel", "m@h:1", "--password", "pw", "--sentinel-password", ""}, "", "", ""},
 		{"without --sentinel", []string{"--addr", "h:1", "--sentinel-password", "spw"}, "", "", "--sentinel-password"},
