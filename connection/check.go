@@ -228,6 +228,11 @@ func (s Settings) handshakeError(ctx context.Context, addr string, err error) er
 	case isTimeout(err) && answersPlain(ctx, addr):
 		e.Flag, e.Kind = flag(s.urlTLS, "--tls"), ErrNotTLS
 		e.Said, e.Hint = "it did not answer the TLS handshake, and answers a plain PING", plainHint(s)
+	case isTimeout(err):
+		// Silent to TLS and to a plain PING alike: not a TLS mismatch.
+		e.Flag, e.Kind = flag(s.fromURL, "--addr"), ErrNoAnswer
+		e.Said = fmt.Sprintf("no answer to the TLS handshake within %s, nor to a plain PING", handshakeTimeout)
+		e.Hint = "is it a Redis server, and is it not paused, blocked or overloaded?"
 	default:
 		e.Flag, e.Kind = flag(s.urlTLS, "--tls"), ErrTLSHandshake
 	}

@@ -65,6 +65,15 @@ func TestCheckSilentServer(t *testing.T) {
 		}
 	})
 
+	t.Run("tls", func(t *testing.T) {
+		t.Parallel()
+		err := connection.Check(t.Context(), addr, connection.Settings{TLS: &connection.TLSFiles{Insecure: true}})
+		ce, ok := errors.AsType[*connection.CheckError](err)
+		if !ok || !errors.Is(err, connection.ErrNoAnswer) || ce.Flag != "--addr" || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "TLS handshake within 3s") {
+			t.Errorf("connection.Check(silent %s, --tls) = %v; want ErrNoAnswer under --addr naming the address and the handshake's 3s", addr, err)
+		}
+	})
+
 	t.Run("cancelled", func(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithCancel(t.Context()) // no deadline: Check's own 10 s
