@@ -132,8 +132,26 @@ var ErrStopped = errors.New("the run stopped there, and the cells after it did n
 // that may remain, with the clean-up command.
 func stopped(rep *results.Report, c *cell, err error) error {
 	rep.Failed, rep.StoppedBy = true, err.Error()
-	return fmt.Errorf("%w: %w; %s", err, ErrStopped, c.keysLeft())
+	return &stoppedError{err: err, keysLeft: c.keysLeft()}
 }
+
+// stoppedError is the error of a run that a cell's failure stopped: one
+// error, whose message is the failure, ErrStopped and the keys left (a
+// fmt.Errorf of two %w would be split in two by errors.Join's readers,
+// losing the keys).
+type stoppedError struct {
+	err      error
+	keysLeft string
+}
+
+func (e *stoppedError) Error() string {
+	return fmt.Sprintf("%v: %v; %s", e.err, ErrStopped, e.keysLeft)
+}
+
+func (e *stoppedError) Unwrap() error { return e.err }
+
+// Is makes errors.Is(err, ErrStopped) true.
+func (e *stoppedError) Is(target error) bool { return target == ErrStopped }
 
 // ErrNoDecision is returned, wrapped, when a cell made no decision at all
 // (a --duration too short for one): it measured no load, and draws no
