@@ -98,28 +98,38 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 					return rep, err
 				}
 				run, err := c.run(ctx, log, opts.Progress, abort)
-				if run.Strategy != "" {
-					// Its figures explain a failure: keep them.
-					rep.Runs = append(rep.Runs, run)
-				}
-				if ctx.Err() != nil {
-					rep.Interrupted = true // the cells after this one did not run
-					if err != nil {
-						return rep, err // it may name the keys left (a second interrupt)
-					}
-					return rep, ctx.Err()
-				}
-				if err != nil {
-					return rep, errors.Join(append(failed, stopped(rep, c, err))...)
-				}
-				if err := measuredNothing(c.label, run); err != nil {
-					failed = append(failed, err)
+				if stop, err := settle(ctx, rep, c, run, err, &failed); stop {
+					return rep, err
 				}
 			}
 		}
 	}
-	rep.Failed = len(failed) > 0
 	return rep, errors.Join(failed...)
+}
+
+// settle adds cell c's run to rep, and says whether the run stops there,
+// with its error: an interrupt or c's failure (err) stops it; a cell that
+// measured nothing is added to failed, and the other cells still run.
+func settle(ctx context.Context, rep *results.Report, c *cell, run results.Run, err error, failed *[]error) (bool, error) {
+	if run.Strategy != "" {
+		// Its figures explain a failure: keep them.
+		rep.Runs = append(rep.Runs, run)
+	}
+	switch {
+	case ctx.Err() != nil:
+		rep.Interrupted = true // the cells after this one did not run
+		if err == nil {
+			err = ctx.Err() // else it may name the keys left (a second interrupt)
+		}
+		return true, err
+	case err != nil:
+		return true, errors.Join(append(*failed, stopped(rep, c, err))...)
+	}
+	if err := measuredNothing(c.label, run); err != nil {
+		*failed = append(*failed, err)
+		rep.Failed = true
+	}
+	return false, nil
 }
 
 // ErrStopped is returned, wrapped with the failure, when a cell's failure
