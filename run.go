@@ -172,7 +172,8 @@ var ErrNoDecision = errors.New("no decision was made")
 // every one failed (allFailed); nil otherwise.
 func measuredNothing(label string, run results.Run) error {
 	if run.Decisions == 0 {
-		return fmt.Errorf("%s: %w in %.3gs of load: its figures measure nothing; give a longer --duration", label, ErrNoDecision, run.DurationS)
+		load := time.Duration(run.DurationS * float64(time.Second)).Round(time.Microsecond)
+		return fmt.Errorf("%s: %w in %s of load: its figures measure nothing; give a longer --duration", label, ErrNoDecision, load)
 	}
 	return allFailed(label, run)
 }
