@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,8 +118,12 @@ func TestSentinelLoginDefaults(t *testing.T) {
 			if err != nil || len(specs) != 1 || specs[0].Sentinel == nil {
 				t.Fatalf("targets(%q) = %+v, %v; want one sentinel target", tc.args, specs, err)
 			}
-			if got := specs[0].Sentinel; got.Username != tc.user || got.Password != tc.password {
+			got := specs[0].Sentinel
+			if got.Username != tc.user || got.Password != tc.password {
 				t.Errorf("targets(%q): sentinel login = %q, %q; want %q, %q", tc.args, got.Username, got.Password, tc.user, tc.password)
+			}
+			if shown := fmt.Sprintf("%v %+v %#v %s", *got, *got, *got, got); tc.password != "" && strings.Contains(shown, tc.password) {
+				t.Errorf("the sentinel target printed shows its password: %s", shown)
 			}
 		})
 	}
