@@ -269,6 +269,10 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 	run.Faults, run.PerSecond = m.events, m.series
 	run.Failover = m.failover
 	run.Saturation = c.saturation(m)
+	if run.Saturation != nil && run.Decisions == 0 {
+		// No load, no verdict: the CPUs measured the set-up.
+		run.Saturation.Verdict = ""
+	}
 	run.Admission = m.admission
 	return run
 }
@@ -335,8 +339,8 @@ func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
 }
 
 // ErrAuditFailed is returned, wrapped, when a cell's audit did not
-// complete: its figures are unknown (results.Audit.Error), not zero. The
-// other cells still run.
+// complete: its figures are unknown (results.Audit.Error), not zero, and
+// its keys were not deleted. The run stops there (ErrStopped).
 var ErrAuditFailed = errors.New("the audit of the cell's keys failed")
 
 // fieldAudit reports whether the cell's counters are hash fields, which its
@@ -356,6 +360,12 @@ func (c *cell) aborted(abort context.Context, err error) error {
 	if err == nil || abort.Err() == nil {
 		return err
 	}
-	return fmt.Errorf("%w: keys under %q may remain on %s (remove them with: rlbench cleanup --prefix '%s' and the same target flags)",
-		ErrAborted, c.runPrefix, c.target.server.Addr, c.runPrefix)
+	return fmt.Errorf("%w: %s", ErrAborted, c.keysLeft())
+}
+
+// keysLeft says which keys a cell that did not finish its clean-up may
+// leave, and how to remove them.
+func (c *cell) keysLeft() string {
+	return fmt.Sprintf("keys under %q may remain on %s (remove them with: rlbench cleanup --prefix '%s' and the same target flags)",
+		c.runPrefix, c.target.server.Addr, c.runPrefix)
 }

@@ -64,3 +64,26 @@ func sentinelMaster(t *target) ([]*redis.Client, func(), error) {
 	}
 	return []*redis.Client{m}, func() { m.Close(); t.close() }, nil
 }
+
+// Preflight runs, on every target cfg names, the checks that Run makes
+// before its first write (the login; the prefix holds no key; the target
+// is a master and takes writes; the server knows every command of cfg's
+// strategies and the user may send them; maxclients fits the workers),
+// then closes them: for a command that writes under cfg's prefix on its
+// own (rlbench verify), so that a replica, a server at maxmemory or a
+// read-only user is bad input naming the target rather than a failure of
+// every check. Errors are Run's *UsageError.
+func Preflight(ctx context.Context, cfg Config) error {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	for _, spec := range cfg.Targets {
+		t, err := openTarget(ctx, cfg, spec)
+		if err != nil {
+			return err
+		}
+		t.close()
+	}
+	return nil
+}

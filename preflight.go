@@ -3,6 +3,7 @@ package rlbench
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"time"
@@ -106,8 +107,12 @@ func (t *target) field() string {
 
 // checkWritable writes one key under prefix and deletes it: a replica
 // (READONLY) or a user without write access (NOPERM) is refused here, not
-// found out through a run in which every decision fails.
+// found out through a run in which every decision fails; so is a replica
+// that takes writes (checkMaster).
 func (t *target) checkWritable(ctx context.Context, prefix string) error {
+	if err := t.checkMaster(ctx); err != nil {
+		return err
+	}
 	key := prefix + "preflight"
 	err := t.admin.Set(ctx, key, 1, time.Minute).Err()
 	if err == nil {
@@ -115,6 +120,33 @@ func (t *target) checkWritable(ctx context.Context, prefix string) error {
 	}
 	if err != nil {
 		return usage(t.field(), fmt.Errorf("%s: the target does not take writes under the prefix (SET %s): %w; a replica, or a user without write access, cannot run a load", t.spec.Label, key, err))
+	}
+	return nil
+}
+
+// checkMaster refuses a target whose node is a replica (INFO replication
+// says role:slave), even one that takes writes (replica-read-only no): its
+// writes are not the master's, the clients of the master never see them,
+// and the next full sync from the master discards them.
+func (t *target) checkMaster(ctx context.Context) error {
+	nodes, err := t.nodes(ctx)
+	if err != nil {
+		return usage(t.field(), fmt.Errorf("%s: %w", t.spec.Label, err))
+	}
+	for _, n := range nodes {
+		text, err := n.Info(ctx, "replication").Result()
+		if denied := acl.Denied("info", err); denied != nil {
+			return usage("Username", fmt.Errorf("%s: %w", t.where(n), denied))
+		}
+		if err != nil {
+			return usage(t.field(), fmt.Errorf("%s: info replication: %w", t.where(n), err))
+		}
+		info := redisserver.ParseInfo(text)
+		if info["role"] != "slave" {
+			continue
+		}
+		master := net.JoinHostPort(info["master_host"], info["master_port"])
+		return usage(t.field(), fmt.Errorf("%s: the server is a replica of %s (INFO replication: role:slave): a replica's writes are not the master's, even with replica-read-only no, and the next sync discards them; target the master", t.where(n), master))
 	}
 	return nil
 }

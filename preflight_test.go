@@ -68,8 +68,8 @@ func TestRunRefusesATargetThatTakesNoWrites(t *testing.T) {
 		Addr:     replica.Addr(),
 		Workload: workload.Config{Workers: 2, Keys: 5, Requests: 50, Prefix: redistest.Prefix(t)},
 	}, rlbench.Options{})
-	if usageField(err) != "Targets.Addr" || !strings.Contains(err.Error(), "READONLY") {
-		t.Errorf("Run(a replica) error = %v; want a Targets.Addr UsageError quoting READONLY", err)
+	if usageField(err) != "Targets.Addr" || !strings.Contains(err.Error(), "a replica of "+primary.Addr()) {
+		t.Errorf("Run(a replica) error = %v; want a Targets.Addr UsageError naming its master", err)
 	}
 }
 

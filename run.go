@@ -98,25 +98,84 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 					return rep, err
 				}
 				run, err := c.run(ctx, log, opts.Progress, abort)
-				if run.Strategy != "" {
-					// Its figures explain a failure: keep them.
-					rep.Runs = append(rep.Runs, run)
-				}
-				if err != nil {
-					rep.Interrupted = true // the cells after this one did not run
+				if stop, err := settle(ctx, rep, c, run, err, &failed); stop {
 					return rep, err
-				}
-				if ctx.Err() != nil {
-					rep.Interrupted = true
-					return rep, ctx.Err()
-				}
-				if err := allFailed(c.label, run); err != nil {
-					failed = append(failed, err)
 				}
 			}
 		}
 	}
 	return rep, errors.Join(failed...)
+}
+
+// settle adds cell c's run to rep, and says whether the run stops there,
+// with its error: an interrupt or c's failure (err) stops it; a cell that
+// measured nothing is added to failed, and the other cells still run.
+func settle(ctx context.Context, rep *results.Report, c *cell, run results.Run, err error, failed *[]error) (bool, error) {
+	if run.Strategy != "" {
+		// Its figures explain a failure: keep them.
+		rep.Runs = append(rep.Runs, run)
+	}
+	switch {
+	case ctx.Err() != nil:
+		rep.Interrupted = true // the cells after this one did not run
+		if err == nil {
+			err = ctx.Err() // else it may name the keys left (a second interrupt)
+		}
+		return true, err
+	case err != nil:
+		return true, errors.Join(append(*failed, stopped(rep, c, err))...)
+	}
+	if err := measuredNothing(c.label, run); err != nil {
+		*failed = append(*failed, err)
+		rep.Failed = true
+	}
+	return false, nil
+}
+
+// ErrStopped is returned, wrapped with the failure, when a cell's failure
+// stopped the run before its later cells: one that could not connect, be
+// measured or be audited.
+var ErrStopped = errors.New("the run stopped there, and the cells after it did not run")
+
+// stopped marks rep as stopped by err, the failure of cell c, and returns
+// the run's error: err, that the later cells did not run, and the keys
+// that may remain, with the clean-up command.
+func stopped(rep *results.Report, c *cell, err error) error {
+	rep.Failed, rep.StoppedBy = true, err.Error()
+	return &stoppedError{err: err, keysLeft: c.keysLeft()}
+}
+
+// stoppedError is the error of a run that a cell's failure stopped: one
+// error, whose message is the failure, ErrStopped and the keys left (a
+// fmt.Errorf of two %w would be split in two by errors.Join's readers,
+// losing the keys).
+type stoppedError struct {
+	err      error
+	keysLeft string
+}
+
+func (e *stoppedError) Error() string {
+	return fmt.Sprintf("%v: %v; %s", e.err, ErrStopped, e.keysLeft)
+}
+
+func (e *stoppedError) Unwrap() error { return e.err }
+
+// Is makes errors.Is(err, ErrStopped) true.
+func (e *stoppedError) Is(target error) bool { return target == ErrStopped }
+
+// ErrNoDecision is returned, wrapped, when a cell made no decision at all
+// (a --duration too short for one): it measured no load, and draws no
+// saturation verdict. The other cells still run.
+var ErrNoDecision = errors.New("no decision was made")
+
+// measuredNothing says why run measured nothing: it made no decision, or
+// every one failed (allFailed); nil otherwise.
+func measuredNothing(label string, run results.Run) error {
+	if run.Decisions == 0 {
+		load := time.Duration(run.DurationS * float64(time.Second)).Round(time.Microsecond)
+		return fmt.Errorf("%s: %w in %s of load: its figures measure nothing; give a longer --duration", label, ErrNoDecision, load)
+	}
+	return allFailed(label, run)
 }
 
 // ErrAllFailed is returned, wrapped, when every decision of a cell failed:

@@ -113,9 +113,13 @@ func reachTopology(ctx context.Context, cfg Config, spec TargetSpec) (*target, e
 
 // checkLogin is connection.Check of addr with login, as bad input: a
 // wrong CA, TLS on one side only, a refused user or password are found
-// before anything is written, and named by the flag to look at.
+// before anything is written, and named by the flag to look at. An
+// interrupt during the check is returned as it is: not bad input.
 func checkLogin(ctx context.Context, spec TargetSpec, addr string, login connection.Settings) error {
 	if err := connection.Check(ctx, addr, login); err != nil {
+		if errors.Is(err, connection.ErrCheckInterrupted) {
+			return err
+		}
 		return usage("Connection", err) // it names the flag and the address
 	}
 	return nil

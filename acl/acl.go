@@ -105,7 +105,7 @@ func watchdogCommands(info strategies.Info) []Command {
 // every kind of target.
 var ownCommands = []Command{
 	{"ping", "rlbench: the first contact with the server"},
-	{"info", "rlbench: the self-check (INFO clients, INFO for CPU) and the server's version"},
+	{"info", "rlbench: the self-check (INFO clients, INFO for CPU), the server's version, and the pre-flight check that it is no replica (INFO replication)"},
 	{"config|get", "rlbench: the self-check of maxclients (CONFIG GET maxclients); without it the check is skipped"},
 	{"client|setname", "rlbench: naming the run's connections"},
 	{"scan", "rlbench: the audit and the clean-up (SCAN MATCH prefix*)"},

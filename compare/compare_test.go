@@ -277,6 +277,8 @@ func TestTextNotes(t *testing.T) {
 	other := write("other.json", `{"tool":"rlbench","server":{"name":"valkey","version":"8.0.1","managed":true},"runs":[{"strategy":"lua","client":"go-redis"}]}`)
 	// An interrupted rlbench's file: its one run stopped 0.4 s into the load.
 	partial := write("partial.json", `{"tool":"rlbench","interrupted":true,"server":{"name":"redis","version":"7.2.4","managed":true},"runs":[{"target":"prod-like","strategy":"lua","client":"go-redis","complete":false,"decisions":40,"allowed":40,"duration_s":0.4,"throughput_per_s":100}]}`)
+	// A file whose first cell's audit failed: the run stopped there.
+	stopped := write("stopped.json", `{"tool":"rlbench","failed":true,"stopped_by":"lua/go-redis: the audit of the cell's keys failed","server":{"name":"redis","version":"7.2.4","managed":true},"runs":[{"target":"prod-like","strategy":"lua","client":"go-redis","throughput_per_s":100}]}`)
 
 	tests := []struct {
 		name  string
@@ -289,6 +291,7 @@ func TestTextNotes(t *testing.T) {
 		{"nothing shared, the targets named", []string{old, other}, "note: the files' targets: A: prod-like; B: valkey 8.0.1; runs on different targets line up when given the same label"},
 		{"a partial run", []string{old, partial}, "note: prod-like lua/go-redis in B did not finish (complete: false)"},
 		{"an interrupted file", []string{old, partial}, "1 run, INTERRUPTED, 1 run did not finish"},
+		{"a file stopped by a failure", []string{old, stopped}, "1 run, STOPPED BY A FAILURE"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

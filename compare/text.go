@@ -178,6 +178,9 @@ func Describe(f *File) string {
 	if f.Report.Interrupted {
 		line += ", INTERRUPTED"
 	}
+	if f.Report.StoppedBy != "" {
+		line += ", STOPPED BY A FAILURE"
+	}
 	if n := f.Partial(); n == 1 {
 		line += ", 1 run did not finish"
 	} else if n > 1 {

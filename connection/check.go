@@ -44,7 +44,15 @@ var (
 	ErrDB = errors.New("the server refused the database")
 	// ErrProtocol: the server did not answer as a Redis server does.
 	ErrProtocol = errors.New("the server did not answer PING as Redis does")
+	// ErrNoAnswer: the server accepted the connection, then answered
+	// nothing before the check's timeout.
+	ErrNoAnswer = errors.New("the server accepted the connection but did not answer")
 )
+
+// ErrCheckInterrupted is returned, wrapped with the context's error, when
+// the context of Check was cancelled (an interrupt) before the server
+// answered: it is not the server's fault, and it is no *CheckError.
+var ErrCheckInterrupted = errors.New("login check interrupted")
 
 // CheckTimeout bounds Check when its context has no deadline.
 const CheckTimeout = 10 * time.Second
@@ -88,23 +96,36 @@ func (e *CheckError) Unwrap() error { return e.Kind }
 // server answers PONG. Otherwise it returns a *CheckError that wraps one
 // of the Err... kinds, names the flag at fault and quotes the server. It
 // writes nothing. When it cannot tell a plain server from a TLS one by the
-// first reply, it opens a second connection to ask the other way.
+// first reply, it opens a second connection to ask the other way. It waits
+// until ctx's deadline, or CheckTimeout when ctx has none, for a server
+// that accepts the connection and answers nothing (ErrNoAnswer); when ctx
+// is cancelled it returns at once, with an error that wraps
+// ErrCheckInterrupted and ctx's error.
 func Check(ctx context.Context, addr string, s Settings) error {
 	cfg, err := s.TLS.Config()
 	if err != nil {
 		return err
 	}
-	if _, ok := ctx.Deadline(); !ok {
+	timeout := CheckTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		timeout = time.Until(deadline)
+	} else {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, CheckTimeout)
 		defer cancel()
 	}
 	conn, err := dial(ctx, addr)
 	if err != nil {
+		if ierr := interrupted(ctx, addr); ierr != nil {
+			return ierr
+		}
 		return &CheckError{Addr: addr, Flag: flag(s.fromURL, "--addr"), Kind: ErrUnreachable,
 			Said: err.Error(), Hint: "is a Redis server listening there? (leave out --addr to let rlbench start a private redis-server)"}
 	}
 	defer conn.Close()
+	// A read blocked on a server that never answers ends when ctx does,
+	// not only at the deadline.
+	defer context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })()
 	if cfg != nil {
 		if cfg.ServerName == "" {
 			cfg.ServerName, _, _ = net.SplitHostPort(addr)
@@ -114,15 +135,28 @@ func Check(ctx context.Context, addr string, s Settings) error {
 		err := tc.HandshakeContext(hctx)
 		cancel()
 		if err != nil {
+			if ierr := interrupted(ctx, addr); ierr != nil {
+				return ierr
+			}
 			return s.handshakeError(ctx, addr, err)
 		}
 		conn = tc
 	}
-	return s.login(ctx, addr, conn, cfg != nil)
+	return s.login(ctx, addr, conn, cfg != nil, timeout)
 }
 
-// login sends AUTH, SELECT and PING on conn and classifies the replies.
-func (s Settings) login(ctx context.Context, addr string, conn net.Conn, overTLS bool) error {
+// interrupted is the error of a check whose ctx was cancelled, or nil
+// while ctx is not (a deadline is the server's silence, not an interrupt).
+func interrupted(ctx context.Context, addr string) error {
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w: %w", addr, ErrCheckInterrupted, err)
+	}
+	return nil
+}
+
+// login sends AUTH, SELECT and PING on conn and classifies the replies;
+// timeout is how long the check waits for them in all, for its errors.
+func (s Settings) login(ctx context.Context, addr string, conn net.Conn, overTLS bool, timeout time.Duration) error {
 	r := bufio.NewReader(conn)
 	if s.Username != "" || s.Password != "" {
 		args := []string{"AUTH", s.Password}
@@ -131,7 +165,7 @@ func (s Settings) login(ctx context.Context, addr string, conn net.Conn, overTLS
 		}
 		reply, err := roundTrip(conn, r, args...)
 		if err != nil {
-			return s.readError(ctx, addr, err, overTLS)
+			return s.readError(ctx, addr, "AUTH", err, overTLS, timeout)
 		}
 		if strings.HasPrefix(reply, "-") {
 			return &CheckError{Addr: addr, Flag: flag(s.urlAuth, "--user/--password"), Kind: ErrAuth, Said: said(reply),
@@ -141,7 +175,7 @@ func (s Settings) login(ctx context.Context, addr string, conn net.Conn, overTLS
 	if s.DB != 0 {
 		reply, err := roundTrip(conn, r, "SELECT", strconv.Itoa(s.DB))
 		if err != nil {
-			return s.readError(ctx, addr, err, overTLS)
+			return s.readError(ctx, addr, "SELECT", err, overTLS, timeout)
 		}
 		if strings.HasPrefix(reply, "-") {
 			ce := &CheckError{Addr: addr, Flag: flag(s.urlDB, "--db"), Kind: ErrDB, Said: said(reply)}
@@ -153,7 +187,7 @@ func (s Settings) login(ctx context.Context, addr string, conn net.Conn, overTLS
 	}
 	reply, err := roundTrip(conn, r, "PING")
 	if err != nil {
-		return s.readError(ctx, addr, err, overTLS)
+		return s.readError(ctx, addr, "PING", err, overTLS, timeout)
 	}
 	if reply != "+PONG" {
 		return s.replyError(addr, reply, &CheckError{Addr: addr, Flag: flag(s.fromURL, "--addr"), Kind: ErrProtocol, Said: said(reply)})
@@ -194,6 +228,11 @@ func (s Settings) handshakeError(ctx context.Context, addr string, err error) er
 	case isTimeout(err) && answersPlain(ctx, addr):
 		e.Flag, e.Kind = flag(s.urlTLS, "--tls"), ErrNotTLS
 		e.Said, e.Hint = "it did not answer the TLS handshake, and answers a plain PING", plainHint(s)
+	case isTimeout(err):
+		// Silent to TLS and to a plain PING alike: not a TLS mismatch.
+		e.Flag, e.Kind = flag(s.fromURL, "--addr"), ErrNoAnswer
+		e.Said = fmt.Sprintf("no answer to the TLS handshake within %s, nor to a plain PING", handshakeTimeout)
+		e.Hint = "is it a Redis server, and is it not paused, blocked or overloaded?"
 	default:
 		e.Flag, e.Kind = flag(s.urlTLS, "--tls"), ErrTLSHandshake
 	}
@@ -207,10 +246,19 @@ func plainHint(s Settings) string {
 	return "leave out --tls"
 }
 
-// readError classifies an error that ended a command after the handshake.
-func (s Settings) readError(ctx context.Context, addr string, err error, overTLS bool) error {
+// readError classifies an error that ended command cmd after the
+// handshake; timeout is the check's, for a server that never answered.
+func (s Settings) readError(ctx context.Context, addr, cmd string, err error, overTLS bool, timeout time.Duration) error {
+	if ierr := interrupted(ctx, addr); ierr != nil {
+		return ierr
+	}
 	e := &CheckError{Addr: addr, Flag: flag(s.urlTLS, "--tls"), Kind: ErrProtocol, Said: "the connection ended with: " + err.Error()}
 	switch {
+	case isTimeout(err):
+		// Not a TLS mismatch: a TLS server closes on a plain command (below).
+		e.Flag, e.Kind = flag(s.fromURL, "--addr"), ErrNoAnswer
+		e.Said = fmt.Sprintf("no reply to %s within %s", cmd, timeout.Round(100*time.Millisecond))
+		e.Hint = "is it a Redis server, and is it not paused, blocked or overloaded?"
 	case overTLS && (strings.Contains(err.Error(), "remote error: tls:") || closedByPeer(err)):
 		// With TLS 1.3 the server checks the client's certificate after the
 		// client's side of the handshake is done: its refusal arrives as an

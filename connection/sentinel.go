@@ -24,7 +24,10 @@ type Sentinel struct {
 	// Addrs are host:port of one or more sentinels.
 	Addrs []string
 	// Username and Password log in to the sentinels, which have users of
-	// their own; "" sends no AUTH. The master itself takes Settings'.
+	// their own (--sentinel-user, --sentinel-password; the command line
+	// defaults them to the default user and the master's password); ""
+	// sends no AUTH. The master itself
+	// takes Settings'. Neither String nor GoString prints them.
 	Username, Password string
 }
 
@@ -39,7 +42,7 @@ func ParseSentinel(s string) (label string, target Sentinel, err error) {
 	if strings.Contains(addrs, "@") || strings.ContainsAny(master, ":/") {
 		// Credentials or a URL where the name goes ("user:password@host",
 		// or a second '@'): not echoed, nor checked further.
-		return "", Sentinel{}, fmt.Errorf("--sentinel: a ':' or '/' in the master's name, or a second '@': it takes no credentials or URL (--user, --password or $REDISCLI_AUTH log in to the master): %w", ErrSentinel)
+		return "", Sentinel{}, fmt.Errorf("--sentinel: a ':' or '/' in the master's name, or a second '@': it takes no credentials or URL (--user, --password or $REDISCLI_AUTH log in to the master, --sentinel-user and --sentinel-password to the sentinels): %w", ErrSentinel)
 	}
 	switch {
 	case label == "" && rest != s:
@@ -62,6 +65,9 @@ func ParseSentinel(s string) (label string, target Sentinel, err error) {
 // String returns the target in ParseSentinel's form, without the label
 // and without credentials.
 func (s Sentinel) String() string { return s.Master + "@" + strings.Join(s.Addrs, ",") }
+
+// GoString is String, so that %#v does not print the password either.
+func (s Sentinel) GoString() string { return "connection.Sentinel{" + s.String() + "}" }
 
 // ErrUnknownMaster is wrapped by MasterAddr when no sentinel knows the
 // master's name.
@@ -99,5 +105,9 @@ func MasterAddr(ctx context.Context, t Sentinel, s Settings) (string, error) {
 	if unknown > 0 && unknown == len(t.Addrs) {
 		return "", fmt.Errorf("--sentinel %s: %w %q (%s)", t, ErrUnknownMaster, t.Master, strings.Join(said, "; "))
 	}
-	return "", fmt.Errorf("--sentinel %s: no sentinel named the master: %s", t, strings.Join(said, "; "))
+	hint := ""
+	if all := strings.Join(said, "; "); strings.Contains(all, "NOAUTH") || strings.Contains(all, "WRONGPASS") {
+		hint = "; the sentinels log in with --sentinel-user and --sentinel-password (default: the default user, with the master's --password)"
+	}
+	return "", fmt.Errorf("--sentinel %s: no sentinel named the master: %s%s", t, strings.Join(said, "; "), hint)
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -59,6 +60,10 @@ type SentinelOptions struct {
 	// replicas authenticate to the master with it and the sentinels to
 	// every node.
 	Args []string
+	// SentinelPassword, when not "", is the sentinels' own requirepass:
+	// clients must log in to them with it, and they log in to each other
+	// with it (sentinel sentinel-pass). Default: none.
+	SentinelPassword string
 }
 
 // Sentinel is a private Sentinel set-up on free loopback ports: a master,
@@ -122,7 +127,11 @@ func (s *Sentinel) start(ctx context.Context, o SentinelOptions) error {
 			return err
 		}
 	}
-	if err := s.startMany(ctx, &s.sentinels, SentinelCount, Options{Binary: o.Binary, sentinel: true}); err != nil {
+	sentinelArgs := []string(nil)
+	if o.SentinelPassword != "" {
+		sentinelArgs = []string{"--requirepass", o.SentinelPassword}
+	}
+	if err := s.startMany(ctx, &s.sentinels, SentinelCount, Options{Binary: o.Binary, Args: sentinelArgs, sentinel: true}); err != nil {
 		return err
 	}
 	for _, sen := range s.sentinels {
@@ -150,14 +159,12 @@ func (s *Sentinel) startMany(ctx context.Context, list *[]*Server, n int, o Opti
 	return errors.Join(errs...)
 }
 
-// add appends srv to list and opens an admin connection to it.
+// add appends srv to list and opens an admin connection to it, logged in
+// with its requirepass (the master's for a data node, the sentinels' own
+// for a sentinel).
 func (s *Sentinel) add(list *[]*Server, srv *Server) {
 	*list = append(*list, srv)
-	password := s.password
-	if srv.sentinel {
-		password = ""
-	}
-	s.clients[srv.Addr()] = connection.Admin{Settings: connection.Settings{Password: password}, PoolSize: 2, FailFast: true}.PlainClient(srv.Addr())
+	s.clients[srv.Addr()] = connection.Admin{Settings: connection.Settings{Password: srv.password}, PoolSize: 2, FailFast: true}.PlainClient(srv.Addr())
 }
 
 // monitor tells the sentinel at addr to watch the master at host:port.
@@ -331,11 +338,16 @@ func (s *Sentinel) isClosed() bool {
 	return s.closed
 }
 
-// setupStart prepares s.dir for the server's mode: a sentinel's empty
-// config file (which it rewrites) and a TLS server's certificates.
+// setupStart prepares s.dir for the server's mode: a sentinel's config
+// file (which it rewrites; with its requirepass, it logs in to the other
+// sentinels with the same) and a TLS server's certificates.
 func (s *Server) setupStart(o Options) error {
 	if s.sentinel {
-		if err := os.WriteFile(filepath.Join(s.dir, sentinelConfFile), nil, 0o600); err != nil {
+		var conf []byte
+		if s.password != "" {
+			conf = []byte("sentinel sentinel-pass " + strconv.Quote(s.password) + "\n")
+		}
+		if err := os.WriteFile(filepath.Join(s.dir, sentinelConfFile), conf, 0o600); err != nil {
 			return fmt.Errorf("sentinel config: %w", err)
 		}
 	}

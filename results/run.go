@@ -399,10 +399,20 @@ type Report struct {
 	Tool string `json:"tool"`
 	// Started is when the invocation started.
 	Started time.Time `json:"started"`
-	// Interrupted is true when the invocation was interrupted (or failed)
-	// before every cell had run: some cells are missing, and the last run
-	// may be Incomplete. Absent when every cell ran.
+	// Interrupted is true when an interrupt stopped the invocation before
+	// every cell had run: some cells are missing, and the last run may be
+	// Incomplete. Absent when every cell ran, and when a failure stopped it
+	// (Failed, StoppedBy; files of earlier versions set it for both).
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Failed is true when the invocation failed: a cell measured nothing
+	// (no decision made, or every one failed), or a failure stopped it
+	// before every cell had run (StoppedBy). Absent otherwise.
+	Failed bool `json:"failed,omitempty"`
+	// StoppedBy, when a failure stopped the invocation before every cell
+	// had run (a cell could not connect, be measured or be audited), is
+	// that failure's error: the cells after it are missing, and its keys
+	// may remain. Absent when every cell ran, or an interrupt stopped it.
+	StoppedBy string `json:"stopped_by,omitempty"`
 	// Server is the server the runs were made against.
 	Server Server `json:"server"`
 	// Config is the invocation's configuration, marshalled as given.

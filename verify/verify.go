@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,6 +40,7 @@ import (
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/workload"
 )
 
 // Defaults of Config.
@@ -192,8 +194,10 @@ func (c *Config) validate() error {
 // Run deletes every key under the prefix.
 //
 // Bad input, an unreachable Addr, a login or TLS handshake that Addr
-// refuses (connection.Check) and a missing redis-server are *UsageError,
-// returned before anything is written. A check that cannot do
+// refuses (connection.Check), a server that the load run's pre-flight
+// refuses (a replica, one at maxmemory, a user who may not write:
+// rlbench.Preflight) and a missing redis-server are *UsageError, returned
+// before anything is written. A check that cannot do
 // its work (a lost connection, say) is a FAIL cell, not an error. When ctx
 // ends early, the checks it stopped and those that had not started are
 // NotRun cells, not FAIL, and Run returns ctx's error beside the matrix;
@@ -305,6 +309,9 @@ func openTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
 // itself.
 func reachTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
 	if err := connection.Check(ctx, cfg.Addr, cfg.login()); err != nil {
+		if errors.Is(err, connection.ErrCheckInterrupted) {
+			return nil, err // not bad input
+		}
 		if ce, ok := errors.AsType[*connection.CheckError](err); ok && errors.Is(err, connection.ErrUnreachable) {
 			return nil, usage("Addr", fmt.Errorf("%s: %w: %s; %s", ce.Addr, ce.Kind, ce.Said, ce.Hint))
 		}
@@ -321,7 +328,47 @@ func reachTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
 	if err != nil {
 		return nil, usage("Addr", fmt.Errorf("%s: %w", cfg.Addr, err))
 	}
+	if err := preflight(ctx, cfg, info); err != nil {
+		return nil, err
+	}
 	return &redisserver.Target{Addr: cfg.Addr, Info: info}, nil
+}
+
+// preflight runs the load run's pre-flight (rlbench.Preflight) on the
+// server at cfg.Addr before any check writes: a replica, a server at
+// maxmemory or a user who may not write is bad input naming the server,
+// not a matrix of FAIL cells that blames the strategies. It checks the
+// strategies that the server's version runs on every client of cfg; the
+// others are unsupported cells, or are checked as they run.
+func preflight(ctx context.Context, cfg Config, info redisserver.Info) error {
+	var runnable []string
+	for _, name := range cfg.Strategies {
+		s, _ := strategies.Lookup(name) // validated
+		if redisserver.VersionAtLeast(info.RedisVersion, s.MinRedis) && !slices.ContainsFunc(cfg.Clients, func(c string) bool { return !s.Supports(c) }) {
+			runnable = append(runnable, name)
+		}
+	}
+	login := cfg.login()
+	err := rlbench.Preflight(ctx, rlbench.Config{
+		Strategies: runnable, // none: lua, which every server runs
+		Clients:    cfg.Clients,
+		Limit:      cfg.Limit,
+		Window:     cfg.Window,
+		Workload:   workload.Config{Workers: cfg.Workers, Prefix: cfg.Prefix},
+		Targets:    []rlbench.TargetSpec{{Label: cfg.Addr, Addr: cfg.Addr, Login: &login}},
+	})
+	uerr, ok := errors.AsType[*UsageError](err)
+	if !ok {
+		return err
+	}
+	// The load run's fields, as verify.Config names them.
+	field, known := map[string]string{
+		"Targets.Addr": "Addr", "Targets.URL": "Addr", "Workload.Workers": "Workers", "Workload.Prefix": "Prefix",
+	}[uerr.Field]
+	if !known {
+		field = uerr.Field
+	}
+	return usage(field, uerr.Err)
 }
 
 func serverOf(addr string, info redisserver.Info, managed bool) Server {

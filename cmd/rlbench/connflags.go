@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 
@@ -21,6 +22,14 @@ type connectionFlags struct {
 	// urls and sentinels are the values of --url and --sentinel, read once
 	// every flag is known: a URL's settings go over the flags'.
 	urls, sentinels []string
+	// sentinelUser and sentinelPassword are --sentinel-user and
+	// --sentinel-password as given; sentinelLogin is how the --sentinel
+	// targets log in to their sentinels: those flags, or when they are not
+	// given the sentinels' default user with the master's password, which
+	// a sentinel without a password takes too (settings resolves it). The
+	// master's --user is no default: a sentinel rarely has that user.
+	sentinelUser, sentinelPassword string
+	sentinelLogin                  [2]string
 }
 
 // add defines the flags on fs.
@@ -29,6 +38,8 @@ func (f *connectionFlags) add(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.sentinels, "sentinel", nil, "[LABEL=]MASTER@host:port[,host:port...]: a master that Sentinel manages, reached through these sentinels and followed across failovers, repeatable")
 	fs.StringVar(&f.user, "user", "", "ACL username (with --password or $REDISCLI_AUTH)")
 	fs.StringVar(&f.password, "password", "", "password (default: $REDISCLI_AUTH, which ps does not show)")
+	fs.StringVar(&f.sentinelUser, "sentinel-user", "", "with --sentinel: ACL username on the sentinels (default: their default user)")
+	fs.StringVar(&f.sentinelPassword, "sentinel-password", "", "with --sentinel: password of the sentinels, \"\" for none (default: the master's, --password or $REDISCLI_AUTH)")
 	fs.IntVar(&f.db, "db", 0, "database number on every server")
 	fs.BoolVar(&f.tls, "tls", false, "connect with TLS")
 	fs.StringVar(&f.files.CACert, "cacert", "", "with --tls: PEM file of the CAs that sign the server's certificate (default: the system's)")
@@ -59,6 +70,16 @@ func (f *connectionFlags) settings(fs *pflag.FlagSet) (connection.Settings, erro
 	}
 	if (f.files.Cert == "") != (f.files.Key == "") {
 		return s, errors.New("--cert and --key: give both, for mutual TLS, or neither")
+	}
+	f.sentinelLogin = [2]string{"", s.Password} // the master's password, by default
+	for i, name := range []string{"sentinel-user", "sentinel-password"} {
+		if !fs.Changed(name) {
+			continue
+		}
+		if len(f.sentinels) == 0 {
+			return s, fmt.Errorf("--%s: it logs in to the sentinels of a --sentinel target; give --sentinel, or leave it out", name)
+		}
+		f.sentinelLogin[i] = []string{f.sentinelUser, f.sentinelPassword}[i]
 	}
 	return s, nil
 }
@@ -91,6 +112,7 @@ func (f *connectionFlags) targets(base connection.Settings) ([]rlbench.TargetSpe
 		if err != nil {
 			return nil, err // it names --sentinel
 		}
+		target.Username, target.Password = f.sentinelLogin[0], f.sentinelLogin[1]
 		out = append(out, rlbench.TargetSpec{Label: label, Sentinel: &target})
 	}
 	return out, nil

@@ -48,6 +48,8 @@ var verifyFlags = map[string]string{
 	"Window":      "--window",
 	"Workers":     "--workers",
 	"Addr":        "--addr",
+	"Username":    "--user",
+	"Prefix":      "--prefix",
 	"DB":          "--db",
 	"RedisServer": "--redis-server",
 	"TLS":         "--tls",

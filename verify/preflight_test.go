@@ -1,0 +1,56 @@
+package verify_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/verify"
+)
+
+// TestRunRefusesATargetThatTakesNoWrites checks that verify runs the load
+// run's pre-flight first: a read-only replica and a server at maxmemory
+// are bad input (a *UsageError of Addr naming the server and what it
+// said), before any check writes, not a matrix in which every cell is a
+// FAIL that blames the strategies.
+func TestRunRefusesATargetThatTakesNoWrites(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		setUp func(t *testing.T, srv *redisserver.Server)
+		says  string
+	}{
+		{"read-only replica", func(t *testing.T, srv *redisserver.Server) {
+			primary := redistest.Start(t)
+			host, port, _ := strings.Cut(primary.Addr(), ":")
+			if err := redistest.Client(t, srv).ReplicaOf(t.Context(), host, port).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}, "replica of"},
+		{"at maxmemory", func(t *testing.T, srv *redisserver.Server) {
+			if err := redistest.Client(t, srv).ConfigSet(t.Context(), "maxmemory", "1").Err(); err != nil {
+				t.Fatal(err)
+			}
+		}, "OOM"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			tc.setUp(t, srv)
+			m, err := verify.Run(t.Context(), verify.Config{
+				Strategies: []string{"lua"}, Clients: []string{"go-redis"},
+				Addr: srv.Addr(), Prefix: redistest.Prefix(t),
+			})
+			uerr, ok := errors.AsType[*verify.UsageError](err)
+			if !ok || uerr.Field != "Addr" || !strings.Contains(err.Error(), srv.Addr()) || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("verify.Run(%s) = %v; want a UsageError of Addr naming %s and saying %q", tc.name, err, srv.Addr(), tc.says)
+			}
+			if m != nil {
+				t.Errorf("verify.Run(%s) matrix = %d rows; want none", tc.name, len(m.Rows))
+			}
+		})
+	}
+}
