@@ -62,7 +62,7 @@ Flags:
 		}
 		files[i] = merge.File{Name: p, Report: rep}
 	}
-	outFile, err := openOutputFlag(out)
+	outFile, err := openOutputFlag("-o", out)
 	if err != nil {
 		return err
 	}
