@@ -40,6 +40,9 @@ func (t *target) preflight(ctx context.Context, cfg Config) error {
 	if err := t.checkWritable(ctx, cfg.Workload.Prefix); err != nil {
 		return err
 	}
+	if cfg, err = t.leaveOut(ctx, cfg, nodes); err != nil {
+		return err
+	}
 	return t.checkCommands(ctx, cfg, nodes)
 }
 

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// TestStrategyAllOnOlderServer is issue 22, item 19: --strategy all on
+// Debian's Redis 7.0 exited 2 because the hash-field strategies need 7.4.
+// all means every strategy the target supports: the others are left out,
+// on a line naming them and why; a strategy named on the command line is
+// still refused.
+func TestStrategyAllOnOlderServer(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	base := []string{"--addr", srv.Addr(), "--client", "go-redis", "--clients", "2", "--keys", "2", "--duration", "100ms", "-q"}
+	args := append([]string{"--strategy", "all", "--prefix", redistest.Prefix(t) + "all:"}, base...)
+	res := mustRun(t, exitOK, args...)
+	const want = "--strategy all leaves out hash-incr-expire, hash-lua, hash-multi-nx: they need Redis >= 7.4.0 (redis 7.0.15 lacks HEXPIRE"
+	if !strings.Contains(res.stderr, want) {
+		t.Errorf("run(%q) stderr lacks %q:\n%s", args, want, res.stderr)
+	}
+	rows := tableRows(t, res.stdout)
+	for _, s := range strategies.Names() {
+		_, ran := rows[s+"/go-redis"]
+		if hash := strings.HasPrefix(s, "hash-"); ran == hash {
+			t.Errorf("run(%q): %s ran = %t; want %t\n%s", args, s, ran, !hash, res.stdout)
+		}
+	}
+
+	for _, list := range []string{"lua,hash-lua", "all,hash-lua"} {
+		args := append([]string{"--strategy", list, "--prefix", redistest.Prefix(t) + "named:"}, base...)
+		res := mustRun(t, exitUsage, args...)
+		if !strings.Contains(res.stderr, "strategy hash-lua needs Redis >= 7.4.0") {
+			t.Errorf("run(%q) stderr = %q; want the refusal of hash-lua", args, res.stderr)
+		}
+	}
+}
