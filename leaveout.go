@@ -31,16 +31,17 @@ func (t *target) leaveOut(ctx context.Context, cfg Config, nodes []*redis.Client
 	}
 	t.leftOut = map[string][]string{}
 	for _, s := range cfg.optional {
+		// The commands on every master; the options once, on the node of
+		// the probe key.
 		var lacks []string
-		for _, n := range nodes {
+		for i, n := range append(slices.Clone(nodes), probe) {
 			k := ""
-			if n == probe {
-				k = key // the options are probed once, on the key's node
+			if i == len(nodes) {
+				k = key
 			}
 			l, err := acl.Unsupported(ctx, n, k, s)
 			if err != nil {
-				// Reported by the pre-flight's checks of the whole run.
-				break
+				break // reported by the pre-flight's checks of the whole run
 			}
 			for _, c := range l {
 				if !slices.Contains(lacks, c) {
@@ -59,11 +60,13 @@ func (t *target) leaveOut(ctx context.Context, cfg Config, nodes []*redis.Client
 	return cfg, nil
 }
 
-// logLeftOut writes one line per Redis version that the strategies t left
-// out need: which ones, and what the server lacks, e.g. "rlbench: target
-// redis-server: --strategy all leaves out hash-lua: it needs Redis >=
-// 7.4.0 (redis 7.0.15 lacks HEXPIRE, HTTL, HPTTL)".
-func (t *target) logLeftOut(log io.Writer) {
+// logHeader writes t's line of the run's header, what it is, then one
+// line per Redis version that the strategies t left out need: which ones,
+// and what the server lacks, e.g. "rlbench: target redis-server:
+// --strategy all leaves out hash-lua: it needs Redis >= 7.4.0 (redis
+// 7.0.15 lacks HEXPIRE, HTTL, HPTTL)".
+func (t *target) logHeader(log io.Writer) {
+	fmt.Fprintf(log, "rlbench: target %s: %s\n", t.spec.Label, t.describe())
 	byVersion := map[string][]string{} // strategies by the version they need
 	var versions []string
 	for _, s := range slices.Sorted(maps.Keys(t.leftOut)) {

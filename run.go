@@ -74,8 +74,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 		Config:  cfg,
 	}
 	for _, t := range targets {
-		fmt.Fprintf(log, "rlbench: target %s: %s\n", t.spec.Label, t.describe())
-		t.logLeftOut(log)
+		t.logHeader(log)
 	}
 	fmt.Fprintf(log, "rlbench: prefix %q, %d clients, %d keys (%s), limit %d per %ds window\n",
 		cfg.Workload.Prefix, cfg.Workload.Workers, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
