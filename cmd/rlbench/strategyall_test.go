@@ -1,6 +1,8 @@
 package main
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,5 +44,34 @@ func TestStrategyAllOnOlderServer(t *testing.T) {
 		if !strings.Contains(res.stderr, "strategy hash-lua needs Redis >= 7.4.0") {
 			t.Errorf("run(%q) stderr = %q; want the refusal of hash-lua", args, res.stderr)
 		}
+	}
+}
+
+// TestStrategyAllEveryBuild runs --strategy all on every server build of
+// the version matrix (Redis 6.2, 7.4, Valkey 8.0 where they are): it
+// succeeds, and each strategy either ran or is named on a line that says
+// why it was left out.
+func TestStrategyAllEveryBuild(t *testing.T) {
+	t.Parallel()
+	for _, bin := range redistest.Builds(t) {
+		t.Run(filepath.Base(filepath.Dir(bin)), func(t *testing.T) {
+			t.Parallel()
+			args := []string{"--redis-server", bin, "--strategy", "all", "--client", "go-redis", "--clients", "2", "--keys", "2", "--duration", "50ms", "-q"}
+			res := mustRun(t, exitOK, args...)
+			rows := tableRows(t, res.stdout)
+			var leftOut []string
+			for line := range strings.Lines(res.stderr) {
+				if _, list, ok := strings.Cut(line, "--strategy all leaves out "); ok {
+					names, _, _ := strings.Cut(list, ":")
+					leftOut = append(leftOut, strings.Split(names, ", ")...)
+				}
+			}
+			for _, s := range strategies.Names() {
+				_, ran := rows[s+"/go-redis"]
+				if out := slices.Contains(leftOut, s); ran == out {
+					t.Errorf("%s: %s ran = %t, left out = %t; want one of them\nstderr:\n%s", bin, s, ran, out, res.stderr)
+				}
+			}
+		})
 	}
 }
