@@ -417,3 +417,26 @@ func TestReadFilesBad(t *testing.T) {
 		})
 	}
 }
+
+// TestSetting checks how a config field is named and shown as a setting:
+// as its flag, with durations as durations.
+func TestSetting(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		field, raw, name, value string
+	}{
+		{"clients", `200`, "clients", "200"},
+		{"crash_rate", `0.2`, "crash-rate", "0.2"},
+		{"duration_ns", `10000000000`, "duration", "10s"},
+		{"window_s", `60`, "window", "1m0s"},
+		{"rate_per_s", `5000`, "rate", "5000"},
+		{"key_dist", `"zipf"`, "key-dist", "zipf"},
+		{"faults", `[{"kind":"stall","at_ns":2000000000,"arg_ns":500000000},{"kind":"kill-clients","at_ns":5000000000}]`, "faults", "stall@2s:500ms,kill-clients@5s"},
+		{"private_tls", `true`, "private-tls", "true"},
+	}
+	for _, tc := range tests {
+		if name, value := setting(tc.field, []byte(tc.raw)); name != tc.name || value != tc.value {
+			t.Errorf("setting(%q, %s) = %q, %q; want %q, %q", tc.field, tc.raw, name, value, tc.name, tc.value)
+		}
+	}
+}
