@@ -105,6 +105,11 @@ type Config struct {
 	// (faults.ServerWide: a stall pauses every client, a script flush
 	// empties every tenant's cache) run on a server rlbench did not start.
 	AllowServerWideFaults bool `json:"allow_server_wide_faults,omitempty"`
+
+	// optional are the strategies that "all" brought in and that were not
+	// named too (set by validate): a target that cannot run one leaves it
+	// out (target.leaveOut) rather than refusing the run.
+	optional []string
 }
 
 // TargetSpec names one server of a run: an existing one at Addr, or a
@@ -281,6 +286,9 @@ func (c *Config) validate() error {
 	var err error
 	if c.Strategies, err = strategies.Select(c.Strategies); err != nil {
 		return usage("Strategies", err)
+	}
+	if slices.Contains(givenStrategies, "all") {
+		c.optional = slices.DeleteFunc(slices.Clone(c.Strategies), func(s string) bool { return slices.Contains(givenStrategies, s) })
 	}
 	if c.Clients, err = clients.Select(c.Clients); err != nil {
 		return usage("Clients", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlbench/rlbench/acl"
 	"github.com/rlbench/rlbench/audit"
+	"github.com/rlbench/rlbench/internal/excerpt"
 	"github.com/rlbench/rlbench/redisserver"
 )
 
@@ -35,10 +36,13 @@ func (t *target) preflight(ctx context.Context, cfg Config) error {
 			}
 			return usage(t.field(), fmt.Errorf("%s: scan: %w", t.where(n), err))
 		} else if key != "" {
-			return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q already holds keys (e.g. %q on %s): rlbench audits and deletes every key under its prefix, so it must start empty; choose another --prefix", t.spec.Label, cfg.Workload.Prefix, key, n.Options().Addr))
+			return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q already holds keys (e.g. %q on %s): rlbench audits and deletes every key under its prefix, so it must start empty; choose another --prefix", t.spec.Label, cfg.Workload.Prefix, excerpt.Text(key), n.Options().Addr))
 		}
 	}
 	if err := t.checkWritable(ctx, cfg.Workload.Prefix); err != nil {
+		return err
+	}
+	if cfg, err = t.leaveOut(ctx, cfg, nodes); err != nil {
 		return err
 	}
 	return t.checkCommands(ctx, cfg, nodes)

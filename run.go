@@ -74,7 +74,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 		Config:  cfg,
 	}
 	for _, t := range targets {
-		fmt.Fprintf(log, "rlbench: target %s: %s\n", t.spec.Label, t.describe())
+		t.logHeader(log)
 	}
 	fmt.Fprintf(log, "rlbench: prefix %q, %d clients, %d keys (%s), limit %d per %ds window\n",
 		cfg.Workload.Prefix, cfg.Workload.Workers, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
@@ -90,7 +90,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 		}
 		for _, strategy := range cfg.Strategies {
 			for _, client := range cfg.Clients {
-				if unsupportedCell(strategy, client, log) {
+				if t.leftOut[strategy] != nil || unsupportedCell(strategy, client, log) {
 					continue
 				}
 				c, err := newCell(cfg, t, runPrefix, strategy, client)

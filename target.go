@@ -43,6 +43,9 @@ type target struct {
 	// unlinkToDel is true on a server without UNLINK (before Redis 4.0):
 	// the clean-up sends DEL.
 	unlinkToDel bool
+	// leftOut are the strategies of --strategy all that the server cannot
+	// run, each with what it lacks (target.leaveOut): no cell runs them.
+	leftOut map[string][]string
 }
 
 // topology is what one kind of target does its own way; everything else in

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rlbench/rlbench/internal/excerpt"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -44,7 +45,7 @@ type MissingError struct {
 func (e *MissingError) Error() string {
 	parts := make([]string, len(e.Commands))
 	for i, c := range e.Commands {
-		parts[i] = fmt.Sprintf("%s (%s)", strings.ToUpper(strings.ReplaceAll(c, "|", " ")), e.Said[i])
+		parts[i] = fmt.Sprintf("%s (%s)", strings.ToUpper(strings.ReplaceAll(c, "|", " ")), excerpt.Text(e.Said[i]))
 	}
 	if e.Denied {
 		return "the user may not send " + strings.Join(parts, ", ") + "; grant them (rlbench acl prints the ACL SETUSER line)"

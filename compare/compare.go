@@ -9,6 +9,10 @@
 // same command line up), else the server's address. Two runs with the same
 // Key, in one file or in several, are runs of the same cell.
 //
+// Runs with different settings are never one cell: the settings (Settings)
+// that differ between the files are part of the Key, so that a cell's
+// ratios and spread are over like runs only, and its rows say which.
+//
 // A run that did not finish ("complete": false, from an interrupted
 // rlbench) is compared, and flagged: Describe says how many a file has, and
 // Text adds a note for each. ReadFiles refuses files that the report reader
@@ -33,10 +37,21 @@ type Key struct {
 	// Strategy and Client are the run's strategy and client names.
 	Strategy string
 	Client   string
+	// Settings are the settings that differ between the files compared,
+	// with the values of the run's file: "clients=200 crash-rate=0"; ""
+	// when none differs.
+	Settings string
 }
 
-// String is "target strategy/client".
-func (k Key) String() string { return k.Target + " " + k.Strategy + "/" + k.Client }
+// String is "target strategy/client", then the settings in parentheses
+// when the files differ in some.
+func (k Key) String() string {
+	s := k.Target + " " + k.Strategy + "/" + k.Client
+	if k.Settings != "" {
+		s += " (" + k.Settings + ")"
+	}
+	return s
+}
 
 // Sample is one run of a cell.
 type Sample struct {
@@ -62,16 +77,25 @@ type Comparison struct {
 	Files []*File
 	// Cells are in the order of their first run: file by file, run by run.
 	Cells []*Cell
+	// Settings are the names of the settings (File.Settings) whose values
+	// differ between the files that record them, sorted; see SettingsValue.
+	Settings []string
+	// settings are each file's, in the order of Files.
+	settings []map[string]string
 }
 
-// New groups the runs of files into cells.
+// New groups the runs of files into cells: those of one target, strategy
+// and client, from files whose settings are the same.
 func New(files []*File) *Comparison {
 	c := &Comparison{Files: files}
+	c.Settings, c.settings = differingSettings(files)
 	byKey := map[Key]*Cell{}
 	for fi, f := range files {
+		label := c.SettingsLabel(fi)
 		for ri := range f.Report.Runs {
 			r := &f.Report.Runs[ri]
 			k := f.Key(ri)
+			k.Settings = label
 			cell := byKey[k]
 			if cell == nil {
 				cell = &Cell{Key: k}

@@ -51,6 +51,21 @@ func fixedReports() []*results.Report {
 	}
 }
 
+// settingsReports are the fixed reports with configs: A and C ran with
+// 200 workers and no crashes, B with 50 workers and a crash rate of 0.2
+// (and a prefix and a seed of its own, which are no settings).
+func settingsReports() []*results.Report {
+	reps := fixedReports()
+	config := func(workers int, crash float64, prefix string, seed int) map[string]any {
+		return map[string]any{"strategies": []string{"naive", "lua"}, "limit": 100, "window_s": 1,
+			"workload": map[string]any{"clients": workers, "crash_rate": crash, "duration_ns": 10e9, "prefix": prefix, "seed": seed}}
+	}
+	reps[0].Config = config(200, 0, "rlbench:a:", 1)
+	reps[1].Config = config(50, 0.2, "rlbench:b:", 2)
+	reps[2].Config = config(200, 0, "rlbench:c:", 1)
+	return reps
+}
+
 // writeReports writes reps with results.JSON into dir as a.json, b.json, ...
 // and returns their paths.
 func writeReports(t *testing.T, dir string, reps []*results.Report) []string {
@@ -76,18 +91,21 @@ func writeReports(t *testing.T, dir string, reps []*results.Report) []string {
 func TestTextGolden(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name   string
-		files  int
-		golden string
+		name    string
+		reports func() []*results.Report
+		files   int
+		golden  string
 	}{
-		{name: "three files", files: 3, golden: "compare.txt"},
-		{name: "one file", files: 1, golden: "compare-one.txt"},
+		{name: "three files", reports: fixedReports, files: 3, golden: "compare.txt"},
+		{name: "one file", reports: fixedReports, files: 1, golden: "compare-one.txt"},
+		// B's settings differ: its runs are rows of their own.
+		{name: "different settings", reports: settingsReports, files: 3, golden: "compare-settings.txt"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			paths := writeReports(t, dir, fixedReports()[:tc.files])
+			paths := writeReports(t, dir, tc.reports()[:tc.files])
 			files, err := ReadFiles(paths)
 			if err != nil {
 				t.Fatalf("ReadFiles error: %v", err)
@@ -98,6 +116,51 @@ func TestTextGolden(t *testing.T) {
 			}
 			golden.Check(t, tc.golden, bytes.ReplaceAll(buf.Bytes(), []byte(dir+string(filepath.Separator)), nil))
 		})
+	}
+}
+
+// TestCellsApartBySettings is issue 22, item 10: runs with different
+// settings (200 vs 50 workers, crash rate 0 vs 0.2) were one cell, with a
+// ratio and a spread across them. They are separate cells, labelled by
+// the settings that differ; like runs are still pooled.
+func TestCellsApartBySettings(t *testing.T) {
+	t.Parallel()
+	files, err := ReadFiles(writeReports(t, t.TempDir(), settingsReports()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(files)
+	if want := []string{"clients", "crash-rate"}; !slices.Equal(c.Settings, want) {
+		t.Errorf("New(...).Settings = %q; want %q", c.Settings, want)
+	}
+	var keys []string
+	for _, cell := range c.Cells {
+		keys = append(keys, cell.Key.String())
+	}
+	wantKeys := []string{
+		"redis 7.0.15 naive/go-redis (clients=200 crash-rate=0)", "redis 7.0.15 lua/go-redis (clients=200 crash-rate=0)",
+		"redis 7.0.15 gcra/rueidis (clients=200 crash-rate=0)",
+		"redis 7.0.15 naive/go-redis (clients=50 crash-rate=0.2)", "redis 7.0.15 lua/go-redis (clients=50 crash-rate=0.2)",
+		"redis 7.0.15 lua/rueidis (clients=200 crash-rate=0)",
+	}
+	if strings.Join(keys, "|") != strings.Join(wantKeys, "|") {
+		t.Fatalf("New(...) cells =\n%q\nwant\n%q", keys, wantKeys)
+	}
+	naive200, naive50 := c.Cells[0], c.Cells[3]
+	if s := naive200.Spread(Throughput); s.N != 2 || s.Min != 63822 || s.Max != 64410 {
+		t.Errorf("naive (200 workers) spread = %+v; want A's and C's runs only", s)
+	}
+	if _, ok := naive200.Ratio(Throughput, 1); ok {
+		t.Errorf("naive (200 workers) has a B/A ratio; want none (B ran with other settings)")
+	}
+	if r, ok := naive200.Ratio(Throughput, 2); !ok || math.Abs(r-64410.0/63822) > 1e-12 {
+		t.Errorf("naive (200 workers) C/A = %v, %t; want %v", r, ok, 64410.0/63822)
+	}
+	if s := naive50.Spread(Throughput); s.N != 1 {
+		t.Errorf("naive (50 workers) spread over %d runs; want B's one", s.N)
+	}
+	if got := c.SettingsValue("crash-rate", 1); got != "0.2" {
+		t.Errorf("SettingsValue(crash-rate, B) = %q; want 0.2", got)
 	}
 }
 
@@ -355,5 +418,28 @@ func TestReadFilesBad(t *testing.T) {
 				t.Errorf("ReadFiles(%q) = %v, %v; want an error that is %v and names %q", tc.paths, files, err, tc.is, tc.names)
 			}
 		})
+	}
+}
+
+// TestSetting checks how a config field is named and shown as a setting:
+// as its flag, with durations as durations.
+func TestSetting(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		field, raw, name, value string
+	}{
+		{"clients", `200`, "clients", "200"},
+		{"crash_rate", `0.2`, "crash-rate", "0.2"},
+		{"duration_ns", `10000000000`, "duration", "10s"},
+		{"window_s", `60`, "window", "1m0s"},
+		{"rate_per_s", `5000`, "rate", "5000"},
+		{"key_dist", `"zipf"`, "key-dist", "zipf"},
+		{"faults", `[{"kind":"stall","at_ns":2000000000,"arg_ns":500000000},{"kind":"kill-clients","at_ns":5000000000}]`, "faults", "stall@2s:500ms,kill-clients@5s"},
+		{"private_tls", `true`, "private-tls", "true"},
+	}
+	for _, tc := range tests {
+		if name, value := setting(tc.field, []byte(tc.raw)); name != tc.name || value != tc.value {
+			t.Errorf("setting(%q, %s) = %q, %q; want %q, %q", tc.field, tc.raw, name, value, tc.name, tc.value)
+		}
 	}
 }

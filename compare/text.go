@@ -41,9 +41,53 @@ func writeText(buf *bytes.Buffer, c *Comparison) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, f.Path, Describe(f))
 	}
 	tw.Flush()
+	writeSettings(buf, c)
 	writeMetrics(buf, c)
 	writeCounts(buf, c)
 	writeNotes(buf, c)
+}
+
+// writeSettings writes the settings that differ between the files, a row
+// per setting and a column per file; nothing when none differs.
+func writeSettings(buf *bytes.Buffer, c *Comparison) {
+	if len(c.Settings) == 0 {
+		return
+	}
+	fmt.Fprintf(buf, "\nsettings that differ between the files (runs with different settings are separate rows, never pooled)\n")
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	cols := []string{"setting"}
+	for _, f := range c.Files {
+		cols = append(cols, f.Name)
+	}
+	fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	for _, name := range c.Settings {
+		row := []string{name}
+		for fi := range c.Files {
+			row = append(row, c.SettingsValue(name, fi))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+}
+
+// cellColumns are the headings of the columns that name a cell: its
+// target, strategy and client, and its settings when the files differ in
+// some.
+func cellColumns(c *Comparison) []string {
+	cols := []string{"target", "strategy", "client"}
+	if len(c.Settings) > 0 {
+		cols = append(cols, "settings")
+	}
+	return cols
+}
+
+// cellRow is the start of a cell's row, under cellColumns.
+func cellRow(c *Comparison, cell *Cell) []string {
+	row := []string{cell.Key.Target, cell.Key.Strategy, cell.Key.Client}
+	if len(c.Settings) > 0 {
+		row = append(row, orMissing(cell.Key.Settings, cell.Key.Settings != ""))
+	}
+	return row
 }
 
 // writeMetrics writes one table per metric: a row per cell, a column per
@@ -53,7 +97,7 @@ func writeMetrics(buf *bytes.Buffer, c *Comparison) {
 	for _, m := range Metrics {
 		fmt.Fprintf(buf, "\n%s\n", m.Name)
 		tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
-		cols := []string{"target", "strategy", "client"}
+		cols := cellColumns(c)
 		for _, f := range c.Files {
 			cols = append(cols, f.Name)
 		}
@@ -65,7 +109,7 @@ func writeMetrics(buf *bytes.Buffer, c *Comparison) {
 		}
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 		for _, cell := range c.Cells {
-			row := []string{cell.Key.Target, cell.Key.Strategy, cell.Key.Client}
+			row := cellRow(c, cell)
 			for fi := range c.Files {
 				v, ok := cell.Value(m, fi)
 				row = append(row, orMissing(m.Format(v), ok))
@@ -101,13 +145,13 @@ func writeCounts(buf *bytes.Buffer, c *Comparison) {
 	for _, count := range counts {
 		fmt.Fprintf(buf, "\n%s\n", count.title)
 		tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
-		cols := []string{"target", "strategy", "client"}
+		cols := cellColumns(c)
 		for _, f := range c.Files {
 			cols = append(cols, f.Name)
 		}
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 		for _, cell := range c.Cells {
-			row := []string{cell.Key.Target, cell.Key.Strategy, cell.Key.Client}
+			row := cellRow(c, cell)
 			for fi := range c.Files {
 				n, ok := count.value(cell, fi)
 				row = append(row, orMissing(strconv.FormatInt(n, 10), ok))
@@ -123,10 +167,17 @@ func writeNotes(buf *bytes.Buffer, c *Comparison) {
 	repeated := c.Repeated()
 	var notes []string
 	if len(c.Files) > 1 && !shared(c) {
-		notes = append(notes, "no cell ran in more than one file, so there is no ratio: a cell is a target, a strategy and a client, and the files share none")
+		cell := "a target, a strategy and a client"
+		if len(c.Settings) > 0 {
+			cell = "a target, a strategy, a client and the settings"
+		}
+		notes = append(notes, "no cell ran in more than one file, so there is no ratio: a cell is "+cell+", and the files share none")
 		if t := fileTargets(c); t != "" {
 			notes = append(notes, "the files' targets: "+t+"; runs on different targets line up when given the same label (--addr LABEL=host:port, --redis-server LABEL=PATH)")
 		}
+	}
+	if len(c.Settings) > 0 {
+		notes = append(notes, "the files' settings differ ("+strings.Join(c.Settings, ", ")+"): a cell is a target, a strategy, a client and the settings, so runs with different settings are separate rows, with no ratio or spread across them")
 	}
 	if repeated {
 		notes = append(notes, "spread: over every run of the cell in every file; cv is the standard deviation over the mean, and a ratio inside that noise is no difference")

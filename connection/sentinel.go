@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/internal/excerpt"
 )
 
 // ErrSentinel is returned, wrapped, by ParseSentinel for a target it cannot
@@ -99,7 +101,7 @@ func MasterAddr(ctx context.Context, t Sentinel, s Settings) (string, error) {
 		case err != nil:
 			said = append(said, addr+": "+err.Error())
 		default:
-			said = append(said, fmt.Sprintf("%s: reply %q", addr, hp))
+			said = append(said, addr+": reply "+excerpt.Text(fmt.Sprintf("%q", hp)))
 		}
 	}
 	if unknown > 0 && unknown == len(t.Addrs) {

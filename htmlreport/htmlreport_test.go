@@ -167,6 +167,45 @@ func TestHTMLPartial(t *testing.T) {
 	}
 }
 
+// TestHTMLSettingsApart is issue 22, item 10, in the report: the second
+// file ran with 50 workers, not 200, so its runs are cells of their own,
+// titled with the setting, and its legend names it.
+func TestHTMLSettingsApart(t *testing.T) {
+	t.Parallel()
+	reps := fixedReports()
+	reps[0].Config = map[string]any{"limit": 1000000, "window_s": 1, "workload": map[string]any{"clients": 200}}
+	reps[1].Config = map[string]any{"limit": 1000000, "window_s": 1, "workload": map[string]any{"clients": 50}}
+	dir := t.TempDir()
+	var paths []string
+	for i, rep := range reps {
+		var buf bytes.Buffer
+		if err := results.JSON(rep)(&buf); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "run"+strconv.Itoa(i+1)+".json")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	files, err := compare.ReadFiles(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(render(t, compare.New(files)))
+	for _, want := range []string{
+		"redis 7.0.15 naive/go-redis (clients=200)", "redis 7.0.15 naive/go-redis (clients=50)",
+		"settings that differ: clients=50",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "throughput min") {
+		t.Errorf("the page has a spread; want none (no cell ran twice with the same settings)")
+	}
+}
+
 // external matches whatever would make the page load something: a src or
 // href to another document, a stylesheet link, a CSS import or url().
 var external = regexp.MustCompile(`(?i:\bsrc\s*=|\bhref\s*=\s*["']?[^"'#\s>]|<link\b|@import)|\burl\(`)

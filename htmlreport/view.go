@@ -101,10 +101,14 @@ func newView(c *compare.Comparison, opts Options) (*view, error) {
 	if v.Audits, err = auditSection(opts.Audits); err != nil {
 		return nil, err
 	}
-	for _, f := range c.Files {
+	for fi, f := range c.Files {
 		fv, err := newFileView(f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		if label := c.SettingsLabel(fi); label != "" {
+			// Its runs are cells of their own (compare.Key.Settings).
+			fv.Description += "; settings that differ: " + label
 		}
 		v.Files = append(v.Files, fv)
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/compare"
 	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/internal/excerpt"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
@@ -261,7 +262,7 @@ func (b *bench) checkScript(ctx context.Context) error {
 		return fmt.Errorf("script load: %w", err)
 	}
 	if got := strings.TrimSpace(string(out.stdout)); got != b.sha {
-		return fmt.Errorf("script load: redis-cli SCRIPT LOAD answered %q; want the sha1 of the script, %s", got, b.sha)
+		return fmt.Errorf("script load: redis-cli SCRIPT LOAD answered %q; want the sha1 of the script, %s", excerpt.Text(got), b.sha)
 	}
 	return nil
 }

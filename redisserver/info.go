@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/internal/excerpt"
 )
 
 // Probe connects to the server at addr with password (may be empty) and
@@ -37,7 +38,7 @@ func infoServer(ctx context.Context, addr, password string, db int) (map[string]
 	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		if isAuthError(err) {
-			return nil, fmt.Errorf("connect to %s: %w: the server said %q", addr, ErrAuth, err.Error())
+			return nil, fmt.Errorf("connect to %s: %w: the server said %q", addr, ErrAuth, excerpt.Text(err.Error()))
 		}
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}

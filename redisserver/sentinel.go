@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/internal/excerpt"
 )
 
 const (
@@ -267,7 +268,7 @@ func (s *Sentinel) masterFrom(ctx context.Context, rdb *redis.Client) (string, e
 		return "", fmt.Errorf("sentinel get-master-addr-by-name on %s: %w", rdb.Options().Addr, err)
 	}
 	if len(hp) != 2 {
-		return "", fmt.Errorf("sentinel get-master-addr-by-name on %s: reply %q", rdb.Options().Addr, hp)
+		return "", fmt.Errorf("sentinel get-master-addr-by-name on %s: reply %s", rdb.Options().Addr, excerpt.Text(fmt.Sprintf("%q", hp)))
 	}
 	return net.JoinHostPort(hp[0], hp[1]), nil
 }

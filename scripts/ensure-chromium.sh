@@ -4,6 +4,7 @@
 # `rlbench report`), installing Debian's chromium package when run as root
 # with apt-get, and otherwise stopping with the exact command to run.
 # $RLBENCH_CHROMIUM, if set, names the binary to use instead.
+. "$(dirname "${BASH_SOURCE[0]}")/ensure-redis.sh" # apt_install
 ensure_chromium() {
 	if [ -n "${RLBENCH_CHROMIUM:-}" ] || command -v chromium >/dev/null 2>&1 ||
 		command -v chromium-browser >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1; then
@@ -11,8 +12,7 @@ ensure_chromium() {
 	fi
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		echo "chromium not found: installing Debian's chromium package (for the HTML report tests)" >&2
-		apt-get update -qq >&2 &&
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2 || {
+		apt_install chromium || {
 			echo "apt-get install chromium failed" >&2
 			return 1
 		}

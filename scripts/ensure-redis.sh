@@ -9,8 +9,7 @@ ensure_redis_server() {
 	fi
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		echo "redis-server not found: installing Debian's redis-server package" >&2
-		apt-get update -qq >&2 &&
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >&2 || {
+		apt_install redis-server redis-tools || {
 			echo "apt-get install redis-server failed" >&2
 			return 1
 		}
@@ -34,8 +33,7 @@ ensure_tools() {
 	[ ${#missing[@]} = 0 ] && return 0
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		echo "${missing[*]} not found: installing Debian's packages" >&2
-		apt-get update -qq >&2 &&
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2 || {
+		apt_install "${missing[@]}" || {
 			echo "apt-get install ${missing[*]} failed" >&2
 			return 1
 		}
@@ -44,6 +42,45 @@ ensure_tools() {
 	echo "${missing[*]} not found on PATH. Install it first:" >&2
 	echo "    sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
 	return 1
+}
+
+# apt_install installs Debian's packages "$@" with apt-get (as root), its
+# output on stderr. When another apt-get or dpkg holds apt's locks (an
+# unattended upgrade, another install) it waits for them, for at most
+# $RLBENCH_APT_LOCK_TIMEOUT seconds (default 300), instead of failing at
+# once: apt-get's own DPkg::Lock::Timeout for the dpkg lock of the install
+# (-q, not -qq: it says "Waiting for cache lock"), and a loop for the
+# package lists' lock of the update, which that option does not cover.
+apt_install() {
+	local timeout="${RLBENCH_APT_LOCK_TIMEOUT:-300}"
+	apt_update "$timeout" &&
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout="$timeout" install -y -q "$@" >&2
+}
+
+# apt_update runs apt-get update, retrying for at most $1 seconds while
+# another process holds the lock of the package lists.
+apt_update() {
+	local deadline=$((SECONDS + $1)) err said=""
+	while :; do
+		{ err=$(apt-get update -qq 2>&1 >&3); } 3>&2 && return 0
+		case $err in
+		*"Could not get lock"*) ;;
+		*)
+			printf '%s\n' "$err" >&2
+			return 1
+			;;
+		esac
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			printf '%s\n' "$err" >&2
+			echo "apt-get update: still locked after $1 s (RLBENCH_APT_LOCK_TIMEOUT)" >&2
+			return 1
+		fi
+		if [ -z "$said" ]; then
+			echo "apt-get update: waiting (at most $1 s) for another process to release the lock of the package lists: ${err%%$'\n'*}" >&2
+			said=1
+		fi
+		sleep 1
+	done
 }
 
 # start_private_redis makes a work directory (work, removed at exit), starts

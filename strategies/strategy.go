@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rlbench/rlbench/internal/excerpt"
 	"slices"
 	"sort"
 	"strings"
@@ -170,16 +171,19 @@ type Script struct {
 // that strategies and reports treat both clients' errors the same way.
 type ReplyError string
 
-// Error returns the server's message, e.g. "WRONGTYPE Operation against ...".
-func (e ReplyError) Error() string { return string(e) }
+// Error returns the server's message, e.g. "WRONGTYPE Operation against
+// ...", shortened by excerpt.Text beyond a few hundred bytes: a script's
+// error reply may be megabytes long.
+func (e ReplyError) Error() string { return excerpt.Text(string(e)) }
 
-// Prefix returns the error's first word, e.g. "WRONGTYPE", "NOSCRIPT" or "ERR".
+// Prefix returns the error's first word, e.g. "WRONGTYPE", "NOSCRIPT" or
+// "ERR" (shortened as Error is).
 func (e ReplyError) Prefix() string {
 	s := string(e)
 	if i := strings.IndexByte(s, ' '); i >= 0 {
-		return s[:i]
+		s = s[:i]
 	}
-	return s
+	return excerpt.Text(s)
 }
 
 // ErrorKind is the kind reports give the error (results.KindedError): its

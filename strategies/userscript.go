@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rlbench/rlbench/internal/excerpt"
 	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
 )
@@ -258,7 +259,7 @@ func (s *user) fail(op string, err error) error {
 // decision checks the reply against the contract.
 func (s *user) decision(r []int64) (Decision, error) {
 	if len(r) < 1 || len(r) > 2 || (r[0] != 0 && r[0] != 1) {
-		return Decision{}, fmt.Errorf("%s (%s): %w, got %v", s.name, s.file, ErrBadReply, r)
+		return Decision{}, fmt.Errorf("%s (%s): %w, got %s", s.name, s.file, ErrBadReply, excerpt.Ints(r))
 	}
 	d := Decision{Allowed: r[0] == 1}
 	if len(r) == 2 {

@@ -76,7 +76,7 @@ func (c cli) newLoadFlagSet(o *loadOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.Var(faultsValue{p: &cfg.Faults}, "fault", "inject a fault, repeatable: script-flush@T and stall@T:D (a private server, or --allow-server-wide-faults), restart@T (private server only), kill-clients@T, failover@T (--managed-cluster NxR only), reshard@T[:HOLD] (--managed-cluster only: moves the slot of the cell's first key to another master, migrating for HOLD), sentinel-failover@T (--managed-sentinel R with R >= 1: measures recovery and lost increments) (T from the start of each cell)")
 	fs.BoolVar(&cfg.AllowServerWideFaults, "allow-server-wide-faults", false, "let stall and script-flush act on a server rlbench did not start: a stall pauses every client of the server, a script flush empties every tenant's script cache (the report names the server)")
 	fs.StringVar(&cfg.OnError, "on-error", rlbench.DefaultOnError, "outage policy for a decision that failed: open (admit) or closed (reject)")
-	fs.StringVar(&o.jsonPath, "json", "", "write the whole result as JSON to this file")
+	fs.StringVar(&o.jsonPath, "json", "", `write the whole result as JSON to this file ("-": to stdout, and the text to stderr)`)
 	fs.StringVar(&o.hdrDir, "hdr-dir", "", "write each cell's latency histogram as an .hgrm percentile distribution into this directory (created if missing)")
 	fs.Var(procsValue{p: &o.procs}, "procs", "CPUs rlbench's Go runtime uses at once, GOMAXPROCS, 1 to "+strconv.Itoa(maxProcs)+" (default: $GOMAXPROCS if set; else the Go runtime's default (the CPUs, or a container's quota) less one when a target runs on this machine (a private server or cluster, or a loopback address), leaving redis-server a CPU; else the runtime's default)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (read it with go tool pprof)")
@@ -117,9 +117,14 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	defer out.discard()
 
+	// The text goes where the JSON does not: stderr under --json -.
+	text := stdout
+	if out.jsonStdout {
+		text = stderr
+	}
 	opts := rlbench.Options{Log: stderr, Abort: c.abort}
-	if !o.quiet && isTerminal(stdout) {
-		opts.Progress = stdout
+	if !o.quiet && isTerminal(text) {
+		opts.Progress = text
 	}
 	if err := out.startProfile(); err != nil {
 		return err
@@ -132,8 +137,8 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	// The files first: stdout may be a pipe that closes early.
 	errs := []error{out.writeProfile()}
 	if rep != nil && len(rep.Runs) > 0 {
-		errs = append(errs, out.writeReport(rep))
-		errs = append(errs, printed(results.Text(rep)(stdout)))
+		errs = append(errs, out.writeReport(rep, stdout))
+		errs = append(errs, printed(results.Text(rep)(text)))
 		if o.failOnImmortal && anyImmortal(rep) {
 			errs = append(errs, errReported)
 		}
@@ -192,7 +197,8 @@ func procsToSet(o loadOptions, procsGiven bool, env string, current int) int {
 
 // loadOutputs are the files a load run writes.
 type loadOutputs struct {
-	json, profile *outputFile // nil when not asked for
+	json, profile *outputFile // nil when not asked for, or --json -
+	jsonStdout    bool        // --json -: the JSON goes to stdout
 	hdrDir        string
 	profileData   bytes.Buffer
 	profiling     bool
@@ -203,9 +209,10 @@ func openLoadOutputs(o loadOptions) (*loadOutputs, error) {
 	out := &loadOutputs{hdrDir: o.hdrDir}
 	var err error
 	if o.jsonPath != "" {
-		if out.json, err = openOutput("--json", o.jsonPath); err != nil {
-			return nil, badInput(err)
+		if out.json, err = openOutputFlag("--json", o.jsonPath); err != nil {
+			return nil, err
 		}
+		out.jsonStdout = out.json == nil
 	}
 	if o.cpuProfile != "" {
 		if out.profile, err = openOutput("--cpuprofile", o.cpuProfile); err != nil {
@@ -274,11 +281,12 @@ func (out *loadOutputs) writeProfile() error {
 	})
 }
 
-// writeReport writes the --json file and the --hdr-dir files.
-func (out *loadOutputs) writeReport(rep *results.Report) error {
+// writeReport writes the --json file (or the JSON to stdout) and the
+// --hdr-dir files.
+func (out *loadOutputs) writeReport(rep *results.Report, stdout io.Writer) error {
 	var errs []error
-	if out.json != nil {
-		errs = append(errs, out.json.write(results.JSON(rep)))
+	if out.json != nil || out.jsonStdout {
+		errs = append(errs, writeJSONReport(out.json, results.JSON(rep), stdout))
 	}
 	if out.hdrDir != "" {
 		for _, r := range rep.Runs {

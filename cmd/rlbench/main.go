@@ -78,6 +78,7 @@ func (c cli) commands() []command {
 		{"audit", "audit --match 'ratelimit:*' --addr host:port   (find immortal keys in any keyspace, read-only)", c.audit},
 		{"cleanup", "cleanup --prefix P --addr host:port   (delete the keys of a run that was killed)", c.cleanup},
 		{"acl", "acl --strategy lua,multi-nx [--prefix P]   (print the ACL SETUSER line of a least-privilege user)", c.acl},
+		{"--version", "--version   (rlbench's version and commit, and the Go and client library versions)", runVersion},
 	}
 }
 
@@ -86,6 +87,9 @@ func (c cli) main(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	cmds := c.commands()
 	cmd := cmds[0]
 	if len(args) > 0 {
+		if err := unknownCommand(args[0], cmds); err != nil {
+			return exitStatus(stderr, "rlbench", err)
+		}
 		for _, sub := range cmds[1:] {
 			if args[0] == sub.name {
 				cmd, args = sub, args[1:]
@@ -181,7 +185,7 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	if ferr, ok := errors.AsType[*flagError](err); ok {
 		return badInput(ferr)
 	}
-	return badInputHelp(err)
+	return badInputHelp(unknownFlagError(fs, err))
 }
 
 // parseFlagsOnly is parseFlags for a command that takes no arguments

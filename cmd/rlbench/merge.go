@@ -16,7 +16,8 @@ import (
 
 // runMerge is `rlbench merge A.json B.json ... -o all.json`: it merges the
 // reports of several generators that loaded one target at the same time
-// (see package merge), writes the merged report and prints its summary.
+// (see package merge), writes the merged report and prints its summary
+// (on stderr when the report goes to stdout).
 // Exit status 0, or 2 for bad input: fewer than two files, a file that
 // cannot be read, is not an rlbench report or cannot be merged exactly, no
 // cell common to every file, or an output that cannot be written or is one
@@ -26,7 +27,7 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := pflag.NewFlagSet("rlbench merge", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
-	fs.StringVarP(&out, "output", "o", "", `the merged JSON report to write ("-" for stdout); required`)
+	fs.StringVarP(&out, "output", "o", "", `the merged JSON report to write ("-": to stdout, and the summary to stderr); required`)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: rlbench merge A.json B.json ... -o all.json
 
@@ -62,7 +63,7 @@ Flags:
 		}
 		files[i] = merge.File{Name: p, Report: rep}
 	}
-	outFile, err := openOutputFlag(out)
+	outFile, err := openOutputFlag("-o", out)
 	if err != nil {
 		return err
 	}
@@ -78,11 +79,16 @@ Flags:
 	if err := merge.JSON(m)(&buf); err != nil {
 		return err
 	}
-	if err := writeOutput(outFile, buf.Bytes(), stdout); err != nil || outFile == nil {
+	if err := writeOutput(outFile, buf.Bytes(), stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "rlbench merge: wrote %s: %d cells from %d files\n", out, len(m.Runs), len(files))
-	return printed(results.Text(m.Results())(stdout))
+	// The text goes where the JSON does not: stderr under -o -.
+	text := stderr
+	if outFile != nil {
+		fmt.Fprintf(stderr, "rlbench merge: wrote %s: %d cells from %d files\n", out, len(m.Runs), len(files))
+		text = stdout
+	}
+	return printed(results.Text(m.Results())(text))
 }
 
 // sameFile reports whether a and b name one existing file.

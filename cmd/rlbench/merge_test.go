@@ -128,6 +128,8 @@ func TestMergeBadInput(t *testing.T) {
 		{name: "help", args: []string{"--help"}, want: exitOK, says: "Usage: rlbench merge"},
 		// Two files of one cell, to stdout; the prefixes are unknown.
 		{name: "stdout", args: []string{lua1, lua2, "-o", "-"}, want: exitOK, says: "lua1.json has no workload.prefix in its config"},
+		// The JSON on stdout, the text on stderr, as --json - does.
+		{name: "stdout, text on stderr", args: []string{lua1, lua2, "-o", "-"}, want: exitOK, says: "strategy  client    clients"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -244,6 +245,19 @@ func writeOutput(out *outputFile, data []byte, stdout io.Writer) error {
 	return out.write(write)
 }
 
+// writeJSONReport writes a JSON report to the file out, or to stdout when out
+// is nil (--json -), as writeOutput does.
+func writeJSONReport(out *outputFile, report func(io.Writer) error, stdout io.Writer) error {
+	if out != nil {
+		return out.write(report)
+	}
+	var data bytes.Buffer
+	if err := report(&data); err != nil {
+		return fmt.Errorf("json: %w", err)
+	}
+	return writeOutput(out, data.Bytes(), stdout)
+}
+
 // printed returns the error of a write to stdout, or nil when stdout was
 // closed by its reader (EPIPE: `rlbench ... | head -1`), which is a reason
 // to stop printing, not a failure of the command.
@@ -254,14 +268,14 @@ func printed(err error) error {
 	return err
 }
 
-// openOutputFlag opens the file that -o names (see openOutput); "-" is
-// stdout, for which it returns nil. A path that cannot be written is bad
-// input.
-func openOutputFlag(path string) (*outputFile, error) {
+// openOutputFlag opens the file that flag (-o, --json) names (see
+// openOutput); "-" is stdout, for which it returns nil. A path that cannot
+// be written is bad input.
+func openOutputFlag(flag, path string) (*outputFile, error) {
 	if path == "-" {
 		return nil, nil
 	}
-	f, err := openOutput("-o", path)
+	f, err := openOutput(flag, path)
 	if err != nil {
 		return nil, badInput(err)
 	}

@@ -50,7 +50,7 @@ Flags:
 	if err != nil {
 		return badInputHelp(err)
 	}
-	outFile, err := openOutputFlag(out)
+	outFile, err := openOutputFlag("-o", out)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func newVerifyFlagSet(o *verifyOptions, stderr io.Writer) *pflag.FlagSet {
 	o.connection.add(fs)
 	fs.Var(textValue{p: &c.RedisServer, flag: "--redis-server", hint: "give PATH, or leave out --redis-server for redis-server on PATH"}, "redis-server", "redis-server binary for the private server (default: redis-server on PATH)")
 	fs.Var(textValue{p: &c.Prefix, flag: "--prefix", hint: `leave out --prefix for "rlbench-verify:<id>:"`}, "prefix", `key prefix; every key the checks write starts with it, and is deleted at the end (default "rlbench-verify:<id>:")`)
-	fs.StringVar(&o.jsonPath, "json", "", "write the matrix as JSON to this file")
+	fs.StringVar(&o.jsonPath, "json", "", `write the matrix as JSON to this file ("-": to stdout, and the matrix to stderr)`)
 	addUserStrategyFlags(fs, &o.scripts, &o.functions)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: rlbench verify [flags]\n\n"+
@@ -78,12 +78,15 @@ func (c cli) verify(ctx context.Context, args []string, stdout, stderr io.Writer
 	if o.jsonPath != "" {
 		// Opened now: a path that cannot be written is bad input, found
 		// before anything is written to Redis.
-		f, err := openOutput("--json", o.jsonPath)
-		if err != nil {
-			return badInput(err)
+		if jsonFile, err = openOutputFlag("--json", o.jsonPath); err != nil {
+			return err
 		}
-		defer f.discard()
-		jsonFile = f
+		defer jsonFile.discard()
+	}
+	// The matrix goes where the JSON does not: stderr under --json -.
+	text := stdout
+	if o.jsonPath == "-" {
+		text = stderr
 	}
 
 	m, err := verify.Run(ctx, o.cfg)
@@ -92,10 +95,10 @@ func (c cli) verify(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	var errs []error
 	if m != nil {
-		if jsonFile != nil {
-			errs = append(errs, jsonFile.write(verify.JSON(m)))
+		if o.jsonPath != "" {
+			errs = append(errs, writeJSONReport(jsonFile, verify.JSON(m), stdout))
 		}
-		errs = append(errs, printed(verify.Text(m)(stdout)))
+		errs = append(errs, printed(verify.Text(m)(text)))
 		if !m.AsDocumented() {
 			errs = append(errs, errReported)
 		}
