@@ -43,6 +43,10 @@ type target struct {
 	// unlinkToDel is true on a server without UNLINK (before Redis 4.0):
 	// the clean-up sends DEL.
 	unlinkToDel bool
+	// claim is the run's hold on its prefix (claim.go), released at
+	// close; nil when not taken, or taken by another target of the run
+	// on the same server.
+	claim *claim
 }
 
 // topology is what one kind of target does its own way; everything else in
@@ -147,6 +151,7 @@ func (t *target) readInfo(ctx context.Context) error {
 }
 
 func (t *target) close() {
+	t.claim.release()
 	t.admin.Close()
 	t.topology.close()
 }

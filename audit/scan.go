@@ -25,7 +25,8 @@ var _ Node = (*redis.Client)(nil)
 // Scan audits nodes one after the other, in order: it SCANs each node's
 // keyspace, reads every examined key's PTTL in one pipeline per SCAN batch,
 // and counts. It keeps nothing per key (unless Options.Dedup), so its memory
-// does not grow with the keyspace.
+// does not grow with the keyspace. A load run's claim on its prefix
+// (IsClaim) is left out: not counted, fixed or deleted.
 //
 // By default it sends only read commands: DBSIZE, SCAN and PTTL, with TYPE
 // (Options.Types, Options.Sample, Options.Fields), GETRANGE (Options.Limit,
@@ -240,11 +241,12 @@ func scanPage(ctx context.Context, n Node, match, typ string, count int64, curso
 }
 
 // examine returns the keys of a SCAN page to examine: under the prefix,
-// and not seen before when deduplicating.
+// not a run's claim on its prefix (IsClaim), and not seen before when
+// deduplicating.
 func (a *auditor) examine(keys []string) []string {
 	a.keys = a.keys[:0]
 	for _, key := range keys {
-		if a.o.Prefix != "" && !strings.HasPrefix(key, a.o.Prefix) {
+		if a.o.Prefix != "" && !strings.HasPrefix(key, a.o.Prefix) || IsClaim(key) {
 			continue
 		}
 		if a.seen != nil && !a.seen.add(key) {

@@ -106,7 +106,7 @@ func TestSIGHUP(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	// Until the load has written keys.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if len(scanKeys(t, rdb, prefix+"*")) > 0 {
+		if len(scanKeys(t, rdb, rlbench.CellPrefix(prefix, "naive", "go-redis")+"*")) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
