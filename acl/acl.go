@@ -60,7 +60,7 @@ var strategyCommands = map[string][]string{
 	"multi-nx":     {"multi", "incr", "expire", "exec"},
 	"lua":          {"evalsha", "eval", "incr", "expire", "ttl"},
 	"lua-heal":     {"evalsha", "eval", "incr", "ttl", "expire"},
-	"function":     {"fcall", "function|list", "function|load", "incr", "ttl", "expire"},
+	"function":     {"fcall", "function|list", "function|load", "function|delete", "incr", "ttl", "expire"},
 	"gcra":         {"evalsha", "eval", "time", "get", "set"},
 	"sliding-log":  {"evalsha", "eval", "time", "zremrangebyscore", "zcard", "incr", "zadd", "pexpire"},
 	"token-bucket": {"evalsha", "eval", "time", "hmget", "exists", "hset", "pexpire"},
@@ -88,7 +88,7 @@ func userCommands(info strategies.Info) ([]string, error) {
 	}
 	cmds := []string{"evalsha", "eval"}
 	if strings.Contains(info.Commands, "FCALL") {
-		cmds = []string{"fcall", "function|load", "function|list"}
+		cmds = []string{"fcall", "function|load", "function|list", "function|delete"}
 	}
 	for _, m := range scriptCall.FindAllStringSubmatch(string(src), -1) {
 		if name := strings.ToLower(m[1]); !slices.Contains(cmds, name) {

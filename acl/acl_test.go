@@ -87,7 +87,7 @@ func TestCommands(t *testing.T) {
 		{name: "faults, cluster, db", n: Needs{Strategies: []string{"naive"}, Faults: []string{faults.Stall, faults.KillClients, faults.Restart}, Cluster: true, DB: 2},
 			want: "get set incr client|pause client|list client|kill cluster|slots cluster|shards select ping info config|get client|setname scan pttl unlink watch exec pexpire del multi command|info"},
 		{name: "sentinel", n: Needs{Strategies: []string{"function"}, Faults: []string{faults.ScriptFlush}, Sentinel: true},
-			want: "fcall function|list function|load incr ttl expire script|flush role ping info config|get client|setname scan pttl unlink set get watch exec pexpire del multi command|info"},
+			want: "fcall function|list function|load function|delete incr ttl expire script|flush role ping info config|get client|setname scan pttl unlink set get watch exec pexpire del multi command|info"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -187,7 +187,7 @@ var probes = map[string][]string{
 	"get": {"K"}, "set": {"K", "1"}, "incr": {"K"}, "expire": {"K", "1"}, "pexpire": {"K", "1"},
 	"ttl": {"K"}, "pttl": {"K"}, "exists": {"K"}, "unlink": {"K"}, "del": {"K"},
 	"evalsha": {"0000000000000000000000000000000000000000", "1", "K"}, "eval": {"return 1", "1", "K"},
-	"fcall": {"f", "1", "K"}, "function|load": {"#!lua name=x"}, "function|list": nil, "time": nil,
+	"fcall": {"f", "1", "K"}, "function|load": {"#!lua name=x"}, "function|list": nil, "function|delete": {"x"}, "time": nil,
 	"zremrangebyscore": {"K", "0", "0"}, "zcard": {"K"}, "zadd": {"K", "0", "m"},
 	"hmget": {"K", "f"}, "hset": {"K", "f", "v"}, "ping": nil, "info": nil,
 	"setex": {"K", "1", "1"}, "incrby": {"K", "1"}, "script|load": {"return 1"},

@@ -87,7 +87,7 @@ func writeTable(buf *bytes.Buffer, rep *Report, multi bool) {
 // each writes what it has to say of one run, labelled label, or nothing.
 var textSections = []func(buf *bytes.Buffer, r Run, label string){
 	writePartial, writeOpenLoop, writeErrors, writeAdmissionSample, writeFaults, writePerNode, writeClusterErrors, writeSaturation,
-	writeFieldAudit,
+	writeFieldAudit, writeLibraries,
 }
 
 // writeFieldAudit writes the field audit of a run whose counters are hash
