@@ -201,3 +201,30 @@ func calls(t *testing.T, rdb *redis.Client, cmd string) int64 {
 	}
 	return n
 }
+
+// TestUserFunctionLibraryDeleted is TestFunctionLibraryLifecycle for a
+// --function library of the user's: loaded by the run, deleted at its end.
+func TestUserFunctionLibraryDeleted(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	if err := rdb.FunctionLoad(t.Context(), tenantLibrary).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const name, lib = "example_fixed_window", "rlbench_example"
+	rep, err := rlbench.Run(t.Context(), rlbench.Config{
+		Addr: srv.Addr(), Functions: []string{name + "=examples/fixed_window_function.lua"}, Strategies: []string{name},
+		Workload: workload.Config{Workers: 2, Keys: 5, Requests: 200, Prefix: redistest.Prefix(t)},
+	}, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	want := results.Library{Name: lib, Loaded: true, Deleted: true}
+	if len(rep.Runs) != 1 || len(rep.Runs[0].Libraries) != 1 || rep.Runs[0].Libraries[0] != want {
+		t.Errorf("Run's libraries = %+v; want [%+v]", rep.Runs, want)
+	}
+	libs := libraryCodes(t, rdb)
+	if _, left := libs[lib]; left || libs["tenant"] != tenantLibrary {
+		t.Errorf("after the run, FUNCTION LIST = %v; want only the tenant's library, untouched", libs)
+	}
+}

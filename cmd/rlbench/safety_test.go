@@ -349,3 +349,37 @@ func TestSIGQUIT(t *testing.T) {
 		})
 	}
 }
+
+// TestRunRefusesAClaimedPrefix is issue 21, item 5, at the command line: a
+// prefix another run holds (its claim key, with that run's id) is bad
+// input, exit status 2, naming the holder; the holder's claim and the
+// tenant's keys stay as they were.
+func TestRunRefusesAClaimedPrefix(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	claim := prefix + "rlbench-claim"
+	const holder = "run 20261201T000000-0badc0de (pid 4242 on elsewhere, since 2026-12-01T00:00:00Z)"
+	if err := rdb.Set(ctx, claim, holder, time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, "tenant:1", "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--addr", srv.Addr(), "--prefix", prefix, "--clients", "2", "--requests", "100"}
+	res := mustRun(t, exitUsage, args...)
+	if want := "run 20261201T000000-0badc0de"; !strings.Contains(res.stderr, want) || !strings.Contains(res.stderr, "--prefix") {
+		t.Errorf("run(%q) stderr =\n%s\nwant it to name the holder, %q, and --prefix", args, res.stderr, want)
+	}
+	if v, err := rdb.Get(ctx, claim).Result(); v != holder || err != nil {
+		t.Errorf("GET %s after the refused run = %q, %v; want the holder's claim as it was", claim, v, err)
+	}
+	if ttl := rdb.PTTL(ctx, claim).Val(); ttl <= 0 {
+		t.Errorf("PTTL %s after the refused run = %s; want its TTL kept", claim, ttl)
+	}
+	if n := rdb.DBSize(ctx).Val(); n != 2 {
+		t.Errorf("DBSIZE after the refused run = %d; want 2 (the claim and the tenant's key)", n)
+	}
+}
