@@ -32,6 +32,7 @@ type claim struct {
 	value string
 	stop  chan struct{}
 	done  sync.WaitGroup
+	once  sync.Once // release
 }
 
 // claimValue is what a run writes in its claim: its run id first, then
@@ -95,15 +96,22 @@ func (c *claim) renew() {
 		case <-tick.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), claimTTL/3)
-		err := c.ifHeld(ctx, func(p redis.Pipeliner) { p.PExpire(ctx, c.key, claimTTL) })
-		if errors.Is(err, redis.Nil) {
-			err = c.rdb.SetNX(ctx, c.key, c.value, claimTTL).Err()
-		}
+		err := c.renewOnce(ctx)
 		cancel()
 		if errors.Is(err, errClaimed) {
 			return
 		}
 	}
+}
+
+// renewOnce gives the claim its whole TTL again, or takes it again when it
+// vanished; errClaimed when another run holds it now.
+func (c *claim) renewOnce(ctx context.Context) error {
+	err := c.ifHeld(ctx, func(p redis.Pipeliner) { p.PExpire(ctx, c.key, claimTTL) })
+	if errors.Is(err, redis.Nil) {
+		err = c.rdb.SetNX(ctx, c.key, c.value, claimTTL).Err()
+	}
+	return err
 }
 
 // ifHeld runs fn in a transaction (WATCH, GET, MULTI, fn, EXEC) when the
@@ -127,15 +135,18 @@ func (c *claim) ifHeld(ctx context.Context, fn func(redis.Pipeliner)) error {
 }
 
 // release stops the renewal and deletes the claim if it still holds the
-// run's value. A nil claim (one the run did not take) does nothing.
+// run's value; once, however often it is called. A nil claim (one the run
+// did not take) does nothing.
 func (c *claim) release() {
 	if c == nil {
 		return
 	}
-	close(c.stop)
-	c.done.Wait()
-	ctx, cancel := context.WithTimeout(context.Background(), claimTTL/3)
-	defer cancel()
-	// A claim left behind by a failure here expires within claimTTL.
-	_ = c.ifHeld(ctx, func(p redis.Pipeliner) { p.Del(ctx, c.key) })
+	c.once.Do(func() {
+		close(c.stop)
+		c.done.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), claimTTL/3)
+		defer cancel()
+		// A claim left behind by a failure here expires within claimTTL.
+		_ = c.ifHeld(ctx, func(p redis.Pipeliner) { p.Del(ctx, c.key) })
+	})
 }
