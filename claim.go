@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -147,6 +148,11 @@ func (c *claim) release() {
 		ctx, cancel := context.WithTimeout(context.Background(), claimTTL/3)
 		defer cancel()
 		// A claim left behind by a failure here expires within claimTTL.
-		_ = c.ifHeld(ctx, func(p redis.Pipeliner) { p.Del(ctx, c.key) })
+		err := c.ifHeld(ctx, func(p redis.Pipeliner) { p.Del(ctx, c.key) })
+		if err != nil && strings.Contains(err.Error(), "NOPERM") {
+			// A user who may not WATCH or GET it, whom the pre-flight
+			// refuses moments after the claim was taken: deleted blind.
+			_ = c.rdb.Del(ctx, c.key).Err()
+		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -140,6 +141,9 @@ func (t *target) claimPrefix(ctx context.Context, cfg Config) error {
 	if errors.Is(err, errClaimed) {
 		return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q is in use: %w (key %s): two runs on one prefix would count into each other's counters and delete each other's keys; wait for it to end, or choose another --prefix (the claim of a run that was killed expires within %s)",
 			t.spec.Label, cfg.Workload.Prefix, err, claimKey(cfg.Workload.Prefix), claimTTL))
+	}
+	if denied := acl.Denied("get", err); denied != nil && strings.HasPrefix(err.Error(), "get ") {
+		return usage("Username", fmt.Errorf("%s: %w", t.spec.Label, denied))
 	}
 	if err != nil {
 		return t.notWritable("SET "+claimKey(cfg.Workload.Prefix)+" NX", err)

@@ -93,6 +93,8 @@ func TestRunRefusesAUserWithoutTheCommands(t *testing.T) {
 		{"no scan", []any{"-scan"}, "the user may not send SCAN"},
 		{"no command info", []any{"-command|info"}, "the user may not send COMMAND INFO"},
 		{"no info", []any{"-info"}, "the user may not send INFO"},
+		{"no get", []any{"-get"}, "the user may not send GET"},
+		{"no watch", []any{"-watch"}, "the user may not send WATCH"},
 		{"no config get", []any{"-config|get"}, ""},
 	}
 	for _, tc := range tests {
