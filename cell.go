@@ -101,7 +101,7 @@ func (c *cell) run(ctx context.Context, log, progress io.Writer, abort context.C
 }
 
 // load connects, warms up, measures, audits and cleans up.
-func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.Context) (results.Run, error) {
+func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.Context) (run results.Run, err error) {
 	var m measurement
 	// Before the client connects, so that its connections are counted.
 	m.connected, m.samplesErr = c.target.sample(ctx)
@@ -109,6 +109,9 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 		return results.Run{}, err
 	}
 	defer c.conn.Close()
+	// Last, after the audit: the libraries the client loaded go, even
+	// after an interrupt; only abort stops it.
+	defer func() { run.Libraries = c.deleteLibraries(abort, log) }()
 	if err := c.warmUp(ctx, abort); err != nil {
 		return results.Run{}, fmt.Errorf("%s: warm-up: %w", c.label, err)
 	}
@@ -117,7 +120,7 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 	}
 	var rec results.Recorder
 	c.measure(ctx, progress, &rec, &m)
-	run := c.result(&rec, &m)
+	run = c.result(&rec, &m)
 	if err := c.auditAndCleanUp(abort, &run); err != nil {
 		return run, fmt.Errorf("%s: %w", c.label, err)
 	}
@@ -147,17 +150,40 @@ func (c *cell) connect(ctx context.Context, log io.Writer) error {
 		conn.Close()
 		return fmt.Errorf("%s: connect: %w", c.label, err)
 	}
-	if p, ok := c.impl.(strategies.Preparer); ok {
-		if err := p.Prepare(ctx, conn); err != nil {
-			conn.Close()
-			return fmt.Errorf("%s: prepare: %w", c.label, err)
-		}
-	}
-	if err := c.checkUserStrategy(ctx); err != nil {
+	// A failure from here leaves no library the client loaded.
+	fail := func(err error) error {
+		c.deleteLibraries(context.WithoutCancel(ctx), log)
 		conn.Close()
 		return fmt.Errorf("%s: %w", c.label, err)
 	}
+	if p, ok := c.impl.(strategies.Preparer); ok {
+		if err := p.Prepare(ctx, conn); err != nil {
+			return fail(fmt.Errorf("prepare: %w", err))
+		}
+	}
+	if err := c.checkUserStrategy(ctx); err != nil {
+		return fail(err)
+	}
 	return nil
+}
+
+// deleteLibraries deletes the libraries of Redis Functions that the cell's
+// client loaded (clients.Conn.DeleteLibraries), says on log what became of
+// each library it was given, and returns that; nil when there was none.
+func (c *cell) deleteLibraries(ctx context.Context, log io.Writer) []results.Library {
+	libs, err := c.conn.DeleteLibraries(ctx)
+	if len(libs) == 0 {
+		return nil
+	}
+	out := make([]results.Library, len(libs))
+	for i, l := range libs {
+		out[i] = results.Library{Name: l.Name, Loaded: l.Loaded, Reloads: l.Reloads, Deleted: l.Deleted}
+		if l.Loaded && !l.Deleted && err != nil {
+			out[i].DeleteError = err.Error()
+		}
+		fmt.Fprintf(log, "rlbench: %s: %s\n", c.label, out[i])
+	}
+	return out
 }
 
 // workload is the cell's workload: the run's, on the cell's keys.

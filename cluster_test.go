@@ -114,7 +114,8 @@ func TestClusterImmortalKeys(t *testing.T) {
 }
 
 // TestClusterCleansUp checks that a run on a cluster deletes its own keys
-// on every master, and only those.
+// on every master, and only those, and the function library it loaded on
+// each (issue 21, item 8).
 func TestClusterCleansUp(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 0)
@@ -149,6 +150,10 @@ func TestClusterCleansUp(t *testing.T) {
 		total += n
 		if n > int64(len(unrelated)) {
 			t.Errorf("DBSIZE on %s after the run = %d; want only unrelated keys", addr, n)
+		}
+		// The library the function cells loaded on every master is gone.
+		if libs, err := m.FunctionList(ctx, redis.FunctionListQuery{}).Result(); err != nil || len(libs) != 0 {
+			t.Errorf("FUNCTION LIST on %s after the run = %+v, %v; want no library", addr, libs, err)
 		}
 	}
 	if total != int64(len(unrelated)) {

@@ -38,8 +38,12 @@ type Config struct {
 	// 0 means strategies.DefaultFields. Other strategies ignore it.
 	Fields int `json:"fields,omitempty"`
 	// Workload is the load each strategy x client cell runs. An empty
-	// Prefix means "rlbench:<run-id>:" with a fresh random run id.
+	// Prefix means "rlbench:<run-id>:", with RunID.
 	Workload workload.Config `json:"workload"`
+	// RunID names the run in its claim on the prefix (a second run on the
+	// prefix is refused, naming it) and in the default prefix; "" means a
+	// fresh one (audit.NewRunID).
+	RunID string `json:"run_id,omitempty"`
 
 	// Targets are the servers every strategy x client cell runs against,
 	// one after another. Empty means one target: Addr, or a private
@@ -269,8 +273,11 @@ func (c Config) withDefaults() Config {
 		c.Targets = []TargetSpec{{Addr: c.Addr, RedisServer: c.RedisServer}}
 	}
 	c.Targets = labelTargets(c.Targets)
+	if c.RunID == "" {
+		c.RunID = audit.NewRunID()
+	}
 	if c.Workload.Prefix == "" {
-		c.Workload.Prefix = audit.NewPrefix("rlbench")
+		c.Workload.Prefix = "rlbench:" + c.RunID + ":"
 	}
 	c.Workload = c.Workload.WithDefaults()
 	return c

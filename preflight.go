@@ -2,10 +2,12 @@ package rlbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,17 +18,27 @@ import (
 	"github.com/rlbench/rlbench/redisserver"
 )
 
-// preflight checks, before anything is written, that every cell of cfg can
-// run on t: the server's version runs every strategy, the go-redis pool
-// fits under maxclients on every master, the run's prefix holds no key yet
-// (the audit and the clean-up treat every key under it as the run's), and
-// the target takes writes (not a replica, not a read-only user).
+// preflight checks, before anything is written but the run's claim on its
+// prefix, that every cell of cfg can run on t: the server's version runs
+// every strategy, the go-redis pool fits under maxclients on every master,
+// no other run holds the prefix (claimPrefix), the prefix holds no key yet
+// but the claim (the audit and the clean-up treat every key under it as
+// the run's), and the target takes writes (not a replica, not a read-only
+// user).
 func (t *target) preflight(ctx context.Context, cfg Config) error {
 	nodes, err := t.nodes(ctx)
 	if err != nil {
 		return usage(t.field(), fmt.Errorf("%s: %w", t.spec.Label, err))
 	}
 	if err := checkConnections(ctx, nodes, cfg); err != nil {
+		return err
+	}
+	// A replica is refused before the claim is written: a read-only one
+	// would refuse the claim, and a writable one would take it.
+	if err := t.checkMaster(ctx); err != nil {
+		return err
+	}
+	if err := t.claimPrefix(ctx, cfg); err != nil {
 		return err
 	}
 	for _, n := range nodes {
@@ -111,19 +123,15 @@ func (t *target) field() string {
 
 // checkWritable writes one key under prefix and deletes it: a replica
 // (READONLY) or a user without write access (NOPERM) is refused here, not
-// found out through a run in which every decision fails; so is a replica
-// that takes writes (checkMaster).
+// found out through a run in which every decision fails.
 func (t *target) checkWritable(ctx context.Context, prefix string) error {
-	if err := t.checkMaster(ctx); err != nil {
-		return err
-	}
 	key := prefix + "preflight"
 	err := t.admin.Set(ctx, key, 1, time.Minute).Err()
 	if err == nil {
 		err = t.admin.Del(ctx, key).Err()
 	}
 	if err != nil {
-		return usage(t.field(), fmt.Errorf("%s: the target does not take writes under the prefix (SET %s): %w; a replica, or a user without write access, cannot run a load", t.spec.Label, key, err))
+		return t.notWritable("SET "+key, err)
 	}
 	return nil
 }
@@ -155,8 +163,34 @@ func (t *target) checkMaster(ctx context.Context) error {
 	return nil
 }
 
-// firstKey returns a key under prefix on node, or "" when there is none.
-// It stops at the first one found.
+// notWritable is the error of a write (what) that t refused under the
+// prefix.
+func (t *target) notWritable(what string, err error) error {
+	return usage(t.field(), fmt.Errorf("%s: the target does not take writes under the prefix (%s): %w; a replica, or a user without write access, cannot run a load", t.spec.Label, what, err))
+}
+
+// claimPrefix claims the run's prefix on t (takeClaim) before its
+// emptiness is checked: of two runs started together on one prefix, which
+// would count into each other's counters and delete each other's keys,
+// the second is refused, naming the first.
+func (t *target) claimPrefix(ctx context.Context, cfg Config) error {
+	c, err := takeClaim(ctx, t.admin, cfg.Workload.Prefix, cfg.RunID)
+	if errors.Is(err, errClaimed) {
+		return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q is in use: %w (key %s): two runs on one prefix would count into each other's counters and delete each other's keys; wait for it to end, or choose another --prefix (the claim of a run that was killed expires within %s)",
+			t.spec.Label, cfg.Workload.Prefix, err, claimKey(cfg.Workload.Prefix), claimTTL))
+	}
+	if denied := acl.Denied("get", err); denied != nil && strings.HasPrefix(err.Error(), "get ") {
+		return usage("Username", fmt.Errorf("%s: %w", t.spec.Label, denied))
+	}
+	if err != nil {
+		return t.notWritable("SET "+claimKey(cfg.Workload.Prefix)+" NX", err)
+	}
+	t.claim = c
+	return nil
+}
+
+// firstKey returns a key under prefix on node, other than the run's claim
+// on it, or "" when there is none. It stops at the first one found.
 func firstKey(ctx context.Context, node *redis.Client, prefix string) (string, error) {
 	var cursor uint64
 	for {
@@ -164,8 +198,10 @@ func firstKey(ctx context.Context, node *redis.Client, prefix string) (string, e
 		if err != nil {
 			return "", err
 		}
-		if len(keys) > 0 {
-			return keys[0], nil
+		for _, key := range keys {
+			if key != claimKey(prefix) {
+				return key, nil
+			}
 		}
 		if cursor = next; cursor == 0 {
 			return "", nil

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/faults"
@@ -90,6 +93,8 @@ func TestRunRefusesAUserWithoutTheCommands(t *testing.T) {
 		{"no scan", []any{"-scan"}, "the user may not send SCAN"},
 		{"no command info", []any{"-command|info"}, "the user may not send COMMAND INFO"},
 		{"no info", []any{"-info"}, "the user may not send INFO"},
+		{"no get", []any{"-get"}, "the user may not send GET"},
+		{"no watch", []any{"-watch"}, "the user may not send WATCH"},
 		{"no config get", []any{"-config|get"}, ""},
 	}
 	for _, tc := range tests {
@@ -245,4 +250,95 @@ func (w *onWrite) Write(p []byte) (int, error) {
 		w.do()
 	}
 	return len(p), nil
+}
+
+// TestTwoRunsOnOnePrefix is issue 21, item 5: two runs started together on
+// one prefix both passed the empty-prefix check, shared counters and
+// deleted each other's keys. Each now claims the prefix first: exactly one
+// proceeds, the other is refused as bad input naming the holder's run id;
+// the claim is not among the audited keys and is gone after the run; the
+// tenant's keys beside the prefix are untouched.
+func TestTwoRunsOnOnePrefix(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	// The tenant's own keys, beside the prefix.
+	for i := range 20 {
+		if err := rdb.Set(ctx, "tenant:"+strconv.Itoa(i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		id  string
+		rep *results.Report
+		err error
+	}
+	done := make(chan result, 2)
+	start := make(chan struct{})
+	for _, id := range []string{"run-a", "run-b"} {
+		go func() {
+			<-start
+			rep, err := rlbench.Run(load, rlbench.Config{
+				Addr: srv.Addr(), RunID: id, Strategies: []string{"naive"}, Window: 60,
+				Workload: workload.Config{Workers: 2, Keys: 10, Duration: 2 * time.Minute, Prefix: prefix},
+			}, rlbench.Options{})
+			done <- result{id, rep, err}
+		}()
+	}
+	close(start)
+	var refused result
+	select {
+	case refused = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("neither of two runs on one prefix was refused in 60s")
+	}
+	holder := map[string]string{"run-a": "run-b", "run-b": "run-a"}[refused.id]
+	if usageField(refused.err) != "Workload.Prefix" || !strings.Contains(refused.err.Error(), "run "+holder+" ") {
+		t.Errorf("Run(%s) beside %s on one prefix = %v; want a Workload.Prefix UsageError naming run %s", refused.id, holder, refused.err, holder)
+	}
+	// The other one runs: until its counters are there, then it is
+	// interrupted, and audits and deletes them as usual.
+	key := rlbench.CellPrefix(prefix, "naive", "go-redis") + "*"
+	for deadline := time.Now().Add(30 * time.Second); len(scan(t, rdb, key)) < 10; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run that holds the prefix wrote %d of its 10 keys in 30s", len(scan(t, rdb, key)))
+		}
+	}
+	cancel()
+	var ran result
+	select {
+	case ran = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run that holds the prefix still runs 60s after its interrupt")
+	}
+	if ran.id != holder || !errors.Is(ran.err, context.Canceled) || len(ran.rep.Runs) != 1 {
+		t.Fatalf("Run(%s) = %v; want %s interrupted with 1 run", ran.id, ran.err, holder)
+	}
+	if a := ran.rep.Runs[0].Audit; a.Keys != 10 {
+		t.Errorf("the holder's audit counted %d keys; want its 10 counters", a.Keys)
+	}
+	if keys := scan(t, rdb, prefix+"*"); len(keys) != 0 {
+		t.Errorf("after the run, %q remain under the prefix; want none (the claim deleted too)", keys)
+	}
+	if n := rdb.DBSize(ctx).Val(); n != 20 {
+		t.Errorf("DBSIZE after the runs = %d; want the tenant's 20 keys", n)
+	}
+}
+
+// scan returns every key that matches pattern.
+func scan(t *testing.T, rdb *redis.Client, pattern string) []string {
+	t.Helper()
+	var keys []string
+	iter := rdb.Scan(t.Context(), 0, pattern, 1000).Iterator()
+	for iter.Next(t.Context()) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return keys
 }

@@ -76,8 +76,8 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 	for _, t := range targets {
 		t.logHeader(log)
 	}
-	fmt.Fprintf(log, "rlbench: prefix %q, %d clients, %d keys (%s), limit %d per %ds window\n",
-		cfg.Workload.Prefix, cfg.Workload.Workers, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
+	fmt.Fprintf(log, "rlbench: run %s, prefix %q (claimed: %s), %d clients, %d keys (%s), limit %d per %ds window\n",
+		cfg.RunID, cfg.Workload.Prefix, claimKey(cfg.Workload.Prefix), cfg.Workload.Workers, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
 
 	abort, cancel := abortContext(ctx, opts.Abort)
 	defer cancel()

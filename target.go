@@ -46,6 +46,10 @@ type target struct {
 	// leftOut are the strategies of --strategy all that the server cannot
 	// run, each with what it lacks (target.leaveOut): no cell runs them.
 	leftOut map[string][]string
+	// claim is the run's hold on its prefix (claim.go), released at
+	// close; nil when not taken, or taken by another target of the run
+	// on the same server.
+	claim *claim
 }
 
 // topology is what one kind of target does its own way; everything else in
@@ -154,6 +158,7 @@ func (t *target) readInfo(ctx context.Context) error {
 }
 
 func (t *target) close() {
+	t.claim.release()
 	t.admin.Close()
 	t.topology.close()
 }

@@ -58,7 +58,7 @@ var strategyCommands = map[string][]string{
 	"multi-nx":     {"multi", "incr", "expire", "exec"},
 	"lua":          {"evalsha", "eval", "incr", "expire", "ttl"},
 	"lua-heal":     {"evalsha", "eval", "incr", "ttl", "expire"},
-	"function":     {"fcall", "function|list", "function|load", "incr", "ttl", "expire"},
+	"function":     {"fcall", "function|list", "function|load", "function|delete", "incr", "ttl", "expire"},
 	"gcra":         {"evalsha", "eval", "time", "get", "set"},
 	"sliding-log":  {"evalsha", "eval", "time", "zremrangebyscore", "zcard", "incr", "zadd", "pexpire"},
 	"token-bucket": {"evalsha", "eval", "time", "hmget", "exists", "hset", "pexpire"},
@@ -78,7 +78,7 @@ var strategyCommands = map[string][]string{
 func userCommands(info strategies.Info) []string {
 	cmds := []string{"evalsha", "eval"}
 	if isFunction(info) {
-		cmds = []string{"fcall", "function|load", "function|list"}
+		cmds = []string{"fcall", "function|load", "function|list", "function|delete"}
 	}
 	for _, c := range info.Calls {
 		if !slices.Contains(cmds, c) {
@@ -111,8 +111,12 @@ var ownCommands = []Command{
 	{"scan", "rlbench: the audit and the clean-up (SCAN MATCH prefix*)"},
 	{"pttl", "rlbench: the audit of each key's TTL"},
 	{"unlink", "rlbench: the clean-up (DEL on a server without UNLINK)"},
-	{"set", "rlbench: the pre-flight check that the target takes writes (SET of one key under the prefix)"},
-	{"del", "rlbench: the pre-flight check that the target takes writes (DEL of that key)"},
+	{"set", "rlbench: the run's claim on its prefix (SET NX), and the pre-flight check that the target takes writes (SET of one key under the prefix)"},
+	{"get", "rlbench: the run's claim on its prefix (which run holds it)"},
+	{"watch", "rlbench: renewing and deleting the run's claim only while it is the run's (WATCH, MULTI, EXEC)"},
+	{"exec", "rlbench: renewing and deleting the run's claim (WATCH, MULTI, EXEC)"},
+	{"pexpire", "rlbench: renewing the run's claim on its prefix"},
+	{"del", "rlbench: the pre-flight check that the target takes writes (DEL of that key), and deleting the run's claim at its end"},
 	{"multi", "rlbench: the pre-flight permission check (MULTI with nothing executed)"},
 	{"command|info", "rlbench: the pre-flight check that the server knows every command"},
 }

@@ -81,13 +81,13 @@ func TestCommands(t *testing.T) {
 		want string
 	}{
 		{name: "one strategy", n: Needs{Strategies: []string{"lua"}},
-			want: "evalsha eval incr expire ttl ping info config|get client|setname scan pttl unlink set del multi command|info"},
+			want: "evalsha eval incr expire ttl ping info config|get client|setname scan pttl unlink set get watch exec pexpire del multi command|info"},
 		{name: "two strategies share commands", n: Needs{Strategies: []string{"multi-nx", "incr-expire"}},
-			want: "multi incr expire exec ping info config|get client|setname scan pttl unlink set del command|info"},
+			want: "multi incr expire exec ping info config|get client|setname scan pttl unlink set get watch pexpire del command|info"},
 		{name: "faults, cluster, db", n: Needs{Strategies: []string{"naive"}, Faults: []string{faults.Stall, faults.KillClients, faults.Restart}, Cluster: true, DB: 2},
-			want: "get set incr client|pause client|list client|kill cluster|slots cluster|shards select ping info config|get client|setname scan pttl unlink del multi command|info"},
+			want: "get set incr client|pause client|list client|kill cluster|slots cluster|shards select ping info config|get client|setname scan pttl unlink watch exec pexpire del multi command|info"},
 		{name: "sentinel", n: Needs{Strategies: []string{"function"}, Faults: []string{faults.ScriptFlush}, Sentinel: true},
-			want: "fcall function|list function|load incr ttl expire script|flush role ping info config|get client|setname scan pttl unlink set del multi command|info"},
+			want: "fcall function|list function|load function|delete incr ttl expire script|flush role ping info config|get client|setname scan pttl unlink set get watch exec pexpire del multi command|info"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

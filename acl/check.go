@@ -188,7 +188,7 @@ var probes = map[string][]string{
 	"get": {"K"}, "set": {"K", "1"}, "incr": {"K"}, "expire": {"K", "1"}, "pexpire": {"K", "1"},
 	"ttl": {"K"}, "pttl": {"K"}, "exists": {"K"}, "unlink": {"K"}, "del": {"K"},
 	"evalsha": {"0000000000000000000000000000000000000000", "1", "K"}, "eval": {"return 1", "1", "K"},
-	"fcall": {"f", "1", "K"}, "function|load": {"#!lua name=x"}, "function|list": nil, "time": nil,
+	"fcall": {"f", "1", "K"}, "function|load": {"#!lua name=x"}, "function|list": nil, "function|delete": {"x"}, "time": nil,
 	"zremrangebyscore": {"K", "0", "0"}, "zcard": {"K"}, "zadd": {"K", "0", "m"},
 	"hmget": {"K", "f"}, "hset": {"K", "f", "v"}, "ping": nil, "info": nil,
 	"setex": {"K", "1", "1"}, "incrby": {"K", "1"}, "script|load": {"return 1"},
@@ -196,7 +196,7 @@ var probes = map[string][]string{
 	"cluster|slots": nil, "cluster|shards": nil, "role": nil, "script|flush": nil,
 	"command|info": {"get"}, "client|pause": {"1"}, "client|list": nil, "client|kill": {"ID", "0"},
 	"hincrby": {"K", "f", "1"}, "hexpire": {"K", "1", "FIELDS", "1", "f"}, "httl": {"K", "FIELDS", "1", "f"},
-	"hpttl": {"K", "FIELDS", "1", "f"}, "hscan": {"K", "0"}, "type": {"K"},
+	"hpttl": {"K", "FIELDS", "1", "f"}, "hscan": {"K", "0"}, "type": {"K"}, "watch": {"K"},
 }
 
 // Permitted checks, as the user rdb is logged in as, that the server lets
@@ -205,21 +205,27 @@ var probes = map[string][]string{
 // its own it sends MULTI, each command with arguments of the right arity,
 // a command of the wrong arity and EXEC, so that the server checks every
 // command's permission when it queues it, then discards the transaction
-// without running any. It needs MULTI (in the list Commands returns).
+// without running any (WATCH, which MULTI does not take, is sent before
+// it). It needs MULTI (in the list Commands returns).
 // CONFIG GET is not required (see optional). A command refused returns a *MissingError that names it and quotes the
 // server's NOPERM (or unknown-command) reply.
 func Permitted(ctx context.Context, rdb *redis.Client, key string, cmds []Command) error {
 	conn := rdb.Conn()
 	defer conn.Close() // the server drops the MULTI state with the connection
+	var names []string
+	var errs []error
+	if slices.ContainsFunc(cmds, func(c Command) bool { return c.Name == "watch" }) {
+		// Not allowed inside MULTI; harmless before it (EXEC unwatches).
+		names, errs = append(names, "watch"), append(errs, conn.Do(ctx, "watch", key).Err())
+	}
 	if err := conn.Do(ctx, "multi").Err(); err != nil {
 		return classify([]string{"multi"}, []error{err}, "acl: permission check: multi")
 	}
-	var names []string
 	results := make([]*redis.Cmd, 0, len(cmds))
 	_, err := conn.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, c := range cmds {
-			if c.Name == "multi" || c.Name == "exec" {
-				continue // MULTI was just sent; EXEC follows
+			if c.Name == "multi" || c.Name == "exec" || c.Name == "watch" {
+				continue // WATCH and MULTI were just sent; EXEC follows
 			}
 			if optional[c.Name] {
 				continue
@@ -249,12 +255,12 @@ func Permitted(ctx context.Context, rdb *redis.Client, key string, cmds []Comman
 	if err != nil && len(results) == 0 {
 		return fmt.Errorf("acl: permission check: %w", err)
 	}
-	errs := make([]error, len(results))
 	for i, r := range results {
-		errs[i] = r.Err()
-		if names[i] == "exec" && errs[i] != nil && strings.HasPrefix(errs[i].Error(), "EXECABORT") {
-			errs[i] = nil // the transaction was discarded, as meant
+		err := r.Err()
+		if i == len(results)-1 && err != nil && strings.HasPrefix(err.Error(), "EXECABORT") { // EXEC's
+			err = nil // the transaction was discarded, as meant
 		}
+		errs = append(errs, err)
 	}
 	return classify(names, errs, "acl: permission check")
 }

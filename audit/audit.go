@@ -216,10 +216,23 @@ func (s *keySet) shape(key string) (n uint32, ok bool) {
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // NewPrefix returns a fresh key prefix for one run of tool:
-// "<tool>:<UTC time>-<8 random hex digits>:", e.g.
-// "rlbench:20261129T194000-1a2b3c4d:". Two runs never share one.
-func NewPrefix(tool string) string {
+// "<tool>:<run id>:" (NewRunID), e.g. "rlbench:20261129T194000-1a2b3c4d:".
+// Two runs never share one.
+func NewPrefix(tool string) string { return tool + ":" + NewRunID() + ":" }
+
+// NewRunID returns a fresh run id: "<UTC time>-<8 random hex digits>",
+// e.g. "20261129T194000-1a2b3c4d".
+func NewRunID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return tool + ":" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:]) + ":"
+	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
 }
+
+// ClaimName ends the key by which a load run claims its prefix: the
+// prefix, then ClaimName. Scan leaves every such key out (IsClaim): an
+// audit neither counts another run's claim as a key nor fixes or deletes
+// it.
+const ClaimName = "rlbench-claim"
+
+// IsClaim reports whether key is a run's claim on a prefix (ClaimName).
+func IsClaim(key string) bool { return strings.HasSuffix(key, ClaimName) }

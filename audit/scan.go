@@ -25,7 +25,8 @@ var _ Node = (*redis.Client)(nil)
 // Scan audits nodes one after the other, in order: it SCANs each node's
 // keyspace, reads every examined key's PTTL in one pipeline per SCAN batch,
 // and counts. It keeps nothing per key (unless Options.Dedup), so its memory
-// does not grow with the keyspace.
+// does not grow with the keyspace. A load run's claim on its prefix
+// (IsClaim) is left out: not counted, fixed or deleted.
 //
 // By default it sends only read commands: INFO server and replication
 // (before each node's first SCAN, in each batch's pipeline and after the
@@ -265,11 +266,12 @@ func scanPage(ctx context.Context, n Node, match, typ string, count int64, curso
 }
 
 // examine returns the keys of a SCAN page to examine: under the prefix,
-// and not seen before when deduplicating. It counts the matched keys.
+// not a run's claim on its prefix (IsClaim), and not seen before when
+// deduplicating. It counts the matched keys.
 func (a *auditor) examine(nr *NodeReport, keys []string) []string {
 	a.keys = a.keys[:0]
 	for _, key := range keys {
-		if a.o.Prefix != "" && !strings.HasPrefix(key, a.o.Prefix) {
+		if a.o.Prefix != "" && !strings.HasPrefix(key, a.o.Prefix) || IsClaim(key) {
 			continue
 		}
 		nr.Matched++

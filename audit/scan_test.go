@@ -644,3 +644,53 @@ func TestScanFixTTLRedis62(t *testing.T) {
 		}
 	}
 }
+
+// TestScanLeavesClaimsOut is issue 21, item 5: a load run's claim on its
+// prefix (the prefix, then audit.ClaimName) is not one of the keys an
+// audit counts, immortal or not, and a clean-up (Unlink) or --fix-ttl
+// leaves it alone.
+func TestScanLeavesClaimsOut(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	// A claim with a TTL (a live run's), an immortal one (under a nested
+	// prefix, as a tenant might leave), and three counters.
+	claims := map[string]time.Duration{prefix + audit.ClaimName: time.Minute, prefix + "sub:" + audit.ClaimName: 0}
+	for key, ttl := range claims {
+		if err := rdb.Set(ctx, key, "run x", ttl).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		if err := rdb.Set(ctx, fmt.Sprintf("%sc%d", prefix, i), 1, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// In this order: the audit finds the counters immortal, --fix-ttl
+	// gives them a TTL, the clean-up deletes them.
+	for _, tc := range []struct {
+		name         string
+		opts         audit.Options
+		wantImmortal int64
+	}{
+		{"audit", audit.Options{Prefix: prefix, Types: true}, 3},
+		{"fix-ttl", audit.Options{Prefix: prefix, FixTTL: time.Hour}, 3},
+		{"clean-up", audit.Options{Prefix: prefix, Unlink: true}, 0},
+	} {
+		rep, err := audit.Scan(ctx, []audit.Node{rdb}, tc.opts)
+		if err != nil {
+			t.Fatalf("%s: Scan = %v", tc.name, err)
+		}
+		if rep.Keys != 3 || rep.Immortal != tc.wantImmortal {
+			t.Errorf("%s: Scan counts %d keys, %d immortal; want the 3 counters (%d immortal), not the claims", tc.name, rep.Keys, rep.Immortal, tc.wantImmortal)
+		}
+		for key, ttl := range claims {
+			got, err := rdb.PTTL(ctx, key).Result()
+			if err != nil || got == -2 || (got == -1) != (ttl == 0) {
+				t.Errorf("%s: after Scan, PTTL %s = %v, %v; want the claim as it was (TTL %s)", tc.name, key, got, err, ttl)
+			}
+		}
+	}
+}

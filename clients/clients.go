@@ -92,6 +92,13 @@ type Conn interface {
 	// deep stack of the dial for the rest of the run (8 KiB more per
 	// worker, seen at 10,000).
 	Open(ctx context.Context, conns int) error
+	// DeleteLibraries deletes (FUNCTION DELETE) each library of Redis
+	// Functions that FunctionLoad loaded, from every master that still
+	// holds it with the code loaded, and returns every library
+	// FunctionLoad was given and what became of it; a library that was
+	// there, identical, before its first load is left as it was. Without
+	// a library to delete it sends nothing.
+	DeleteLibraries(ctx context.Context) ([]Library, error)
 	// Close closes every connection.
 	Close() error
 }

@@ -31,6 +31,7 @@ type goRedis struct {
 	server    string
 	opts      string
 	fallbacks atomic.Int64
+	libs      libraries
 }
 
 // newGoRedis builds one set of options for a single server and a cluster
@@ -222,42 +223,72 @@ func (c *goRedis) EvalInts(ctx context.Context, s *strategies.Script, keys []str
 	return v, goRedisErr(err)
 }
 
-// FunctionLoad sends FUNCTION LOAD REPLACE code; on a cluster, to every
-// master (replicas get it by replication). It first refuses, with
-// strategies.ErrForeignLibrary, to replace a library of the same name whose
-// code differs: that one is not rlbench's, or not this run's.
+// FunctionLoad sends FUNCTION LOAD code to every master where its library
+// is absent (on a cluster, each master: replicas get it by replication),
+// after FUNCTION LIST, and records what it did (DeleteLibraries). It
+// refuses, with strategies.ErrForeignLibrary, a library of the same name
+// whose code differs: that one is not rlbench's, or not this run's.
 func (c *goRedis) FunctionLoad(ctx context.Context, code string) error {
-	load := func(ctx context.Context, m redis.UniversalClient) error {
-		if err := checkLibrary(ctx, m, code); err != nil {
-			return err
-		}
-		return goRedisErr(m.FunctionLoadReplace(ctx, code).Err())
+	nodes, err := c.functionNodes(ctx)
+	if err != nil {
+		return err
 	}
-	if c.cluster != nil {
-		return c.cluster.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-			if err := load(ctx, m); err != nil {
-				return fmt.Errorf("%s: %w", m.Options().Addr, err)
-			}
-			return nil
-		})
-	}
-	return load(ctx, c.rdb)
+	return c.libs.load(ctx, code, nodes)
 }
 
-// checkLibrary returns strategies.ErrForeignLibrary when the server holds a
-// library of code's name with other code.
-func checkLibrary(ctx context.Context, m redis.UniversalClient, code string) error {
-	name := strategies.LibraryName(code)
-	libs, err := m.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: name, WithCode: true}).Result()
+// DeleteLibraries sends FUNCTION DELETE of each library FunctionLoad
+// loaded, on every master that holds it with its code, and returns every
+// library FunctionLoad was given.
+func (c *goRedis) DeleteLibraries(ctx context.Context) ([]Library, error) {
+	return c.libs.deleteLoaded(ctx, c.functionNodes)
+}
+
+// functionNodes returns the masters (the server itself, unless a cluster).
+func (c *goRedis) functionNodes(ctx context.Context) ([]functionNode, error) {
+	if c.cluster == nil {
+		return []functionNode{goRedisNode{c.rdb, ""}}, nil
+	}
+	var mu sync.Mutex
+	var nodes []functionNode
+	err := c.cluster.ForEachMaster(ctx, func(_ context.Context, m *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		nodes = append(nodes, goRedisNode{m, m.Options().Addr})
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("function list: %w", goRedisErr(err))
+		return nil, fmt.Errorf("cluster masters: %w", err)
+	}
+	return nodes, nil
+}
+
+// goRedisNode is a master, for the library bookkeeping.
+type goRedisNode struct {
+	m       redis.UniversalClient
+	address string
+}
+
+func (n goRedisNode) addr() string { return n.address }
+
+func (n goRedisNode) libraryCode(ctx context.Context, name string) (string, error) {
+	libs, err := n.m.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: name, WithCode: true}).Result()
+	if err != nil {
+		return "", goRedisErr(err)
 	}
 	for _, l := range libs {
 		if l.Name == name {
-			return strategies.CheckLibrary(name, code, l.Code)
+			return l.Code, nil
 		}
 	}
-	return nil
+	return "", nil
+}
+
+func (n goRedisNode) load(ctx context.Context, code string) error {
+	return goRedisErr(n.m.FunctionLoad(ctx, code).Err())
+}
+
+func (n goRedisNode) delete(ctx context.Context, name string) error {
+	return goRedisErr(n.m.FunctionDelete(ctx, name).Err())
 }
 
 // FCallInts sends FCALL fn numkeys keys... args....

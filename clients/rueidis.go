@@ -30,6 +30,7 @@ type rueidisAdapter struct {
 	cluster   bool
 	opts      string
 	fallbacks atomic.Int64
+	libs      libraries
 }
 
 func newRueidis(o Options) (*rueidisAdapter, error) {
@@ -244,55 +245,69 @@ func (a *rueidisAdapter) evalFallback(ctx context.Context, s *strategies.Script,
 	return a.do(ctx, "EVAL", a.c.B().Eval().Script(s.Src).Numkeys(int64(len(keys))).Key(keys...).Arg(args.Strings()...).Build())
 }
 
-// FunctionLoad sends FUNCTION LOAD REPLACE code; on a cluster, to every
-// master (replicas get the library by replication). A master that has
-// become a replica since answers READONLY, which is not an error here. It
-// first refuses, with strategies.ErrForeignLibrary, to replace a library of
-// the same name whose code differs: that one is not rlbench's, or not this
-// run's.
+// FunctionLoad is goRedis.FunctionLoad's rueidis twin: FUNCTION LOAD on
+// every master where the library is absent (a master that has become a
+// replica since answers READONLY, which is not an error here), refusing a
+// library of the same name with other code (strategies.ErrForeignLibrary).
 func (a *rueidisAdapter) FunctionLoad(ctx context.Context, code string) error {
-	nodes, err := a.masters(ctx)
+	nodes, err := a.functionNodes(ctx)
 	if err != nil {
 		return err
 	}
-	for addr, node := range nodes {
-		if err := checkRueidisLibrary(ctx, node, code); err != nil {
-			return fmt.Errorf("%s: %w", addr, err)
-		}
-		err := node.Do(ctx, node.B().FunctionLoad().Replace().FunctionCode(code).Build()).Error()
-		if re, ok := rueidis.IsRedisErr(err); ok && a.cluster && strings.HasPrefix(re.Error(), "READONLY") {
-			continue
-		}
-		if err != nil {
-			if addr == "" {
-				return rueidisErr(err)
-			}
-			return fmt.Errorf("%s: %w", addr, rueidisErr(err))
-		}
-	}
-	return nil
+	return a.libs.load(ctx, code, nodes)
 }
 
-// checkRueidisLibrary is checkLibrary's rueidis twin.
-func checkRueidisLibrary(ctx context.Context, c rueidis.Client, code string) error {
-	name := strategies.LibraryName(code)
-	libs, err := c.Do(ctx, c.B().FunctionList().Libraryname(name).Withcode().Build()).ToArray()
+// DeleteLibraries is goRedis.DeleteLibraries' rueidis twin.
+func (a *rueidisAdapter) DeleteLibraries(ctx context.Context) ([]Library, error) {
+	return a.libs.deleteLoaded(ctx, a.functionNodes)
+}
+
+// functionNodes returns the masters, by address.
+func (a *rueidisAdapter) functionNodes(ctx context.Context) ([]functionNode, error) {
+	masters, err := a.masters(ctx)
 	if err != nil {
-		return fmt.Errorf("function list: %w", rueidisErr(err))
+		return nil, err
+	}
+	nodes := make([]functionNode, 0, len(masters))
+	for _, addr := range slices.Sorted(maps.Keys(masters)) {
+		nodes = append(nodes, rueidisNode{masters[addr], addr})
+	}
+	return nodes, nil
+}
+
+// rueidisNode is a master, for the library bookkeeping.
+type rueidisNode struct {
+	c       rueidis.Client
+	address string
+}
+
+func (n rueidisNode) addr() string { return n.address }
+
+func (n rueidisNode) libraryCode(ctx context.Context, name string) (string, error) {
+	libs, err := n.c.Do(ctx, n.c.B().FunctionList().Libraryname(name).Withcode().Build()).ToArray()
+	if err != nil {
+		return "", rueidisErr(err)
 	}
 	for _, l := range libs {
 		m, err := l.AsMap()
 		if err != nil {
-			return fmt.Errorf("function list: %w", err)
+			return "", err
 		}
 		nm, cm := m["library_name"], m["library_code"]
-		n, _ := nm.ToString()
-		got, _ := cm.ToString()
-		if n == name {
-			return strategies.CheckLibrary(name, code, got)
+		if got, _ := nm.ToString(); got == name {
+			code, _ := cm.ToString()
+			return code, nil
 		}
 	}
-	return nil
+	return "", nil
+}
+
+func (n rueidisNode) load(ctx context.Context, code string) error {
+	return rueidisErr(n.c.Do(ctx, n.c.B().FunctionLoad().FunctionCode(code).Build()).Error())
+}
+
+func (n rueidisNode) delete(ctx context.Context, name string) error {
+	return rueidisErr(n.c.Do(ctx, n.c.B().FunctionDelete().LibraryName(name).Build()).Error())
 }
 
 // FCallInts sends FCALL fn numkeys keys... args....

@@ -18,6 +18,10 @@ import (
 // expected to set apart and configDiff does not report.
 const prefixKey = "workload.prefix"
 
+// runIDKey is the config key of a run's id, which every generator has its
+// own of.
+const runIDKey = "run_id"
+
 // flattenConfig flattens a report's config into dotted keys ("workload.clients")
 // holding compact JSON values; arrays are values. A nil config gives nil.
 func flattenConfig(config any) (map[string]string, error) {
@@ -58,7 +62,8 @@ func flattenJSON(out map[string]string, name string, data json.RawMessage) error
 }
 
 // configDiff lists, sorted, the config keys whose values are not the same
-// in every source (a key missing from one differs), the prefix aside.
+// in every source (a key missing from one differs), the prefix and the run
+// id (each generator's own) aside.
 // Sources with no config are not compared.
 func configDiff(srcs []*source) []string {
 	var configs []map[string]string
@@ -75,7 +80,7 @@ func configDiff(srcs []*source) []string {
 	}
 	var diff []string
 	for k := range keys {
-		if k == prefixKey {
+		if k == prefixKey || k == runIDKey {
 			continue
 		}
 		v, ok := configs[0][k]

@@ -381,6 +381,7 @@ func mergeCell(key compare.Key, parts []part, groups []int) (Run, []string, erro
 		out.Outage.Add(r.Outage)
 		out.Admission.Add(r.Admission)
 		out.ScriptFallbacks += r.ScriptFallbacks
+		out.Libraries = results.AddLibraries(out.Libraries, r.Libraries)
 		out.Failover.Add(r.Failover)
 		out.Cluster.Add(r.Cluster)
 		if err := out.Distribution.Add(r.Distribution); err != nil {

@@ -342,6 +342,11 @@ func TestMergeNotes(t *testing.T) {
 	moreClients := handReport("p2:", lua(t0))
 	moreClients.Config.(map[string]any)["limit"] = 200
 	moreClients.Config.(map[string]any)["workload"] = map[string]any{"clients": 8, "prefix": "p2:"}
+	ownID := func(prefix, id string) *results.Report {
+		r := handReport(prefix, lua(t0))
+		r.Config.(map[string]any)["run_id"] = id
+		return r
+	}
 	private := handReport("p2:", lua(t0))
 	private.Runs[0].Server = &results.Server{Addr: "127.0.0.1:40001", Name: "redis", Version: "7.0.15", Managed: true}
 	noTarget := func(prefix string, addr string) *results.Report {
@@ -375,6 +380,11 @@ func TestMergeNotes(t *testing.T) {
 			name: "config differs", a: handReport("p1:", lua(t0)), b: moreClients,
 			wantCells: []string{"lua/go-redis"}, wantAudit: results.Audit{Keys: 20, Immortal: 2},
 			says: []string{"the configs differ in limit, workload.clients: config is a.json's"},
+		},
+		{
+			// Each generator has a run id of its own: not a difference.
+			name: "run ids", a: ownID("p1:", "20261201T000000-aaaaaaaa"), b: ownID("p2:", "20261201T000000-bbbbbbbb"),
+			wantCells: []string{"lua/go-redis"}, wantAudit: results.Audit{Keys: 20, Immortal: 2},
 		},
 		{
 			name: "private server", a: handReport("p1:", lua(t0)), b: private,

@@ -87,7 +87,7 @@ func writeTable(buf *bytes.Buffer, rep *Report, multi bool) {
 // each writes what it has to say of one run, labelled label, or nothing.
 var textSections = []func(buf *bytes.Buffer, r Run, label string){
 	writePartial, writeOpenLoop, writeErrors, writeAdmissionSample, writeFaults, writePerNode, writeClusterErrors, writeSaturation,
-	writeFieldAudit, writeUserCodeGuard,
+	writeFieldAudit, writeLibraries, writeUserCodeGuard,
 }
 
 // writeUserCodeGuard says what confined a user strategy's code.

@@ -25,6 +25,8 @@ import (
 //   - Admission: the over-admission of a fixed window (package admission);
 //   - Saturation: who was the busier side (package saturation);
 //   - ScriptFallbacks: scripts sent again after NOSCRIPT (the client adapter);
+//   - Libraries: the Functions libraries loaded, reloaded and deleted (the
+//     client adapter);
 //   - Failover: a Sentinel failover's recovery and lost increments (the
 //     runner's failover watch);
 //   - Cluster: the cluster's redirections and errors (package redirects);
@@ -51,6 +53,9 @@ type Run struct {
 	// ScriptFallbacks counts scripts sent again with EVAL after the server
 	// answered NOSCRIPT to EVALSHA.
 	ScriptFallbacks int64 `json:"script_fallbacks"`
+	// Libraries are the libraries of Redis Functions the cell's client
+	// was given and what became of each; absent for a strategy with none.
+	Libraries []Library `json:"function_libraries,omitempty"`
 	Failover
 	Cluster
 	Audits

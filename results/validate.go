@@ -162,6 +162,9 @@ func (c *checker) groups(r *Run) {
 		c.count("saturation.peak_rss_bytes", s.PeakRSSBytes)
 	}
 	c.count("script_fallbacks", r.ScriptFallbacks)
+	for i, l := range r.Libraries {
+		c.count(fmt.Sprintf("function_libraries[%d].reloads", i), l.Reloads)
+	}
 	c.failover(r.Failover)
 	for _, k := range slices.Sorted(maps.Keys(r.ClusterErrors)) {
 		c.count("cluster_errors."+k, r.ClusterErrors[k])

@@ -11,10 +11,10 @@ import (
 // FunctionLibrary is the name of the Redis Function library the function
 // strategy loads. A library is server-global state, not a key: it does not
 // carry the run's key prefix, and every run against a server shares it.
-// Loading it (FUNCTION LOAD REPLACE) replaces only a library of the same
-// name and code; a library of that name with other code, a user's or
-// another rlbench version's, is refused (ErrForeignLibrary), never
-// replaced. Remove it with FUNCTION DELETE rlbench.
+// It is loaded (FUNCTION LOAD) only where it is absent; a library of that
+// name with other code, a user's or another rlbench version's, is refused
+// (ErrForeignLibrary), never replaced. The client that loaded it deletes
+// it after the run (clients.Conn.DeleteLibraries).
 const FunctionLibrary = "rlbench"
 
 // FunctionName is the function in FunctionLibrary that the function
@@ -27,7 +27,7 @@ func init() {
 		Name: "function",
 		Summary: "lua-heal's script body as a Redis Function (library " + FunctionLibrary +
 			", server-global, loaded before the run); no script cache, so no NOSCRIPT",
-		Commands:    "FCALL " + FunctionName + " (FUNCTION LOAD REPLACE once before the run): INCR; TTL; EXPIRE (when TTL < 0)",
+		Commands:    "FCALL " + FunctionName + " (FUNCTION LOAD before the run where it is absent, FUNCTION DELETE after it): INCR; TTL; EXPIRE (when TTL < 0)",
 		Atomic:      true,
 		Heals:       true,
 		FixedWindow: true,
@@ -59,9 +59,9 @@ var _ Preparer = (*function)(nil)
 
 func (*function) Name() string { return "function" }
 
-// Prepare loads FunctionLibrary with FUNCTION LOAD REPLACE, unless a
-// library of that name with other code is loaded (ErrForeignLibrary).
-// Loading the same code is idempotent, so concurrent runs may each call it.
+// Prepare loads FunctionLibrary (Client.FunctionLoad), unless a library of
+// that name with other code is loaded (ErrForeignLibrary). The same code
+// loaded already is left as it is, so concurrent runs may each call it.
 func (*function) Prepare(ctx context.Context, c Client) error {
 	if err := c.FunctionLoad(ctx, functionLibraryCode); err != nil {
 		return fmt.Errorf("function: function load: %w", err)

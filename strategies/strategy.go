@@ -131,10 +131,10 @@ type Client interface {
 	// EvalInts runs s with EVALSHA, falling back to EVAL when the server
 	// answers NOSCRIPT, and returns its reply, which must be an array of integers.
 	EvalInts(ctx context.Context, s *Script, keys []string, args Args) ([]int64, error)
-	// FunctionLoad loads a library of Redis Functions, replacing a library
-	// of the same name and code: FUNCTION LOAD REPLACE code. It returns
-	// ErrForeignLibrary, and loads nothing, when a library of that name
-	// with other code is loaded. Redis >= 7.0.
+	// FunctionLoad loads a library of Redis Functions where it is absent
+	// (FUNCTION LOAD code), and leaves the same code loaded already as it
+	// is. It returns ErrForeignLibrary, and loads nothing, when a library
+	// of that name with other code is loaded. Redis >= 7.0.
 	FunctionLoad(ctx context.Context, code string) error
 	// FCallInts calls a loaded Redis Function: FCALL fn numkeys keys...
 	// args..., and returns its reply, which must be an array of integers.

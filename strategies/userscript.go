@@ -116,7 +116,7 @@ func userInfo(name, file, src string, function bool) (Info, error) {
 		}
 		u.function = true
 		info.Summary = fmt.Sprintf("user function %s of library %s (%s); claims: %s", name, lib, file, claimText(claims))
-		info.Commands = fmt.Sprintf("FCALL %s (FUNCTION LOAD REPLACE of %s before the run)", name, file)
+		info.Commands = fmt.Sprintf("FCALL %s (FUNCTION LOAD of %s before the run where it is absent, FUNCTION DELETE after it)", name, file)
 		info.MinRedis = "7.0.0"
 	} else {
 		u.script = NewScript(src)

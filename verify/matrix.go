@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -120,6 +121,10 @@ type Row struct {
 	Properties Properties `json:"properties"`
 	// Cells holds one result per check.
 	Cells []Cell `json:"cells"`
+	// Libraries are the libraries of Redis Functions the row's clients
+	// loaded (or found loaded), and whether rlbench deleted them; absent
+	// for a strategy without one.
+	Libraries []results.Library `json:"function_libraries,omitempty"`
 }
 
 // Label names the row in prose, e.g. "lua/rueidis".

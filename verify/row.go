@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -25,6 +27,13 @@ type row struct {
 	prefix        string              // <Prefix><strategy>:<client>:
 	cells         []Cell              // one per allChecks
 	scripts       int64               // EvalInts calls seen by the per-key checks
+	// shared is the per-key checks' client, closed by runRows once every
+	// row's are done: a library one row's client loaded and deletes is
+	// not deleted under another row's checks.
+	shared *countingClient
+	// libraries are the Functions libraries the row's clients were given
+	// and what became of them (closeClient).
+	libraries []results.Library
 }
 
 // newRow returns the row of strategy info x the client named clientName,
@@ -79,7 +88,7 @@ func (r *row) run(ctx context.Context, serverWide bool) {
 		}
 		defer func() {
 			r.scripts = shared.scripts.Load()
-			shared.Close()
+			r.shared = shared
 		}()
 	}
 	for i, c := range allChecks {
@@ -150,10 +159,27 @@ func (r *row) connect(ctx context.Context) (*countingClient, error) {
 	}
 	client := &countingClient{Conn: adapter}
 	if err := r.prepare(ctx, client); err != nil {
-		client.Close()
+		r.closeClient(client)
 		return nil, err
 	}
 	return client, nil
+}
+
+// closeClient deletes the libraries of Redis Functions that c loaded
+// (clients.Conn.DeleteLibraries: not those there before), even after an
+// interrupt, records them in the row, and closes c.
+func (r *row) closeClient(c *countingClient) {
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	libs, err := c.DeleteLibraries(ctx)
+	for _, l := range libs {
+		lib := results.Library{Name: l.Name, Loaded: l.Loaded, Reloads: l.Reloads, Deleted: l.Deleted}
+		if l.Loaded && !l.Deleted && err != nil {
+			lib.DeleteError = err.Error()
+		}
+		r.libraries = results.AddLibraries(r.libraries, []results.Library{lib})
+	}
 }
 
 // prepare calls Prepare when the strategy is a strategies.Preparer.
@@ -216,7 +242,7 @@ func (r *row) newTrial(ctx context.Context, c checkDef, shared *countingClient) 
 // close closes the trial's own client.
 func (t *trial) close() {
 	if t.ownClient {
-		t.client.Close()
+		t.row.closeClient(t.client)
 	}
 }
 

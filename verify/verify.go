@@ -251,7 +251,11 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 			Client:     r.clientName,
 			Properties: r.properties,
 			Cells:      r.cells,
+			Libraries:  r.libraries,
 		})
+		for _, l := range r.libraries {
+			fmt.Fprintf(log, "rlbench verify: %s/%s: %s\n", r.info.Name, r.clientName, l)
+		}
 	}
 	m.ElapsedS = time.Since(m.Started).Seconds()
 
@@ -276,6 +280,12 @@ func runRows(ctx context.Context, rows []*row, log io.Writer) {
 		workers.Go(func() { r.run(ctx, false) })
 	}
 	workers.Wait()
+	for _, r := range rows {
+		if r.shared != nil {
+			r.closeClient(r.shared)
+			r.shared = nil
+		}
+	}
 	fmt.Fprintf(log, "rlbench verify: per-key checks done in %s\n", time.Since(start).Round(time.Millisecond))
 
 	start = time.Now()

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/internal/porttest"
@@ -342,4 +344,69 @@ func checkNames() []string {
 		names = append(names, c.Name)
 	}
 	return names
+}
+
+// TestRunDeletesFunctionLibrary is issue 21, item 8: verify of the
+// function strategy left library rlbench on the server and never said so.
+// The client that loaded it deletes it, each row says so, and another
+// tenant's library is left alone.
+func TestRunDeletesFunctionLibrary(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	const tenant = "#!lua name=tenant\nredis.register_function('tenant_fn', function(keys, args) return 1 end)\n"
+	if err := rdb.FunctionLoad(ctx, tenant).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var log syncLog
+	m, err := verify.Run(ctx, verify.Config{
+		Strategies: []string{"function"},
+		Clients:    clients.Names,
+		Addr:       srv.Addr(),
+		Prefix:     redistest.Prefix(t),
+		Log:        &log,
+	})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	if bad := m.Unexpected(); len(bad) > 0 {
+		t.Errorf("Unexpected() = %+v; want none", bad)
+	}
+	deleted := 0
+	for _, r := range m.Rows {
+		for _, l := range r.Libraries {
+			if l.Name != strategies.FunctionLibrary || l.Loaded != l.Deleted {
+				t.Errorf("%s: library %+v; want rlbench's, deleted when it was loaded", r.Label(), l)
+			}
+			if l.Deleted {
+				deleted++
+			}
+		}
+	}
+	if deleted == 0 || !strings.Contains(log.String(), "library rlbench: loaded by rlbench, deleted at the end") {
+		t.Errorf("no row says it deleted library rlbench (rows %+v)\nlog:\n%s", m.Rows, log.String())
+	}
+	libs, err := rdb.FunctionList(ctx, redis.FunctionListQuery{WithCode: true}).Result()
+	if err != nil || len(libs) != 1 || libs[0].Name != "tenant" || libs[0].Code != tenant {
+		t.Errorf("FUNCTION LIST after verify = %+v, %v; want only the tenant's library, untouched", libs, err)
+	}
+}
+
+// syncLog is a log safe for Run's rows to write at once.
+type syncLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }

@@ -124,7 +124,7 @@ func TestACLCommand(t *testing.T) {
 	res := mustRun(t, exitOK, "acl", "--strategy", "lua,multi-nx", "--fault", "kill-clients@1s", "--db", "2", "-v")
 	lines := strings.Split(res.stdout, "\n")
 	wantLine := "ACL SETUSER rlbench reset on #30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4 ~rlbench:* " +
-		"+evalsha +eval +incr +expire +ttl +multi +exec +client|list +client|kill +select +ping +info +config|get +client|setname +scan +pttl +unlink +set +del +command|info"
+		"+evalsha +eval +incr +expire +ttl +multi +exec +client|list +client|kill +select +ping +info +config|get +client|setname +scan +pttl +unlink +set +get +watch +pexpire +del +command|info"
 	if lines[0] != wantLine {
 		t.Errorf("acl line = %s; want %s", lines[0], wantLine)
 	}

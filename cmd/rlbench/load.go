@@ -32,6 +32,7 @@ type loadOptions struct {
 	cpuProfile     string
 	procs          int
 	quiet          bool
+	debug          bool
 	failOnImmortal bool
 	listStrategies bool
 	// The targets by flag, put in cfg.Targets in the documented order.
@@ -83,6 +84,7 @@ func (c cli) newLoadFlagSet(o *loadOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVar(&cfg.KeepKeys, "keep-keys", false, "leave each run's keys in Redis after the audit (default: UNLINK them)")
 	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when any run leaves an immortal key")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
+	fs.BoolVar(&o.debug, "debug", false, "on SIGQUIT (Ctrl-\\), also write every goroutine's stack to stderr before the clean-up (as GOTRACEBACK set does)")
 	addUserStrategyFlags(fs, &cfg.Scripts, &cfg.Functions)
 	fs.BoolVar(&o.listStrategies, "list-strategies", false, "list the strategies and exit")
 	fs.Usage = func() {
@@ -104,6 +106,9 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if o.listStrategies {
 		return printed(listStrategies(stdout))
+	}
+	if o.debug && c.debug != nil {
+		c.debug.Store(true)
 	}
 	if err := o.complete(fs); err != nil {
 		return err

@@ -17,7 +17,9 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -35,11 +37,13 @@ const (
 
 func main() {
 	rlbench.SetDefaultGC()
-	ctx, abort, stop := handleSignals(context.Background(), os.Stderr)
+	var debug atomic.Bool // --debug
+	dump := func() bool { return debug.Load() || os.Getenv("GOTRACEBACK") != "" }
+	ctx, abort, stop := handleSignals(context.Background(), os.Stderr, dump)
 	// Private servers' directories of runs that were killed (SIGKILL gives
 	// no chance to remove them).
 	redisserver.RemoveStaleDirs()
-	c := cli{setProcs: setGOMAXPROCS, abort: abort}
+	c := cli{setProcs: setGOMAXPROCS, abort: abort, debug: &debug}
 	code := c.main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -54,6 +58,9 @@ type cli struct {
 	// abort is done at the second interrupt (rlbench.Options.Abort); nil
 	// means never.
 	abort context.Context
+	// debug, when not nil, is set by --debug: a SIGQUIT then also writes
+	// every goroutine's stack to stderr (handleSignals).
+	debug *atomic.Bool
 }
 
 // command is one subcommand of rlbench.
@@ -200,28 +207,40 @@ func parseFlagsOnly(fs *pflag.FlagSet, args []string) error {
 	return nil
 }
 
-// handleSignals returns ctx, done at the first SIGINT, SIGTERM or SIGHUP,
-// and abort, done at the second (see rlbench.Options.Abort); a third ends
-// the process as the signal's default does. It also takes SIGPIPE, so that
-// a write to a closed stdout fails with EPIPE instead of killing rlbench
-// before it has written its files. stop releases the signals.
-func handleSignals(parent context.Context, stderr io.Writer) (ctx, abort context.Context, stop func()) {
+// handleSignals returns ctx, done at the first SIGINT, SIGTERM, SIGHUP or
+// SIGQUIT, and abort, done at the second (see rlbench.Options.Abort); a
+// third ends the process as the signal's default does. SIGQUIT (Ctrl-\)
+// is an interrupt like the others, so that the run still deletes its keys
+// and writes its files; when dump reports true (--debug, or GOTRACEBACK
+// set), it first writes every goroutine's stack to stderr, as Go's own
+// SIGQUIT does. It also takes SIGPIPE, so that a write to a closed stdout
+// fails with EPIPE instead of killing rlbench before it has written its
+// files. stop releases the signals.
+func handleSignals(parent context.Context, stderr io.Writer, dump func() bool) (ctx, abort context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(parent)
 	abort, cancelAbort := context.WithCancel(context.Background())
 	interrupts := make(chan os.Signal, 2)
-	signal.Notify(interrupts, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(interrupts, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	pipe := make(chan os.Signal, 1) // never read: the signal is dropped
 	signal.Notify(pipe, syscall.SIGPIPE)
 	done := make(chan struct{})
+	dumpOnQuit := func(s os.Signal) {
+		if s == syscall.SIGQUIT && dump != nil && dump() {
+			fmt.Fprintf(stderr, "rlbench: %s: every goroutine's stack (--debug or GOTRACEBACK):\n", s)
+			_ = pprof.Lookup("goroutine").WriteTo(stderr, 2)
+		}
+	}
 	go func() {
 		select {
-		case <-interrupts:
+		case s := <-interrupts:
+			dumpOnQuit(s)
 			cancel()
 		case <-done:
 			return
 		}
 		select {
 		case s := <-interrupts:
+			dumpOnQuit(s)
 			fmt.Fprintf(stderr, "rlbench: second signal (%s): stopping at once\n", s)
 			cancelAbort()
 			signal.Stop(interrupts)

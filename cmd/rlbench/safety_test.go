@@ -106,7 +106,7 @@ func TestSIGHUP(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	// Until the load has written keys.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if len(scanKeys(t, rdb, prefix+"*")) > 0 {
+		if len(scanKeys(t, rdb, rlbench.CellPrefix(prefix, "naive", "go-redis")+"*")) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -143,7 +143,7 @@ func TestHandleSignals(t *testing.T) {
 	// Not parallel: the signals go to the whole test process, which
 	// handles them only while handleSignals is in force.
 	var stderr syncBuffer
-	ctx, abort, stop := handleSignals(context.Background(), &stderr)
+	ctx, abort, stop := handleSignals(context.Background(), &stderr, nil)
 	defer stop()
 	self := os.Getpid()
 	wait := func(c context.Context, what string) {
@@ -269,5 +269,117 @@ func TestUsageListsCommands(t *testing.T) {
 	}
 	if !slices.Equal(names[:1], []string{""}) {
 		t.Errorf("commands() = %q; want the load run (\"\") first", names)
+	}
+}
+
+// TestSIGQUIT is issue 21, item 7: a SIGQUIT (Ctrl-\) printed Go's
+// goroutine dump, exited 2 and left the run's keys, with no JSON. It is now
+// an interrupt like SIGTERM: the keys are deleted, the JSON is written as
+// for an interrupted run, and the exit status is 1; with --debug (or
+// GOTRACEBACK set) the dump is written first.
+func TestSIGQUIT(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		args     []string
+		env      string
+		wantDump bool
+	}{
+		{name: "plain", wantDump: false},
+		{name: "--debug", args: []string{"--debug"}, wantDump: true},
+		{name: "GOTRACEBACK", env: "GOTRACEBACK=all", wantDump: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			rdb := redistest.Client(t, srv)
+			prefix := redistest.Prefix(t)
+			jsonPath := filepath.Join(t.TempDir(), "o.json")
+			args := append([]string{"--addr", srv.Addr(), "--prefix", prefix, "--strategy", "naive", "--clients", "4", "--keys", "50",
+				"--window", "60", "--duration", "60s", "--warmup", "0", "--json", jsonPath}, tc.args...)
+			cmd := exec.Command(rlbenchBinary(t), args...)
+			cmd.Env = os.Environ()
+			if tc.env != "" {
+				cmd.Env = append(cmd.Env, tc.env)
+			}
+			var stdout, stderr syncBuffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			// Until the load has written counters.
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				if len(scanKeys(t, rdb, rlbench.CellPrefix(prefix, "naive", "go-redis")+"*")) > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("rlbench %q wrote no key in 30s\nstderr:\n%s", args, stderr.String())
+				}
+			}
+			if err := cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("rlbench %q still runs 30s after SIGQUIT", args)
+			}
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != exitFailure {
+				t.Errorf("rlbench %q after SIGQUIT = %v; want exit status %d\nstderr:\n%s", args, err, exitFailure, stderr.String())
+			}
+			if want := "rlbench: interrupted;"; !strings.Contains(stderr.String(), want) {
+				t.Errorf("stderr after SIGQUIT =\n%s\nwant a line starting %q", stderr.String(), want)
+			}
+			if dumped := strings.Contains(stderr.String(), "goroutine 1 ["); dumped != tc.wantDump {
+				t.Errorf("stderr after SIGQUIT has a goroutine dump: %t; want %t\nstderr:\n%s", dumped, tc.wantDump, stderr.String())
+			}
+			if keys := scanKeys(t, rdb, prefix+"*"); len(keys) != 0 {
+				t.Errorf("after SIGQUIT, %d keys under %q remain (%q ...); want none", len(keys), prefix, keys[0])
+			}
+			if rep := readReport(t, jsonPath); !rep.Interrupted || len(rep.Runs) != 1 || !bool(rep.Runs[0].Incomplete) {
+				t.Errorf("--json after SIGQUIT: interrupted %t, %d runs; want an interrupted report of 1 incomplete run", rep.Interrupted, len(rep.Runs))
+			}
+		})
+	}
+}
+
+// TestRunRefusesAClaimedPrefix is issue 21, item 5, at the command line: a
+// prefix another run holds (its claim key, with that run's id) is bad
+// input, exit status 2, naming the holder; the holder's claim and the
+// tenant's keys stay as they were.
+func TestRunRefusesAClaimedPrefix(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	claim := prefix + "rlbench-claim"
+	const holder = "run 20261201T000000-0badc0de (pid 4242 on elsewhere, since 2026-12-01T00:00:00Z)"
+	if err := rdb.Set(ctx, claim, holder, time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, "tenant:1", "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--addr", srv.Addr(), "--prefix", prefix, "--clients", "2", "--requests", "100"}
+	res := mustRun(t, exitUsage, args...)
+	if want := "run 20261201T000000-0badc0de"; !strings.Contains(res.stderr, want) || !strings.Contains(res.stderr, "--prefix") {
+		t.Errorf("run(%q) stderr =\n%s\nwant it to name the holder, %q, and --prefix", args, res.stderr, want)
+	}
+	if v, err := rdb.Get(ctx, claim).Result(); v != holder || err != nil {
+		t.Errorf("GET %s after the refused run = %q, %v; want the holder's claim as it was", claim, v, err)
+	}
+	if ttl := rdb.PTTL(ctx, claim).Val(); ttl <= 0 {
+		t.Errorf("PTTL %s after the refused run = %s; want its TTL kept", claim, ttl)
+	}
+	if n := rdb.DBSize(ctx).Val(); n != 2 {
+		t.Errorf("DBSIZE after the refused run = %d; want 2 (the claim and the tenant's key)", n)
 	}
 }
