@@ -290,6 +290,10 @@ func (c *Config) validate() error {
 		return err
 	}
 	givenStrategies, givenClients := c.Strategies, c.Clients
+	if slices.Contains(c.Strategies, "all") {
+		// "all" is the built-in strategies; the run's own join them.
+		c.Strategies = append(slices.Clone(c.Strategies), c.userStrategyNames()...)
+	}
 	var err error
 	if c.Strategies, err = strategies.Select(c.Strategies); err != nil {
 		return usage("Strategies", err)

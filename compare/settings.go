@@ -16,7 +16,7 @@ import (
 var notSettings = []string{
 	"strategies", "client_libs", "targets", "addr", "redis_server", "user", "db",
 	"keep_keys", "start_at", "scripts", "functions", "allow_server_wide_faults",
-	"workload.prefix", "workload.seed",
+	"workload.prefix", "workload.seed", "run_id", "script_timeout_ns",
 }
 
 // unset is the value of a setting that a file's config leaves out.

@@ -11,12 +11,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rlbench/rlbench/internal/excerpt"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rlbench/rlbench/internal/excerpt"
 )
 
 // DefaultLimit is the number of requests a key may make in one window.
@@ -340,11 +341,27 @@ func Lookup(name string) (Info, error) {
 	return i, nil
 }
 
-// Select expands "all" in names to every registered strategy, drops
-// repeats, and returns ErrUnknownStrategy, with the accepted names, for a
-// name that is not registered.
+// Select expands "all" in names to every built-in strategy (Source ""),
+// drops repeats, and returns ErrUnknownStrategy, with the accepted names,
+// for a name that is not registered. A user strategy is selected by its
+// name: the registry outlives a run, so "all" leaves out those that other
+// runs of the process registered; a caller whose run has its own adds
+// their names beside "all".
 func Select(names []string) ([]string, error) {
-	return SelectFrom(names, Names(), ErrUnknownStrategy)
+	var builtin []string
+	for _, i := range All() {
+		if i.Source == "" {
+			builtin = append(builtin, i.Name)
+		}
+	}
+	for _, n := range names {
+		if n != "all" {
+			if _, err := Lookup(n); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return SelectFrom(names, append(builtin, slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "all" })...), ErrUnknownStrategy)
 }
 
 // SelectFrom is Select over any list of accepted names: package clients

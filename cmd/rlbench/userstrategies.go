@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -32,6 +33,9 @@ func registerUserStrategies(fs *pflag.FlagSet, scripts, functions []string, run 
 	}
 	if names != nil && !fs.Changed("strategy") {
 		*run = names
+	} else if slices.Contains(*run, "all") {
+		// "all" is the built-in strategies; the invocation's own join them.
+		*run = append(slices.Clone(*run), names...)
 	}
 	return nil
 }
