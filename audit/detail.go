@@ -37,19 +37,21 @@ type keyDetail struct {
 	idle   *redis.DurationCmd
 	// refs is OBJECT REFCOUNT, sent with idle: a shared object's idle time
 	// is not the key's.
-	refs   *redis.IntCmd
-	typ    *redis.StatusCmd
-	value  *redis.StringCmd
-	expire *redis.BoolCmd
+	refs  *redis.IntCmd
+	typ   *redis.StatusCmd
+	value *redis.StringCmd
+	// fix is set when EXPIRE ... NX was sent; fixed when it took effect.
+	fix, fixed bool
 }
 
-// detail looks closer at the immortal keys of one batch, in two pipelines:
-// per key OBJECT IDLETIME first (a read of the value would reset the idle
-// time), OBJECT REFCOUNT (is the object shared?) and TYPE; then GETRANGE of the strings alone (no WRONGTYPE error
-// for the server's error counters) and EXPIRE ... NX. Only what is needed
-// is sent: the samples stop reading once they are full.
+// detail looks closer at the immortal keys of one batch, in up to three
+// pipelines: per key OBJECT IDLETIME first (a read of the value would
+// reset the idle time), OBJECT REFCOUNT (is the object shared?) and TYPE;
+// then GETRANGE of the strings alone (no WRONGTYPE error for the server's
+// error counters); then EXPIRE ... NX, a write, never sent again blind
+// (see write). Only what is needed is sent: the samples stop reading once
+// they are full.
 func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []string) error {
-	pipe := n.Pipeline()
 	details := make([]keyDetail, len(keys))
 	sampling := 0 // keys queued for the immortal sample
 	for i, key := range keys {
@@ -58,30 +60,39 @@ func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []str
 		if d.sample {
 			sampling++
 		}
-		if d.sample || a.wantLockedOutSample() {
-			d.idle = pipe.ObjectIdleTime(ctx, key)
-			d.refs = pipe.ObjectRefCount(ctx, key)
-		}
-		if d.sample || a.o.Limit > 0 {
-			d.typ = pipe.Type(ctx, key)
-		}
 		details[i] = d
 	}
-	if err := a.execDetail(ctx, pipe); err != nil {
+	if err := a.readDetail(ctx, n, func(pipe redis.Pipeliner) {
+		for i := range details {
+			d := &details[i]
+			if d.sample || a.wantLockedOutSample() {
+				d.idle = pipe.ObjectIdleTime(ctx, d.key)
+				d.refs = pipe.ObjectRefCount(ctx, d.key)
+			}
+			if d.sample || a.o.Limit > 0 {
+				d.typ = pipe.Type(ctx, d.key)
+			}
+		}
+	}); err != nil {
 		return err
 	}
-	pipe = n.Pipeline()
-	for i := range details {
-		d := &details[i]
-		if d.typ != nil && d.typ.Val() == "string" {
-			d.value = pipe.GetRange(ctx, d.key, 0, valueBytes-1)
+	if err := a.readDetail(ctx, n, func(pipe redis.Pipeliner) {
+		for i := range details {
+			if d := &details[i]; d.typ != nil && d.typ.Val() == "string" {
+				d.value = pipe.GetRange(ctx, d.key, 0, valueBytes-1)
+			}
 		}
-		if a.o.FixTTL > 0 && !a.o.DryRun {
-			d.expire = pipe.ExpireNX(ctx, d.key, a.o.FixTTL)
-		}
-	}
-	if err := a.execDetail(ctx, pipe); err != nil {
+	}); err != nil {
 		return err
+	}
+	if a.o.FixTTL > 0 && !a.o.DryRun {
+		fixed, err := a.write(ctx, n, &a.lat[2], keys, a.fixWrite())
+		for i, ok := range fixed {
+			details[i].fix, details[i].fixed = true, ok
+		}
+		if err != nil {
+			return err
+		}
 	}
 	for _, d := range details {
 		a.account(nr, d)
@@ -89,14 +100,10 @@ func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []str
 	return nil
 }
 
-// execDetail sends one pipeline of the second look, if it holds anything.
-func (a *auditor) execDetail(ctx context.Context, pipe redis.Pipeliner) error {
-	if pipe.Len() == 0 {
-		return nil
-	}
-	began := time.Now()
-	cmds, err := pipe.Exec(ctx)
-	a.lat[2].record(time.Since(began))
+// readDetail sends one pipeline of reads of the second look, if queue
+// queues anything.
+func (a *auditor) readDetail(ctx context.Context, n Node, queue func(redis.Pipeliner)) error {
+	cmds, err := a.read(ctx, n, &a.lat[2], queue)
 	if err != nil {
 		return detailError(cmds)
 	}
@@ -105,8 +112,8 @@ func (a *auditor) execDetail(ctx context.Context, pipe redis.Pipeliner) error {
 
 // account counts one key's second look, and samples it.
 func (a *auditor) account(nr *NodeReport, d keyDetail) {
-	if d.expire != nil {
-		if d.expire.Val() {
+	if d.fix {
+		if d.fixed {
 			nr.Fixed++
 		} else {
 			nr.FixSkipped++
@@ -189,11 +196,7 @@ func detailError(cmds []redis.Cmder) error {
 			c.Name() == "object" && strings.HasPrefix(err.Error(), "NOPERM") && len(c.Args()) > 1 && c.Args()[1] == "refcount" {
 			continue
 		}
-		name := strings.ToLower(c.Name())
-		if name == "expire" {
-			name = "expire nx"
-		}
-		return fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", cmdName(c), err)
 	}
 	return nil
 }

@@ -70,22 +70,19 @@ func (a *auditor) fieldPass(ctx context.Context, n Node, nr *NodeReport, hashes 
 // fieldRound reads the next page of fields of every hash not done, and
 // their PTTLs.
 func (a *auditor) fieldRound(ctx context.Context, n Node, nr *NodeReport, hashes []hashKey, found []hashFields) error {
-	pipe := n.Pipeline()
 	scans := make([]*redis.ScanCmd, len(hashes))
-	for i, h := range hashes {
-		if !found[i].done {
-			scans[i] = pipe.HScanNoValues(ctx, h.key, found[i].cursor, "", a.o.Count)
+	cmds, err := a.read(ctx, n, &a.lat[1], func(pipe redis.Pipeliner) {
+		for i, h := range hashes {
+			if !found[i].done {
+				scans[i] = pipe.HScanNoValues(ctx, h.key, found[i].cursor, "", a.o.Count)
+			}
 		}
-	}
-	began := time.Now()
-	cmds, err := pipe.Exec(ctx)
-	a.lat[1].record(time.Since(began))
+	})
 	if err != nil {
 		if ferr := fieldError(cmds); ferr != nil {
 			return ferr
 		}
 	}
-	pipe = n.Pipeline()
 	ttls := make([]*redis.IntSliceCmd, len(hashes))
 	queued := 0
 	for i, scan := range scans {
@@ -95,7 +92,6 @@ func (a *auditor) fieldRound(ctx context.Context, n Node, nr *NodeReport, hashes
 		fields, next, err := scan.Result()
 		found[i].cursor, found[i].done = next, next == 0 || err != nil
 		if err == nil && len(fields) > 0 {
-			ttls[i] = pipe.HPTTL(ctx, hashes[i].key, fields...)
 			queued += len(fields)
 		}
 	}
@@ -107,9 +103,13 @@ func (a *auditor) fieldRound(ctx context.Context, n Node, nr *NodeReport, hashes
 	if err := a.pace.wait(ctx, queued); err != nil {
 		return err
 	}
-	began = time.Now()
-	cmds, err = pipe.Exec(ctx)
-	a.lat[1].record(time.Since(began))
+	cmds, err = a.read(ctx, n, &a.lat[1], func(pipe redis.Pipeliner) {
+		for i, scan := range scans {
+			if fields, _, err := scanReply(scan); err == nil && len(fields) > 0 {
+				ttls[i] = pipe.HPTTL(ctx, hashes[i].key, fields...)
+			}
+		}
+	})
 	if err != nil {
 		if ferr := fieldError(cmds); ferr != nil {
 			return ferr
@@ -121,6 +121,14 @@ func (a *auditor) fieldRound(ctx context.Context, n Node, nr *NodeReport, hashes
 		}
 	}
 	return nil
+}
+
+// scanReply is scan's reply; an error for a scan not sent.
+func scanReply(scan *redis.ScanCmd) ([]string, uint64, error) {
+	if scan == nil {
+		return nil, 0, redis.Nil
+	}
+	return scan.Result()
 }
 
 // countFields counts one hash's HPTTL replies, in milliseconds: -1 no TTL,

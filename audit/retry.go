@@ -1,0 +1,267 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The connections rlbench gives Scan never retry a command (package
+// connection): a pipeline caught in a stalled server's buffer runs when
+// the server resumes, so sending it again would run it twice. Scan decides
+// instead, per command: a read whose reply was lost on the way is sent
+// again; a write (UNLINK, EXPIRE ... NX) is not sent again blind: its key
+// is read first, and written again only when the read says that the write
+// did not reach it.
+
+// stallLimit bounds how long Scan keeps trying a command whose reply was
+// lost on the way (a stall longer than the read timeout, a broken
+// connection), from its first failure; then the audit fails.
+const stallLimit = 30 * time.Second
+
+// lostReply reports whether err leaves a command's outcome unknown: a
+// timeout or a connection broken on the way. An error reply of the server,
+// a cancelled context and a refused connection (a server that is down, not
+// stalled) are not.
+func lostReply(ctx context.Context, err error) bool {
+	if err == nil || ctx.Err() != nil {
+		return false
+	}
+	if _, ok := errors.AsType[redis.Error](err); ok {
+		return false
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return false
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	_, ok := errors.AsType[net.Error](err)
+	return ok
+}
+
+// firstLost returns the error of the first of cmds whose reply was lost,
+// nil when each was answered.
+func firstLost(ctx context.Context, cmds []redis.Cmder) error {
+	for _, c := range cmds {
+		if err := c.Err(); lostReply(ctx, err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// stall is one episode of lost replies.
+type stall struct {
+	since    time.Time
+	attempts int
+}
+
+// again reports whether to try once more after err: a lost reply, within
+// stallLimit of the first. It pauses first (50 ms, doubling up to 1 s).
+func (s *stall) again(ctx context.Context, err error) bool {
+	if !lostReply(ctx, err) {
+		return false
+	}
+	if s.since.IsZero() {
+		s.since = time.Now()
+	}
+	if time.Since(s.since) > stallLimit {
+		return false
+	}
+	pause := min(50*time.Millisecond<<min(s.attempts, 5), time.Second)
+	s.attempts++
+	t := time.NewTimer(pause)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// read sends the pipeline that queue fills, filled and sent again while a
+// reply is lost on the way: queue must queue reads only. It returns the
+// commands and Exec's error; lat records each attempt.
+func (a *auditor) read(ctx context.Context, n Node, lat *latencyHist, queue func(redis.Pipeliner)) ([]redis.Cmder, error) {
+	var s stall
+	for {
+		pipe := n.Pipeline()
+		queue(pipe)
+		if pipe.Len() == 0 {
+			return nil, nil
+		}
+		began := time.Now()
+		cmds, err := pipe.Exec(ctx)
+		lat.record(time.Since(began))
+		lost := firstLost(ctx, cmds)
+		if lost == nil || !s.again(ctx, lost) {
+			return cmds, err
+		}
+	}
+}
+
+// writeOutcome is what a read of a key says of a write whose reply was
+// lost.
+type writeOutcome int
+
+const (
+	// written: the write took effect.
+	written writeOutcome = iota
+	// unwritten: it did not, and is not to be sent again (the key is gone,
+	// or someone else gave it a TTL).
+	unwritten
+	// writeAgain: it did not reach the key; send it again.
+	writeAgain
+)
+
+// keyWrite is one write command per key that Scan never sends again blind.
+type keyWrite struct {
+	// send queues the write of key; its result says whether the write took
+	// effect.
+	send func(ctx context.Context, pipe redis.Pipeliner, key string) func() (bool, error)
+	// check queues a read of key that tells whether the write, first sent
+	// at first, took effect.
+	check func(ctx context.Context, pipe redis.Pipeliner, key string, first time.Time) func() (writeOutcome, error)
+}
+
+// write sends w to each of keys in one pipeline, and says which keys it
+// took effect on. A command whose reply was lost may have run, in part, or
+// may run yet (a stalled server runs what it had read when it resumes):
+// its key is read again (w.check) and written again only when that read
+// says so. A key written again and answered "no effect" is read again
+// too: the first write may have run in between. It returns the first
+// error reply, or a lost reply that outlasted stallLimit.
+func (a *auditor) write(ctx context.Context, n Node, lat *latencyHist, keys []string, w keyWrite) ([]bool, error) {
+	took := make([]bool, len(keys))
+	pending := make([]int, len(keys))
+	for i := range pending {
+		pending[i] = i
+	}
+	first := time.Now()
+	var s stall
+	for again := false; len(pending) > 0; again = true {
+		pipe := n.Pipeline()
+		replies := make([]func() (bool, error), len(pending))
+		for j, i := range pending {
+			replies[j] = w.send(ctx, pipe, keys[i])
+		}
+		began := time.Now()
+		cmds, _ := pipe.Exec(ctx)
+		lat.record(time.Since(began))
+		var unsure []int
+		var lost error
+		for j, i := range pending {
+			ok, err := replies[j]()
+			switch {
+			case lostReply(ctx, err):
+				unsure = append(unsure, i)
+				if lost == nil {
+					lost = err
+				}
+			case err != nil:
+				return took, pipelineError(cmds, err)
+			case !ok && again:
+				unsure = append(unsure, i)
+			default:
+				took[i] = ok
+			}
+		}
+		if len(unsure) == 0 {
+			return took, nil
+		}
+		if lost != nil && !s.again(ctx, lost) {
+			return took, pipelineError(cmds, lost)
+		}
+		var err error
+		if pending, err = a.recheck(ctx, n, lat, keys, unsure, w, first, took); err != nil {
+			return took, err
+		}
+	}
+	return took, nil
+}
+
+// recheck reads the keys of unsure (indices into keys) with w.check,
+// records in took those written, and returns those to write again.
+func (a *auditor) recheck(ctx context.Context, n Node, lat *latencyHist, keys []string, unsure []int, w keyWrite, first time.Time, took []bool) ([]int, error) {
+	checks := make([]func() (writeOutcome, error), len(unsure))
+	cmds, err := a.read(ctx, n, lat, func(pipe redis.Pipeliner) {
+		for j, i := range unsure {
+			checks[j] = w.check(ctx, pipe, keys[i], first)
+		}
+	})
+	if err != nil {
+		return nil, pipelineError(cmds, err)
+	}
+	var again []int
+	for j, i := range unsure {
+		switch out, _ := checks[j](); out {
+		case written:
+			took[i] = true
+		case writeAgain:
+			again = append(again, i)
+		}
+	}
+	return again, nil
+}
+
+// unlinkWrite is the clean-up's UNLINK (DEL with Options.UseDel), checked
+// by PTTL: a key gone was deleted.
+func (a *auditor) unlinkWrite() keyWrite {
+	return keyWrite{
+		send: func(ctx context.Context, pipe redis.Pipeliner, key string) func() (bool, error) {
+			var cmd *redis.IntCmd
+			if a.o.UseDel {
+				cmd = pipe.Del(ctx, key)
+			} else {
+				cmd = pipe.Unlink(ctx, key)
+			}
+			return func() (bool, error) {
+				n, err := cmd.Result()
+				return n == 1, err
+			}
+		},
+		check: func(ctx context.Context, pipe redis.Pipeliner, key string, _ time.Time) func() (writeOutcome, error) {
+			cmd := pipe.PTTL(ctx, key)
+			return func() (writeOutcome, error) {
+				if ttl, err := cmd.Result(); err != nil || ttl != -2 {
+					return writeAgain, err
+				}
+				return written, nil
+			}
+		},
+	}
+}
+
+// fixWrite is Options.FixTTL's EXPIRE ... NX, checked by PTTL: a key with
+// a TTL that ours could have left, given the time since it was first
+// sent, was fixed; one still without a TTL is fixed again.
+func (a *auditor) fixWrite() keyWrite {
+	fix := a.o.FixTTL
+	return keyWrite{
+		send: func(ctx context.Context, pipe redis.Pipeliner, key string) func() (bool, error) {
+			return pipe.ExpireNX(ctx, key, fix).Result
+		},
+		check: func(ctx context.Context, pipe redis.Pipeliner, key string, first time.Time) func() (writeOutcome, error) {
+			cmd := pipe.PTTL(ctx, key)
+			return func() (writeOutcome, error) {
+				ttl, err := cmd.Result()
+				switch {
+				case err != nil:
+					return unwritten, err
+				case ttl == -1:
+					return writeAgain, nil
+				case ttl > 0 && ttl <= fix && ttl >= fix-time.Since(first):
+					return written, nil
+				}
+				return unwritten, nil
+			}
+		},
+	}
+}
