@@ -82,10 +82,11 @@ type CleanupReport struct {
 const RunKeyShape = "STRATEGY:CLIENT:{N} after the run's prefix"
 
 // runKey matches the end of a key a run leaves under its prefix: a cell's
-// STRATEGY:CLIENT:{N} (with the sliding log's :seq beside it), or the
-// pre-flight's probe key. What comes before it is the rest of the run's
-// prefix, when the one given is shorter.
-var runKey = regexp.MustCompile(`(?:^|:)(?:[A-Za-z0-9][A-Za-z0-9_.-]*:(?:` + clientNames() + `):\{[0-9]+\}(?::seq)?|preflight)$`)
+// STRATEGY:CLIENT:{N} (with the sliding log's :seq beside it), the
+// pre-flight's probe key, or the run's claim on its prefix
+// (rlbench-claim). What comes before it is the rest of the run's prefix,
+// when the one given is shorter.
+var runKey = regexp.MustCompile(`(?:^|:)(?:[A-Za-z0-9][A-Za-z0-9_.-]*:(?:` + clientNames() + `):\{[0-9]+\}(?::seq)?|preflight|rlbench-claim)$`)
 
 // clientNames is clients.Names as a regexp alternation.
 func clientNames() string {
