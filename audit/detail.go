@@ -87,8 +87,8 @@ func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []str
 	}
 	if a.o.FixTTL > 0 && !a.o.DryRun {
 		fixed, err := a.write(ctx, n, &a.lat[2], keys, a.fixWrite())
-		for i, ok := range fixed {
-			details[i].fix, details[i].fixed = true, ok
+		for i, reply := range fixed {
+			details[i].fix, details[i].fixed = true, reply == 1
 		}
 		if err != nil {
 			return err

@@ -123,23 +123,24 @@ const (
 
 // keyWrite is one write command per key that Scan never sends again blind.
 type keyWrite struct {
-	// send queues the write of key; its result says whether the write took
-	// effect.
-	send func(ctx context.Context, pipe redis.Pipeliner, key string) func() (bool, error)
+	// send queues the write of key; its result is the reply as an integer:
+	// 1 when the write took effect, anything else when it did not.
+	send func(ctx context.Context, pipe redis.Pipeliner, key string) func() (int64, error)
 	// check queues a read of key that tells whether the write, first sent
 	// at first, took effect.
 	check func(ctx context.Context, pipe redis.Pipeliner, key string, first time.Time) func() (writeOutcome, error)
 }
 
-// write sends w to each of keys in one pipeline, and says which keys it
-// took effect on. A command whose reply was lost may have run, in part, or
+// write sends w to each of keys in one pipeline, and returns its reply for
+// each key (1: it took effect). A command whose reply was lost may have run, in part, or
 // may run yet (a stalled server runs what it had read when it resumes):
 // its key is read again (w.check) and written again only when that read
-// says so. A key written again and answered "no effect" is read again
-// too: the first write may have run in between. It returns the first
-// error reply, or a lost reply that outlasted stallLimit.
-func (a *auditor) write(ctx context.Context, n Node, lat *latencyHist, keys []string, w keyWrite) ([]bool, error) {
-	took := make([]bool, len(keys))
+// says so; such a key's reply is then 1 when the read says that the write
+// took effect, 0 when not. A key written again and answered "no effect" is
+// read again too: the first write may have run in between. It returns the
+// first error reply, or a lost reply that outlasted stallLimit.
+func (a *auditor) write(ctx context.Context, n Node, lat *latencyHist, keys []string, w keyWrite) ([]int64, error) {
+	took := make([]int64, len(keys))
 	pending := make([]int, len(keys))
 	for i := range pending {
 		pending[i] = i
@@ -148,7 +149,7 @@ func (a *auditor) write(ctx context.Context, n Node, lat *latencyHist, keys []st
 	var s stall
 	for again := false; len(pending) > 0; again = true {
 		pipe := n.Pipeline()
-		replies := make([]func() (bool, error), len(pending))
+		replies := make([]func() (int64, error), len(pending))
 		for j, i := range pending {
 			replies[j] = w.send(ctx, pipe, keys[i])
 		}
@@ -158,7 +159,7 @@ func (a *auditor) write(ctx context.Context, n Node, lat *latencyHist, keys []st
 		var unsure []int
 		var lost error
 		for j, i := range pending {
-			ok, err := replies[j]()
+			reply, err := replies[j]()
 			switch {
 			case lostReply(ctx, err):
 				unsure = append(unsure, i)
@@ -167,10 +168,10 @@ func (a *auditor) write(ctx context.Context, n Node, lat *latencyHist, keys []st
 				}
 			case err != nil:
 				return took, pipelineError(cmds, err)
-			case !ok && again:
+			case reply != 1 && again:
 				unsure = append(unsure, i)
 			default:
-				took[i] = ok
+				took[i] = reply
 			}
 		}
 		if len(unsure) == 0 {
@@ -188,8 +189,8 @@ func (a *auditor) write(ctx context.Context, n Node, lat *latencyHist, keys []st
 }
 
 // recheck reads the keys of unsure (indices into keys) with w.check,
-// records in took those written, and returns those to write again.
-func (a *auditor) recheck(ctx context.Context, n Node, lat *latencyHist, keys []string, unsure []int, w keyWrite, first time.Time, took []bool) ([]int, error) {
+// records in took (1) those written, and returns those to write again.
+func (a *auditor) recheck(ctx context.Context, n Node, lat *latencyHist, keys []string, unsure []int, w keyWrite, first time.Time, took []int64) ([]int, error) {
 	checks := make([]func() (writeOutcome, error), len(unsure))
 	cmds, err := a.read(ctx, n, lat, func(pipe redis.Pipeliner) {
 		for j, i := range unsure {
@@ -203,7 +204,9 @@ func (a *auditor) recheck(ctx context.Context, n Node, lat *latencyHist, keys []
 	for j, i := range unsure {
 		switch out, _ := checks[j](); out {
 		case written:
-			took[i] = true
+			took[i] = 1
+		case unwritten:
+			took[i] = 0
 		case writeAgain:
 			again = append(again, i)
 		}
@@ -215,17 +218,11 @@ func (a *auditor) recheck(ctx context.Context, n Node, lat *latencyHist, keys []
 // by PTTL: a key gone was deleted.
 func (a *auditor) unlinkWrite() keyWrite {
 	return keyWrite{
-		send: func(ctx context.Context, pipe redis.Pipeliner, key string) func() (bool, error) {
-			var cmd *redis.IntCmd
+		send: func(ctx context.Context, pipe redis.Pipeliner, key string) func() (int64, error) {
 			if a.o.UseDel {
-				cmd = pipe.Del(ctx, key)
-			} else {
-				cmd = pipe.Unlink(ctx, key)
+				return pipe.Del(ctx, key).Result
 			}
-			return func() (bool, error) {
-				n, err := cmd.Result()
-				return n == 1, err
-			}
+			return pipe.Unlink(ctx, key).Result
 		},
 		check: func(ctx context.Context, pipe redis.Pipeliner, key string, _ time.Time) func() (writeOutcome, error) {
 			cmd := pipe.PTTL(ctx, key)
@@ -245,8 +242,14 @@ func (a *auditor) unlinkWrite() keyWrite {
 func (a *auditor) fixWrite() keyWrite {
 	fix := a.o.FixTTL
 	return keyWrite{
-		send: func(ctx context.Context, pipe redis.Pipeliner, key string) func() (bool, error) {
-			return pipe.ExpireNX(ctx, key, fix).Result
+		send: func(ctx context.Context, pipe redis.Pipeliner, key string) func() (int64, error) {
+			cmd := pipe.ExpireNX(ctx, key, fix)
+			return func() (int64, error) {
+				if ok, err := cmd.Result(); !ok {
+					return 0, err
+				}
+				return 1, nil
+			}
 		},
 		check: func(ctx context.Context, pipe redis.Pipeliner, key string, first time.Time) func() (writeOutcome, error) {
 			cmd := pipe.PTTL(ctx, key)

@@ -361,8 +361,8 @@ func (a *auditor) unlink(ctx context.Context, n Node, nr *NodeReport, keys []str
 		}
 	}
 	took, err := a.write(ctx, n, &a.lat[1], a.present, a.unlinkWrite())
-	for _, ok := range took {
-		if ok {
+	for _, reply := range took {
+		if reply == 1 {
 			nr.Deleted++
 		}
 	}
