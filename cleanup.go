@@ -124,6 +124,9 @@ func Cleanup(ctx context.Context, cfg Config, opts CleanupOptions) (CleanupRepor
 			t.close()
 		}
 	}()
+	if err != nil && ctx.Err() != nil {
+		return rep, fmt.Errorf("%w (%v) before it deleted any key under %q", ErrCleanupInterrupted, context.Cause(ctx), rep.Prefix)
+	}
 	if err != nil {
 		return rep, err
 	}
