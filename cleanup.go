@@ -2,39 +2,277 @@ package rlbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"regexp"
+	"strings"
+	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/audit"
+	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/workload"
 )
+
+// CleanupConfirmAbove is the most keys Cleanup deletes without
+// CleanupOptions.Yes.
+const CleanupConfirmAbove = 1000
+
+// CleanupSample is how many key names a CleanupReport names, and how
+// many of those that do not look like a run's.
+const CleanupSample = 10
+
+// cleanupCountTimeout bounds the count of the keys left after an
+// interrupted Cleanup.
+const cleanupCountTimeout = 10 * time.Second
+
+// ErrCleanupUnconfirmed is returned, wrapped, when Cleanup without
+// CleanupOptions.Yes found more than CleanupConfirmAbove keys under the
+// prefix, or keys that do not look like a run's: it deleted nothing, and
+// the error names what it found.
+var ErrCleanupUnconfirmed = errors.New("cleanup needs confirmation")
+
+// ErrCleanupInterrupted is returned, wrapped, when ctx was done before
+// Cleanup had deleted every key: the error says how many it deleted and
+// how many are left.
+var ErrCleanupInterrupted = errors.New("cleanup interrupted")
+
+// CleanupOptions say how far Cleanup goes. The zero value counts the keys
+// first and deletes them only when they are few and all look like a run's.
+type CleanupOptions struct {
+	// DryRun counts the keys under the prefix and names a sample of them;
+	// nothing is deleted.
+	DryRun bool
+	// Yes deletes without counting first: more than CleanupConfirmAbove
+	// keys, or keys that do not look like a run's.
+	Yes bool
+	// Abort, once done, stops the count of the keys left after ctx is
+	// done (a second interrupt); nil means the count runs, for at most
+	// 10 s.
+	Abort context.Context
+}
+
+// CleanupReport is what Cleanup found and did.
+type CleanupReport struct {
+	// Prefix is the prefix of the keys.
+	Prefix string
+	// Counted is set when the keys were counted before any deletion
+	// (DryRun, or no Yes); Found, Sample, Foreign and ForeignSample are
+	// then filled. SCAN may count a key twice while a server resizes its
+	// keyspace.
+	Counted bool
+	// Found is the keys under the prefix, on every master of every target.
+	Found int64
+	// Sample names up to CleanupSample of them.
+	Sample []string
+	// Foreign is the keys found that do not look like a run's (see
+	// RunKeyShape); ForeignSample names up to CleanupSample of them.
+	Foreign       int64
+	ForeignSample []string
+	// Deleted is the keys deleted.
+	Deleted int64
+	// Left is the keys under the prefix after an interrupted Cleanup, -1
+	// when they could not be counted (or Cleanup was not interrupted).
+	Left int64
+}
+
+// RunKeyShape describes the keys a run leaves under its prefix, for
+// messages: a cell's key is CellPrefix, then workload.KeyName's {N}.
+const RunKeyShape = "STRATEGY:CLIENT:{N} after the run's prefix"
+
+// runKey matches the end of a key a run leaves under its prefix: a cell's
+// STRATEGY:CLIENT:{N} (with the sliding log's :seq beside it), the
+// pre-flight's probe key, or the run's claim on its prefix
+// (rlbench-claim). What comes before it is the rest of the run's prefix,
+// when the one given is shorter.
+var runKey = regexp.MustCompile(`(?:^|:)(?:[A-Za-z0-9][A-Za-z0-9_.-]*:(?:` + clientNames() + `):\{[0-9]+\}(?::seq)?|preflight|rlbench-claim)$`)
+
+// clientNames is clients.Names as a regexp alternation.
+func clientNames() string {
+	quoted := make([]string, len(clients.Names))
+	for i, n := range clients.Names {
+		quoted[i] = regexp.QuoteMeta(n)
+	}
+	return strings.Join(quoted, "|")
+}
+
+// looksLikeRunKey reports whether key, under prefix, has the shape of a
+// run's key.
+func looksLikeRunKey(prefix, key string) bool {
+	return runKey.MatchString(strings.TrimPrefix(key, prefix))
+}
 
 // Cleanup deletes every key under cfg.Workload.Prefix on every master of
 // every existing target of cfg, with no load and no audit: the keys of a
 // run that was killed before it could delete them (with SIGKILL, or a
 // second interrupt). The prefix must be given; private targets hold
-// nothing to clean. It returns the number of keys deleted.
-func Cleanup(ctx context.Context, cfg Config) (int64, error) {
+// nothing to clean. Unless opts.Yes, it counts the keys first, and deletes
+// nothing (ErrCleanupUnconfirmed) when there are more than
+// CleanupConfirmAbove or when some do not look like a run's. On an
+// interrupt (ctx done) it counts the keys left and returns
+// ErrCleanupInterrupted.
+func Cleanup(ctx context.Context, cfg Config, opts CleanupOptions) (CleanupReport, error) {
+	rep := CleanupReport{Prefix: cfg.Workload.Prefix, Left: -1}
 	if cfg.Workload.Prefix == "" {
-		return 0, usage("Workload.Prefix", fmt.Errorf("%w: give the prefix of the keys to delete", workload.ErrEmptyPrefix))
+		return rep, usage("Workload.Prefix", fmt.Errorf("%w: give the prefix of the keys to delete", workload.ErrEmptyPrefix))
 	}
 	cfg = cfg.withDefaults()
-	var deleted int64
+	targets, err := openCleanupTargets(ctx, cfg)
+	defer func() {
+		for _, t := range targets {
+			t.close()
+		}
+	}()
+	if err != nil && ctx.Err() != nil {
+		return rep, fmt.Errorf("%w (%v) before it deleted any key under %q", ErrCleanupInterrupted, context.Cause(ctx), rep.Prefix)
+	}
+	if err != nil {
+		return rep, err
+	}
+	if opts.DryRun || !opts.Yes {
+		if err := rep.count(ctx, targets); err != nil {
+			return rep, rep.stopped(ctx, opts, targets, err)
+		}
+		if opts.DryRun {
+			return rep, nil
+		}
+		if err := rep.confirm(); err != nil {
+			return rep, err
+		}
+	}
+	for _, t := range targets {
+		r, err := t.scanKeys(ctx, cfg.Workload.Prefix, 0, true, false)
+		rep.Deleted += r.Deleted
+		if err != nil {
+			return rep, rep.stopped(ctx, opts, targets, fmt.Errorf("%s: %w", t.spec.Label, err))
+		}
+	}
+	return rep, nil
+}
+
+// openCleanupTargets checks and opens every target of cfg; on error, the
+// targets opened so far are returned too, for the caller to close.
+func openCleanupTargets(ctx context.Context, cfg Config) ([]*target, error) {
+	var targets []*target
 	for _, spec := range cfg.Targets {
 		if spec.private() {
-			return deleted, usage("Targets.Addr", fmt.Errorf("%s: a private server holds nothing to clean: give the target of the run (--addr or --cluster)", spec.Label))
+			return targets, usage("Targets.Addr", fmt.Errorf("%s: a private server holds nothing to clean: give the target of the run (--addr or --cluster)", spec.Label))
 		}
 		if err := cfg.validateTarget(spec); err != nil {
-			return deleted, err
+			return targets, err
 		}
 		t, err := openTopology(ctx, cfg, spec)
 		if err != nil {
-			return deleted, err
+			return targets, err
 		}
-		rep, err := t.scanKeys(ctx, cfg.Workload.Prefix, 0, true, false)
-		deleted += rep.Deleted
-		t.close()
+		targets = append(targets, t)
+	}
+	return targets, nil
+}
+
+// count counts the keys under the prefix on every master of targets, and
+// samples them.
+func (r *CleanupReport) count(ctx context.Context, targets []*target) error {
+	r.Counted = true
+	return eachKey(ctx, targets, r.Prefix, func(key string) {
+		r.Found++
+		if len(r.Sample) < CleanupSample {
+			r.Sample = append(r.Sample, key)
+		}
+		if !looksLikeRunKey(r.Prefix, key) {
+			r.Foreign++
+			if len(r.ForeignSample) < CleanupSample {
+				r.ForeignSample = append(r.ForeignSample, key)
+			}
+		}
+	})
+}
+
+// confirm returns ErrCleanupUnconfirmed, naming what count found, when
+// there are too many keys or some that do not look like a run's.
+func (r *CleanupReport) confirm() error {
+	var why []string
+	if r.Found > CleanupConfirmAbove {
+		why = append(why, fmt.Sprintf("more than %d", CleanupConfirmAbove))
+	}
+	if r.Foreign > 0 {
+		why = append(why, fmt.Sprintf("%d of which do not look like rlbench's (%s), such as %s", r.Foreign, RunKeyShape, quoteKeys(r.ForeignSample, 3)))
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: found %d keys under %q: %s; nothing deleted", ErrCleanupUnconfirmed, r.Found, r.Prefix, strings.Join(why, ", "))
+}
+
+// stopped returns err, or, when ctx is done, ErrCleanupInterrupted with
+// what was deleted and the keys left, counted under opts.Abort.
+func (r *CleanupReport) stopped(ctx context.Context, opts CleanupOptions, targets []*target, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	after, cancel := abortContext(ctx, opts.Abort)
+	defer cancel()
+	after, cancelCount := context.WithTimeout(after, cleanupCountTimeout)
+	defer cancelCount()
+	var left int64
+	leftText := "the keys left under it not counted"
+	if cerr := eachKey(after, targets, r.Prefix, func(string) { left++ }); cerr == nil {
+		r.Left = left
+		leftText = fmt.Sprintf("%d keys left under it", left)
+	} else {
+		leftText += " (" + cerr.Error() + ")"
+	}
+	return fmt.Errorf("%w (%v): deleted %d keys under %q, %s: run the same command again to delete them", ErrCleanupInterrupted, context.Cause(ctx), r.Deleted, r.Prefix, leftText)
+}
+
+// eachKey calls f with each key under prefix on every master of targets:
+// SCAN MATCH, and each key checked with strings.HasPrefix, as the audit
+// does.
+func eachKey(ctx context.Context, targets []*target, prefix string, f func(key string)) error {
+	match := audit.MatchPattern(prefix)
+	for _, t := range targets {
+		nodes, err := t.nodes(ctx)
 		if err != nil {
-			return deleted, fmt.Errorf("%s: %w", spec.Label, err)
+			return fmt.Errorf("%s: %w", t.spec.Label, err)
+		}
+		for _, n := range nodes {
+			if err := scanNode(ctx, n, match, prefix, f); err != nil {
+				return fmt.Errorf("%s: scan %s: %w", t.spec.Label, n.Options().Addr, err)
+			}
 		}
 	}
-	return deleted, nil
+	return nil
+}
+
+// scanNode calls f with each key of n under prefix.
+func scanNode(ctx context.Context, n *redis.Client, match, prefix string, f func(key string)) error {
+	var cursor uint64
+	for {
+		keys, next, err := n.Scan(ctx, cursor, match, audit.DefaultCount).Result()
+		if err != nil {
+			return err
+		}
+		for _, key := range keys {
+			if strings.HasPrefix(key, prefix) {
+				f(key)
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
+}
+
+// quoteKeys quotes the first n of keys, with "..." when there are more.
+func quoteKeys(keys []string, n int) string {
+	quoted := make([]string, 0, n+1)
+	for i, k := range keys {
+		if i == n {
+			quoted = append(quoted, "...")
+			break
+		}
+		quoted = append(quoted, fmt.Sprintf("%q", k))
+	}
+	return strings.Join(quoted, ", ")
 }

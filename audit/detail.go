@@ -45,8 +45,11 @@ type keyDetail struct {
 	refs  *redis.IntCmd
 	typ   *redis.StatusCmd
 	value *redis.StringCmd
-	// fix is fixScript's reply: 1 fixed, 0 left alone, -1 changed.
-	fix *redis.Cmd
+	// fix is set when the fix was sent (fixWrite); fixed is its outcome:
+	// 1 fixed, 0 left alone (the key had gained a TTL), -1 changed (another
+	// type, or gone).
+	fix   bool
+	fixed int64
 }
 
 // fixScript gives KEYS[1] a TTL of ARGV[1] seconds only if, at that
@@ -61,13 +64,14 @@ redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
 `)
 
-// detail looks closer at the immortal keys of one batch, in two pipelines:
-// per key OBJECT IDLETIME first (a read of the value would reset the idle
-// time), OBJECT REFCOUNT (is the object shared?) and TYPE; then GETRANGE of the strings alone (no WRONGTYPE error
-// for the server's error counters) and the fix (fixScript). Only what is needed
-// is sent: the samples stop reading once they are full.
+// detail looks closer at the immortal keys of one batch, in up to three
+// pipelines: per key OBJECT IDLETIME first (a read of the value would
+// reset the idle time), OBJECT REFCOUNT (is the object shared?) and TYPE;
+// then GETRANGE of the strings alone (no WRONGTYPE error for the server's
+// error counters); then the fix (fixScript), a write, never sent again
+// blind (see write). Only what is needed is sent: the samples stop reading
+// once they are full.
 func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []immortalKey) error {
-	pipe := n.Pipeline()
 	details := make([]keyDetail, len(keys))
 	sampling := 0 // keys queued for the immortal sample
 	for i, k := range keys {
@@ -77,30 +81,43 @@ func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []imm
 		if d.sample {
 			sampling++
 		}
-		if d.sample || a.wantLockedOutSample() {
-			d.idle = pipe.ObjectIdleTime(ctx, key)
-			d.refs = pipe.ObjectRefCount(ctx, key)
-		}
-		if d.sample || a.o.Limit > 0 {
-			d.typ = pipe.Type(ctx, key)
-		}
 		details[i] = d
 	}
-	if err := a.execDetail(ctx, pipe); err != nil {
+	if err := a.readDetail(ctx, n, func(pipe redis.Pipeliner) {
+		for i := range details {
+			d := &details[i]
+			if d.sample || a.wantLockedOutSample() {
+				d.idle = pipe.ObjectIdleTime(ctx, d.key)
+				d.refs = pipe.ObjectRefCount(ctx, d.key)
+			}
+			if d.sample || a.o.Limit > 0 {
+				d.typ = pipe.Type(ctx, d.key)
+			}
+		}
+	}); err != nil {
 		return err
 	}
-	pipe = n.Pipeline()
-	for i := range details {
-		d := &details[i]
-		if d.typ != nil && d.typ.Val() == "string" {
-			d.value = pipe.GetRange(ctx, d.key, 0, valueBytes-1)
+	if err := a.readDetail(ctx, n, func(pipe redis.Pipeliner) {
+		for i := range details {
+			if d := &details[i]; d.typ != nil && d.typ.Val() == "string" {
+				d.value = pipe.GetRange(ctx, d.key, 0, valueBytes-1)
+			}
 		}
-		if a.fixing() {
-			d.fix = fixScript.Eval(ctx, pipe, []string{d.key}, int64(a.o.FixTTL/time.Second), keys[i].typ)
-		}
-	}
-	if err := a.execDetail(ctx, pipe); err != nil {
+	}); err != nil {
 		return err
+	}
+	if a.fixing() {
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = k.key
+		}
+		fixed, err := a.write(ctx, n, &a.lat[2], names, a.fixWrite(keys))
+		for i, reply := range fixed {
+			details[i].fix, details[i].fixed = true, reply
+		}
+		if err != nil {
+			return err
+		}
 	}
 	for _, d := range details {
 		a.account(nr, d)
@@ -108,14 +125,10 @@ func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []imm
 	return nil
 }
 
-// execDetail sends one pipeline of the second look, if it holds anything.
-func (a *auditor) execDetail(ctx context.Context, pipe redis.Pipeliner) error {
-	if pipe.Len() == 0 {
-		return nil
-	}
-	began := time.Now()
-	cmds, err := pipe.Exec(ctx)
-	a.lat[2].record(time.Since(began))
+// readDetail sends one pipeline of reads of the second look, if queue
+// queues anything.
+func (a *auditor) readDetail(ctx context.Context, n Node, queue func(redis.Pipeliner)) error {
+	cmds, err := a.read(ctx, n, &a.lat[2], queue)
 	if err != nil {
 		return detailError(cmds)
 	}
@@ -133,8 +146,8 @@ func (a *auditor) changed(nr *NodeReport, n int64) {
 
 // account counts one key's second look, and samples it.
 func (a *auditor) account(nr *NodeReport, d keyDetail) {
-	if d.fix != nil {
-		switch fixed, _ := d.fix.Int64(); fixed {
+	if d.fix {
+		switch d.fixed {
 		case 1:
 			nr.Fixed++
 		case 0:
@@ -232,11 +245,7 @@ func detailError(cmds []redis.Cmder) error {
 			c.Name() == "object" && strings.HasPrefix(err.Error(), "NOPERM") && len(c.Args()) > 1 && c.Args()[1] == "refcount" {
 			continue
 		}
-		name := strings.ToLower(c.Name())
-		if name == "eval" {
-			name = "eval (the fix: TYPE, PTTL, EXPIRE in one script)"
-		}
-		return fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", cmdName(c), err)
 	}
 	return nil
 }

@@ -115,22 +115,19 @@ func (a *auditor) gone(ctx context.Context, n Node, hashes []hashKey, found []ha
 // fieldRound reads the next page of fields of every hash not done, and
 // their PTTLs.
 func (a *auditor) fieldRound(ctx context.Context, n Node, nr *NodeReport, hashes []hashKey, found []hashFields) error {
-	pipe := n.Pipeline()
 	scans := make([]*redis.ScanCmd, len(hashes))
-	for i, h := range hashes {
-		if !found[i].done {
-			scans[i] = pipe.HScanNoValues(ctx, h.key, found[i].cursor, "", a.o.Count)
+	cmds, err := a.read(ctx, n, &a.lat[1], func(pipe redis.Pipeliner) {
+		for i, h := range hashes {
+			if !found[i].done {
+				scans[i] = pipe.HScanNoValues(ctx, h.key, found[i].cursor, "", a.o.Count)
+			}
 		}
-	}
-	began := time.Now()
-	cmds, err := pipe.Exec(ctx)
-	a.lat[1].record(time.Since(began))
+	})
 	if err != nil {
 		if ferr := fieldError(cmds); ferr != nil {
 			return ferr
 		}
 	}
-	pipe = n.Pipeline()
 	ttls := make([]*redis.IntSliceCmd, len(hashes))
 	queued := 0
 	for i, scan := range scans {
@@ -141,7 +138,6 @@ func (a *auditor) fieldRound(ctx context.Context, n Node, nr *NodeReport, hashes
 		found[i].cursor, found[i].done = next, next == 0 || err != nil
 		found[i].changed = found[i].changed || wrongType(err)
 		if err == nil && len(fields) > 0 {
-			ttls[i] = pipe.HPTTL(ctx, hashes[i].key, fields...)
 			queued += len(fields)
 		}
 	}
@@ -153,9 +149,13 @@ func (a *auditor) fieldRound(ctx context.Context, n Node, nr *NodeReport, hashes
 	if err := a.pace.wait(ctx, queued); err != nil {
 		return err
 	}
-	began = time.Now()
-	cmds, err = pipe.Exec(ctx)
-	a.lat[1].record(time.Since(began))
+	cmds, err = a.read(ctx, n, &a.lat[1], func(pipe redis.Pipeliner) {
+		for i, scan := range scans {
+			if fields, _, err := scanReply(scan); err == nil && len(fields) > 0 {
+				ttls[i] = pipe.HPTTL(ctx, hashes[i].key, fields...)
+			}
+		}
+	})
 	if err != nil {
 		if ferr := fieldError(cmds); ferr != nil {
 			return ferr
@@ -176,6 +176,14 @@ func (a *auditor) fieldRound(ctx context.Context, n Node, nr *NodeReport, hashes
 // wrongType reports whether err is the server's WRONGTYPE: a key that
 // stopped being a hash since its TYPE was read.
 func wrongType(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") }
+
+// scanReply is scan's reply; an error for a scan not sent.
+func scanReply(scan *redis.ScanCmd) ([]string, uint64, error) {
+	if scan == nil {
+		return nil, 0, redis.Nil
+	}
+	return scan.Result()
+}
 
 // countFields counts one hash's HPTTL replies, in milliseconds: -1 no TTL,
 // -2 gone.

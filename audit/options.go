@@ -112,7 +112,7 @@ type Options struct {
 	// is then immortal only when one of its fields has no TTL either;
 	// otherwise it expires field by field (Findings.ExpiringByFields).
 	// With Unlink, the keys of a batch are deleted after their fields are
-	// read, in a pipeline of their own.
+	// read.
 	Fields bool
 	// Rate is the most keys walked per second, over all nodes together: a
 	// SCAN page counts as its Count, or as the keys it returned when more
@@ -143,9 +143,10 @@ type Options struct {
 	// DryRun, with FixTTL, counts the keys FixTTL would be sent for
 	// (Findings.WouldFix) and sends no EXPIRE.
 	DryRun bool
-	// Unlink deletes each examined key with UNLINK in the pipeline that
-	// reads its PTTL: an audit and a clean-up in one pass (the runner's).
-	// Conflicts with Limit, Sample and FixTTL.
+	// Unlink deletes each examined key with UNLINK, in a pipeline after the
+	// one that reads its PTTL: an audit and a clean-up in one pass (the
+	// runner's). A key gone before its PTTL is read is not sent. Conflicts
+	// with Limit, Sample and FixTTL.
 	Unlink bool
 	// UseDel makes Unlink send DEL instead: a server before Redis 4.0 has
 	// no UNLINK.

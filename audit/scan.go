@@ -40,6 +40,13 @@ var _ Node = (*redis.Client)(nil)
 // run_id or role changed) is incomplete, with an error wrapping
 // ErrServerChanged.
 //
+// A read whose reply is lost on the way (a stall longer than the
+// connection's read timeout, a broken connection) is sent again, for up to
+// 30 s; a write is not: the keys it was for are read again, and written
+// again only where the read says that it did not take effect, so that its
+// figures stay exact. Give Scan connections that do not retry (package
+// connection's Admin): one that does runs a write twice.
+//
 // Bad options are refused before any command, with an error wrapping one of
 // the Err values of this package. On a failure or a cancelled ctx, Scan
 // returns what it counted so far, with Complete false, and the error, which
@@ -160,9 +167,10 @@ type auditor struct {
 	server Server
 
 	immortalSample, lockedOutSample []Sample
-	// keys, immortal and hashes are reused from batch to batch.
+	// keys, immortal, present and hashes are reused from batch to batch.
 	keys     []string
 	immortal []immortalKey
+	present  []string
 	hashes   []hashKey
 }
 
@@ -245,16 +253,24 @@ type scanResult struct {
 	err  error
 }
 
-// scanPage sends one SCAN (SCAN ... TYPE when typ is set).
+// scanPage sends one SCAN (SCAN ... TYPE when typ is set), again while
+// its reply is lost on the way.
 func scanPage(ctx context.Context, n Node, match, typ string, count int64, cursor uint64) scanResult {
 	began := time.Now()
-	var cmd *redis.ScanCmd
-	if typ != "" {
-		cmd = n.ScanType(ctx, cursor, match, count, typ)
-	} else {
-		cmd = n.Scan(ctx, cursor, match, count)
+	var keys []string
+	var next uint64
+	var err error
+	for s := (stall{}); ; {
+		var cmd *redis.ScanCmd
+		if typ != "" {
+			cmd = n.ScanType(ctx, cursor, match, count, typ)
+		} else {
+			cmd = n.Scan(ctx, cursor, match, count)
+		}
+		if keys, next, err = cmd.Result(); !s.again(ctx, err) {
+			break
+		}
 	}
-	keys, next, err := cmd.Result()
 	r := scanResult{keys: keys, next: next, took: time.Since(began)}
 	switch {
 	case err != nil && typ != "" && strings.Contains(err.Error(), "syntax"):
@@ -283,31 +299,31 @@ func (a *auditor) examine(nr *NodeReport, keys []string) []string {
 	return a.keys
 }
 
-// batch reads the PTTL of keys (with TYPE and UNLINK where asked) in one
-// pipeline, counts them, reads the fields of the hashes among them
-// (Options.Fields), then looks closer at the immortal ones.
+// batch reads the PTTL of keys (with TYPE where asked) in one pipeline,
+// counts them, reads the fields of the hashes among them (Options.Fields),
+// deletes them (Options.Unlink), then looks closer at the immortal ones.
+// The reads and the deletes go in pipelines of their own: a read whose
+// reply was lost is sent again, a delete never is (see write).
 func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []string) error {
-	pipe := n.Pipeline()
 	ttls := make([]*redis.DurationCmd, len(keys))
 	var types []*redis.StatusCmd
 	if a.o.Types || a.o.Fields || a.fixing() && a.o.Type == "" {
 		types = make([]*redis.StatusCmd, len(keys))
 	}
-	// The field audit reads a batch's fields before it deletes its keys.
-	unlinkHere := a.o.Unlink && !a.o.Fields
-	for i, key := range keys {
-		ttls[i] = pipe.PTTL(ctx, key)
-		if types != nil {
-			types[i] = pipe.Type(ctx, key)
+	// The server's identity is read in the same pipeline, after the
+	// PTTLs: a restart or failover in the middle of the audit shows.
+	var server serverReads
+	cmds, err := a.read(ctx, n, &a.lat[1], func(pipe redis.Pipeliner) {
+		for i, key := range keys {
+			ttls[i] = pipe.PTTL(ctx, key)
+			if types != nil {
+				types[i] = pipe.Type(ctx, key)
+			}
 		}
-	}
-	var unlinks []*redis.IntCmd
-	if unlinkHere {
-		unlinks = a.queueUnlinks(ctx, pipe, keys)
-	}
-	server := queueServer(ctx, pipe)
-	if err := a.exec(ctx, pipe, nr, unlinks); err != nil {
-		return err
+		server = queueServer(ctx, pipe)
+	})
+	if err != nil {
+		return pipelineError(cmds, err)
 	}
 	if err := server.check(a.server); err != nil {
 		return err
@@ -317,10 +333,10 @@ func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []stri
 		if err := a.fieldPass(ctx, n, nr, a.hashes); err != nil {
 			return err
 		}
-		if a.o.Unlink {
-			if err := a.unlinkAll(ctx, n, nr, keys); err != nil {
-				return err
-			}
+	}
+	if a.o.Unlink {
+		if err := a.unlink(ctx, n, nr, keys, ttls); err != nil {
+			return err
 		}
 	}
 	f := &nr.Findings
@@ -373,40 +389,32 @@ func (a *auditor) count(nr *NodeReport, keys []string, ttls []*redis.DurationCmd
 	}
 }
 
-// queueUnlinks queues one UNLINK (or DEL) per key: a batch's keys may lie
-// in many slots, which one UNLINK may not span on a cluster.
-func (a *auditor) queueUnlinks(ctx context.Context, pipe redis.Pipeliner, keys []string) []*redis.IntCmd {
-	unlinks := make([]*redis.IntCmd, len(keys))
-	for i, key := range keys {
-		if a.o.UseDel {
-			unlinks[i] = pipe.Del(ctx, key)
-		} else {
-			unlinks[i] = pipe.Unlink(ctx, key)
+// unlink deletes the keys of a batch that its PTTL found (a key gone
+// already is not sent), one UNLINK (or DEL) per key: a batch's keys may lie
+// in many slots, which one UNLINK may not span on a cluster. It counts
+// the keys deleted.
+func (a *auditor) unlink(ctx context.Context, n Node, nr *NodeReport, keys []string, ttls []*redis.DurationCmd) error {
+	a.present = a.present[:0]
+	for i, cmd := range ttls {
+		if cmd.Val() != -2 {
+			a.present = append(a.present, keys[i])
 		}
 	}
-	return unlinks
+	took, err := a.write(ctx, n, &a.lat[1], a.present, a.unlinkWrite())
+	for _, reply := range took {
+		if reply == 1 {
+			nr.Deleted++
+		}
+	}
+	return err
 }
 
-// unlinkAll deletes keys in a pipeline of their own (Options.Unlink with
-// Options.Fields).
-func (a *auditor) unlinkAll(ctx context.Context, n Node, nr *NodeReport, keys []string) error {
-	pipe := n.Pipeline()
-	return a.exec(ctx, pipe, nr, a.queueUnlinks(ctx, pipe, keys))
-}
-
-// exec sends a batch's pipeline, records its latency, and counts the keys
-// its unlinks (queued in it, or nil) deleted.
-func (a *auditor) exec(ctx context.Context, pipe redis.Pipeliner, nr *NodeReport, unlinks []*redis.IntCmd) error {
-	began := time.Now()
-	cmds, err := pipe.Exec(ctx)
-	a.lat[1].record(time.Since(began))
-	for _, u := range unlinks {
-		nr.Deleted += u.Val()
+// cmdName names c in an error: "pttl", or what the fix's one EVAL does.
+func cmdName(c redis.Cmder) string {
+	if name := strings.ToLower(c.Name()); name != "eval" {
+		return name
 	}
-	if err != nil {
-		return pipelineError(cmds, err)
-	}
-	return nil
+	return "eval (the fix: TYPE, PTTL, EXPIRE in one script)"
 }
 
 // countType counts one key of type typ ("none": it vanished).
@@ -430,7 +438,7 @@ func countType(f *Findings, typ string, immortal bool) {
 func pipelineError(cmds []redis.Cmder, err error) error {
 	for _, c := range cmds {
 		if cerr := c.Err(); cerr != nil && !errors.Is(cerr, redis.Nil) {
-			return fmt.Errorf("%s: %w", strings.ToLower(c.Name()), cerr)
+			return fmt.Errorf("%s: %w", cmdName(c), cerr)
 		}
 	}
 	return fmt.Errorf("pipeline: %w", err)

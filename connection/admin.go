@@ -11,14 +11,18 @@ import (
 // test: audits, clean-ups, faults, self-checks and the management of the
 // servers it starts. They log in with Settings, send no CLIENT SETINFO and
 // turn maintenance notifications off, so that they work on any server
-// version. The zero value is a pool of 4 connections over plain TCP to
-// database 0 as the default user.
+// version. They never retry a command (go-redis retries 3 times by
+// default): a pipeline caught in a stalled server's buffer runs when the
+// server resumes, and a retry would run it again (UNLINK, EXPIRE, ...);
+// the caller decides what to read or send again (package audit). The
+// zero value is a pool of 4 connections over plain TCP to database 0 as
+// the default user.
 type Admin struct {
 	Settings
 	// PoolSize is the connections per node; 0 means 4.
 	PoolSize int
-	// FailFast turns retries off and shortens the timeouts to 2 s, for
-	// talking to nodes that may be down (the caller then asks another).
+	// FailFast shortens the timeouts to 2 s and dials once, for talking to
+	// nodes that may be down (the caller then asks another).
 	FailFast bool
 }
 
@@ -39,11 +43,11 @@ func (a Admin) options(addrs []string) (*redis.UniversalOptions, error) {
 	}
 	o.DisableIdentity = true
 	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	o.MaxRetries = -1
 	if a.FailFast {
 		o.Protocol = 2
 		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = failFastTimeout, failFastTimeout, failFastTimeout
 		o.DialerRetries = 1
-		o.MaxRetries = -1
 	}
 	return o, nil
 }
@@ -58,16 +62,18 @@ func (a Admin) Client(addr string) (*redis.Client, error) {
 }
 
 // Cluster returns an admin connection to the Redis Cluster that the nodes
-// at addrs belong to. It never retries a command: a fault in the cluster is
-// reported, not hidden.
+// at addrs belong to. The clients of its nodes (ForEachMaster, which the
+// audit walks) never retry a command: a fault in the cluster is reported,
+// not hidden. The cluster client itself follows MOVED and ASK and, after a
+// timeout, asks another node (go-redis' MaxRedirects): rlbench sends it
+// reads, and the pre-flight's probe SET and DEL, which a second run leaves
+// as the first did.
 func (a Admin) Cluster(addrs []string) (*redis.ClusterClient, error) {
 	o, err := a.options(addrs)
 	if err != nil {
 		return nil, err
 	}
-	c := o.Cluster()
-	c.MaxRetries = -1
-	return redis.NewClusterClient(c), nil
+	return redis.NewClusterClient(o.Cluster()), nil
 }
 
 // Failover returns an admin connection to the master that the sentinels of

@@ -1,0 +1,32 @@
+package rlbench
+
+import "testing"
+
+// TestLooksLikeRunKey checks the shape of a run's keys under the prefix
+// given to rlbench cleanup.
+func TestLooksLikeRunKey(t *testing.T) {
+	t.Parallel()
+	const p = "rlbench:20261201T000000-0a1b2c3d:"
+	for _, tc := range []struct {
+		name, prefix, key string
+		want              bool
+	}{
+		{"a cell's key", p, p + "lua:go-redis:{42}", true},
+		{"the sliding log's second key", p, p + "sliding_log:rueidis:{7}:seq", true},
+		{"a user strategy", p, p + "my.script-1:go-redis:{0}", true},
+		{"the pre-flight's probe", p, p + "preflight", true},
+		{"the claim", p, p + "rlbench-claim", true},
+		{"a shorter prefix", "rlbench:", p + "lua:go-redis:{42}", true},
+		{"an unknown client", p, p + "lua:jedis:{42}", false},
+		{"no {N}", p, p + "lua:go-redis:42", false},
+		{"a tenant's key", "r", "rate:user:42", false},
+		{"a tenant's hash-tagged key", "r", "ratelimit:user:{42}", false},
+		{"the prefix alone", p, p, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := looksLikeRunKey(tc.prefix, tc.key); got != tc.want {
+				t.Errorf("looksLikeRunKey(%q, %q) = %t; want %t", tc.prefix, tc.key, got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/internal/redistest"
+)
+
+// seedRunKeys writes n keys under prefix as a run's lua/go-redis cell
+// names them, and returns their names' common start.
+func seedRunKeys(t *testing.T, rdb *redis.Client, prefix string, n int) {
+	t.Helper()
+	pipe := rdb.Pipeline()
+	for i := range n {
+		pipe.Set(t.Context(), prefix+"lua:go-redis:{"+strconv.Itoa(i)+"}", 1, 0)
+	}
+	if _, err := pipe.Exec(t.Context()); err != nil {
+		t.Fatalf("seed %d keys: %v", n, err)
+	}
+}
+
+// TestCleanupDryRun checks that --dry-run counts and names the keys under
+// the prefix, says which do not look like rlbench's, and deletes nothing.
+func TestCleanupDryRun(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	seedRunKeys(t, rdb, prefix, 25)
+	for _, k := range []string{prefix + "session:abc", prefix + "x"} {
+		if err := rdb.Set(t.Context(), k, 1, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := mustRun(t, exitOK, "cleanup", "--dry-run", "--prefix", prefix, "--addr", srv.Addr())
+	for _, want := range []string{
+		"dry run: 27 keys under " + strconv.Quote(prefix) + ", none deleted",
+		"... and 17 more",
+		"2 of them do not look like rlbench's",
+		strconv.Quote(prefix + "session:abc"),
+		"would delete them only with --yes",
+	} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("rlbench cleanup --dry-run stdout = %q; want it to contain %q", res.stdout, want)
+		}
+	}
+	if n := rdb.DBSize(t.Context()).Val(); n != 27 {
+		t.Errorf("DBSIZE after a dry run = %d; want 27 (nothing deleted)", n)
+	}
+	mustRun(t, exitUsage, "cleanup", "--dry-run", "--yes", "--prefix", prefix, "--addr", srv.Addr())
+}
+
+// TestCleanupNeedsYes checks that without --yes cleanup deletes nothing
+// (exit 2, naming what it found) under a prefix that holds more than 1,000
+// keys or keys that do not look like rlbench's, and that --yes deletes
+// them.
+func TestCleanupNeedsYes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		// seed writes the keys under prefix; it returns how many.
+		seed func(t *testing.T, rdb *redis.Client, prefix string) int
+		want []string // in the refusal
+	}{
+		{"over 1000 run keys", func(t *testing.T, rdb *redis.Client, prefix string) int {
+			seedRunKeys(t, rdb, prefix, 1001)
+			return 1001
+		}, []string{"found 1001 keys under", "more than 1000", "--yes"}},
+		{"foreign keys", func(t *testing.T, rdb *redis.Client, prefix string) int {
+			seedRunKeys(t, rdb, prefix, 3)
+			for _, k := range []string{"rate:user:42", "session:abc"} {
+				if err := rdb.Set(t.Context(), prefix+k, 1, 0).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return 5
+		}, []string{"found 5 keys under", "2 of which do not look like rlbench's", "rate:user:42", "--yes"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			rdb := redistest.Client(t, srv)
+			prefix := redistest.Prefix(t)
+			n := tc.seed(t, rdb, prefix)
+			res := mustRun(t, exitUsage, "cleanup", "--prefix", prefix, "--addr", srv.Addr())
+			for _, want := range tc.want {
+				if !strings.Contains(res.stderr, want) {
+					t.Errorf("rlbench cleanup stderr = %q; want it to contain %q", res.stderr, want)
+				}
+			}
+			if got := rdb.DBSize(t.Context()).Val(); got != int64(n) {
+				t.Fatalf("DBSIZE after a refused cleanup = %d; want %d (nothing deleted)", got, n)
+			}
+			res = mustRun(t, exitOK, "cleanup", "--yes", "--prefix", prefix, "--addr", srv.Addr())
+			if want := "deleted " + strconv.Itoa(n) + " keys"; !strings.Contains(res.stdout, want) {
+				t.Errorf("rlbench cleanup --yes stdout = %q; want %q", res.stdout, want)
+			}
+		})
+	}
+}
+
+// interruptKeys is how many keys TestCleanupInterrupted cleans: enough
+// that the clean-up is still deleting when the test stops the server.
+const interruptKeys = 50000
+
+// TestCleanupInterrupted interrupts a cleanup in the middle of its
+// deletes (the server stopped with SIGSTOP once keys started to go, then
+// ctx cancelled, then SIGCONT) and checks that it says how many keys it
+// deleted and how many are left, and that both are exact.
+func TestCleanupInterrupted(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	seedRunKeys(t, rdb, prefix, interruptKeys)
+	pid := serverPid(t, rdb)
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan cliResult, 1)
+	go func() { done <- runCLI(t, ctx, "cleanup", "--yes", "--prefix", prefix, "--addr", srv.Addr()) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if n, err := rdb.DBSize(t.Context()).Result(); err == nil && n < interruptKeys {
+			break
+		}
+		select {
+		case res := <-done:
+			if res.code != exitOK {
+				t.Fatalf("cleanup = exit %d, stderr %q; want it deleting", res.code, res.stderr)
+			}
+			t.Skipf("the clean-up ended before it could be interrupted: %q", res.stdout)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the clean-up deleted nothing in 30 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("SIGSTOP: %v", err)
+	}
+	cancel()
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatalf("SIGCONT: %v", err)
+	}
+	res := <-done
+	if res.code == exitOK {
+		t.Skipf("the clean-up ended before it was interrupted: %q", res.stdout)
+	}
+	m := regexp.MustCompile(`cleanup interrupted \(context canceled\): deleted (\d+) keys under "[^"]+", (\d+) keys left under it`).FindStringSubmatch(res.stderr)
+	if res.code != exitFailure || m == nil {
+		t.Fatalf("interrupted cleanup = exit %d, stderr %q; want exit %d, the keys deleted and left", res.code, res.stderr, exitFailure)
+	}
+	deleted, _ := strconv.Atoi(m[1])
+	left, _ := strconv.Atoi(m[2])
+	n := rdb.DBSize(t.Context()).Val()
+	if deleted+left != interruptKeys || int64(left) != n || deleted == 0 {
+		t.Errorf("interrupted cleanup: deleted %d, left %d, DBSIZE %d; want deleted > 0, deleted + left = %d, left = DBSIZE", deleted, left, n, interruptKeys)
+	}
+}
+
+// serverPid is the process id of rdb's server, from INFO server.
+func serverPid(t *testing.T, rdb *redis.Client) int {
+	t.Helper()
+	info, err := rdb.InfoMap(t.Context(), "server").Result()
+	if err != nil {
+		t.Fatalf("INFO server: %v", err)
+	}
+	pid, err := strconv.Atoi(info["Server"]["process_id"])
+	if err != nil {
+		t.Fatalf("INFO server process_id: %v", err)
+	}
+	return pid
+}
