@@ -495,8 +495,8 @@ func TestSelect(t *testing.T) {
 	}{
 		{"as given", []string{"lua", "naive"}, []string{"lua", "naive"}, nil},
 		{"repeats dropped", []string{"lua", "lua"}, []string{"lua"}, nil},
-		{"all", []string{"all"}, strategies.Names(), nil},
-		{"all and a name", []string{"lua", "all"}, append([]string{"lua"}, slices.DeleteFunc(strategies.Names(), func(n string) bool { return n == "lua" })...), nil},
+		{"all", []string{"all"}, strategies.BuiltinNames(), nil},
+		{"all and a name", []string{"lua", "all"}, append([]string{"lua"}, slices.DeleteFunc(strategies.BuiltinNames(), func(n string) bool { return n == "lua" })...), nil},
 		{"unknown beside all", []string{"all", "nope"}, nil, strategies.ErrUnknownStrategy},
 	}
 	for _, tc := range tests {

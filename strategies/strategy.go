@@ -330,6 +330,19 @@ func Names() []string {
 	return names
 }
 
+// BuiltinNames returns the names of the built-in strategies (Source ""),
+// in All's order: what "all" selects, whatever user strategies the
+// process registered.
+func BuiltinNames() []string {
+	var names []string
+	for _, i := range All() {
+		if i.Source == "" {
+			names = append(names, i.Name)
+		}
+	}
+	return names
+}
+
 // Lookup returns the Info registered under name.
 func Lookup(name string) (Info, error) {
 	registryMu.RLock()
@@ -348,12 +361,7 @@ func Lookup(name string) (Info, error) {
 // runs of the process registered; a caller whose run has its own adds
 // their names beside "all".
 func Select(names []string) ([]string, error) {
-	var builtin []string
-	for _, i := range All() {
-		if i.Source == "" {
-			builtin = append(builtin, i.Name)
-		}
-	}
+	builtin := BuiltinNames()
 	for _, n := range names {
 		if n != "all" {
 			if _, err := Lookup(n); err != nil {

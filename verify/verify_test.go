@@ -74,7 +74,7 @@ func TestRunEveryStrategy(t *testing.T) {
 	t.Logf("Run took %s:\n%s", time.Since(start).Round(time.Millisecond), text.String())
 
 	var want []string
-	for _, s := range strategies.Names() {
+	for _, s := range strategies.BuiltinNames() {
 		for _, c := range clients.Names {
 			want = append(want, s+"/"+c)
 		}

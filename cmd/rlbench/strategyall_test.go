@@ -31,7 +31,7 @@ func TestStrategyAllOnOlderServer(t *testing.T) {
 		t.Errorf("run(%q) stderr lacks %q:\n%s", args, want, res.stderr)
 	}
 	rows := tableRows(t, res.stdout)
-	for _, s := range strategies.Names() {
+	for _, s := range strategies.BuiltinNames() {
 		_, ran := rows[s+"/go-redis"]
 		if hash := strings.HasPrefix(s, "hash-"); ran == hash {
 			t.Errorf("run(%q): %s ran = %t; want %t\n%s", args, s, ran, !hash, res.stdout)
@@ -66,7 +66,7 @@ func TestStrategyAllEveryBuild(t *testing.T) {
 					leftOut = append(leftOut, strings.Split(names, ", ")...)
 				}
 			}
-			for _, s := range strategies.Names() {
+			for _, s := range strategies.BuiltinNames() {
 				_, ran := rows[s+"/go-redis"]
 				if out := slices.Contains(leftOut, s); ran == out {
 					t.Errorf("%s: %s ran = %t, left out = %t; want one of them\nstderr:\n%s", bin, s, ran, out, res.stderr)
