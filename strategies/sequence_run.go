@@ -1,0 +1,141 @@
+package strategies
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SequenceSource is the Info.Source of a --sequence strategy.
+const SequenceSource = "--sequence"
+
+// RegisterSequence registers spec, "NAME=SPEC", as strategy NAME (see
+// ParseSequence). Registering the same name and spec again is allowed.
+func RegisterSequence(spec string) error {
+	name, body, ok := strings.Cut(spec, "=")
+	if !ok || name == "" || strings.TrimSpace(body) == "" {
+		return fmt.Errorf("%w: %q: want NAME=SPEC, e.g. 'mine=INCRBY {key} {n} | EXPIRE {key} {window}'", ErrBadSequence, spec)
+	}
+	if !userName.MatchString(name) {
+		return fmt.Errorf("%w: %q: a name is letters, digits, '_', '.' and '-'", ErrBadSequence, name)
+	}
+	seq, err := ParseSequence(body)
+	if err != nil {
+		return err
+	}
+	info := seq.Info(name)
+	if old, err := Lookup(name); err == nil && old.Source == SequenceSource && old.Commands == info.Commands {
+		return nil
+	}
+	return Register(info)
+}
+
+// Info returns the Info of the sequence as strategy name.
+func (s *Sequence) Info(name string) Info {
+	minRedis := "2.6.0"
+	for _, c := range s.CommandNames() {
+		if strings.HasPrefix(c, "h") && strings.Contains(c, "expire") || c == "httl" || c == "hpttl" {
+			minRedis = "7.4.0"
+		}
+	}
+	return Info{
+		Name:        name,
+		Summary:     fmt.Sprintf("user sequence; claims: %s", claimText(s.claims)),
+		Commands:    s.Spec,
+		Atomic:      s.claims["atomic"],
+		Heals:       s.claims["heals"],
+		FixedWindow: s.claims["fixed-window"],
+		MinRedis:    minRedis,
+		Keys:        "K, and keys made from K by appending",
+		Source:      SequenceSource,
+		Stamp:       s.stamp,
+		ACLCommands: s.CommandNames(),
+		New:         func(c Config) Strategy { return &sequenceStrategy{name: name, seq: s, cfg: c} },
+	}
+}
+
+// sequenceStrategy runs a Sequence.
+type sequenceStrategy struct {
+	name string
+	seq  *Sequence
+	cfg  Config
+}
+
+func (s *sequenceStrategy) Name() string { return s.name }
+
+func (s *sequenceStrategy) Decide(ctx context.Context, c Client, key string) (Decision, error) {
+	v := s.seq.values(key, s.cfg, now())
+	count, counted := int64(0), false
+	for i, t := range s.seq.trips {
+		cmds := make([]Cmd, len(t.cmds))
+		for j, tc := range t.cmds {
+			cmds[j] = tc.expand(v)
+		}
+		send := c.Pipeline
+		if t.tx {
+			send = c.Transaction
+		}
+		replies, err := send(ctx, cmds)
+		if err != nil {
+			return Decision{}, fmt.Errorf("%s: round trip %d: %w", s.name, i+1, err)
+		}
+		for j, r := range replies {
+			if r.Err != nil {
+				return Decision{}, fmt.Errorf("%s: %s: %w", s.name, cmds[j].Name, r.Err)
+			}
+			if !counted && slices.Contains(CounterCommands, cmds[j].Name) {
+				if !r.IsInt {
+					return Decision{}, fmt.Errorf("%s: %s: %w, got %+v", s.name, cmds[j].Name, ErrBadReply, r)
+				}
+				count, counted = r.Int, true
+			}
+		}
+	}
+	return Decision{Allowed: count <= s.cfg.Limit, Count: count}, nil
+}
+
+// values returns each placeholder's value for one decision on key at t
+// (the client's clock, as the limiters that stamp their keys read it).
+func (s *Sequence) values(key string, cfg Config, t time.Time) map[string]string {
+	index := t.Unix() / cfg.Window
+	stamp := index * cfg.Window
+	return map[string]string{
+		"key":       key,
+		"stamp":     strconv.FormatInt(stamp, 10),
+		"stamp_ms":  strconv.FormatInt(stamp*1000, 10),
+		"index":     strconv.FormatInt(index, 10),
+		"window":    strconv.FormatInt(cfg.Window, 10),
+		"window_ms": strconv.FormatInt(cfg.Window*1000, 10),
+		"limit":     strconv.FormatInt(cfg.Limit, 10),
+		"n":         "1",
+	}
+}
+
+func (c seqCmd) expand(v map[string]string) Cmd {
+	out := Cmd{Name: c.name, Keys: make([]string, len(c.keys)), Args: make([]string, len(c.args))}
+	for i, t := range c.keys {
+		out.Keys[i] = t.expand(v)
+	}
+	for i, t := range c.args {
+		out.Args[i] = t.expand(v)
+	}
+	return out
+}
+
+func (t seqToken) expand(v map[string]string) string {
+	if len(t) == 1 && t[0].ph == "" {
+		return t[0].lit
+	}
+	var b strings.Builder
+	for _, p := range t {
+		if p.ph == "" {
+			b.WriteString(p.lit)
+		} else {
+			b.WriteString(v[p.ph])
+		}
+	}
+	return b.String()
+}
