@@ -253,6 +253,11 @@ type Info struct {
 	// cannot be read from it); "" for a key without one. Such a window is
 	// the clock's (aligned to the epoch), so FixedWindow is false.
 	Stamp string
+	// WindowEnd, when not nil, returns when the window that a decision on
+	// key at now counts in ends, for a stamped strategy whose windows are
+	// not the epoch's multiples of the window (in seconds); nil means they
+	// are.
+	WindowEnd func(key string, window int64, now time.Time) time.Time
 	// TTLSlack is how many seconds beyond the window a key's TTL may be
 	// by design (rack-attack's +1, django-ratelimit's +5); 0 for none.
 	TTLSlack int64

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash/crc32"
+	"time"
 
 	"github.com/rlbench/rlbench/strategies"
 )
@@ -28,7 +29,12 @@ func init() {
 		Stamp:       strategies.StampHashed,
 		TTLSlack:    djangoFudge,
 		ACLCommands: []string{"set", "exists", "incrby"},
-		New:         func(c strategies.Config) strategies.Strategy { return &django{c} },
+		WindowEnd: func(key string, window int64, t time.Time) time.Time {
+			// The key changes when _get_window's end passes: at its end
+			// second's close.
+			return time.Unix((&django{strategies.Config{Window: window}}).window(key, t.Unix())+1, 0)
+		},
+		New: func(c strategies.Config) strategies.Strategy { return &django{c} },
 	})
 }
 
