@@ -33,6 +33,20 @@ func RegisterSequence(spec string) error {
 	return Register(info)
 }
 
+// NewSequence builds the strategy of spec (without NAME=) as name, as New
+// builds a registered one, without registering it.
+func NewSequence(name, spec string, cfg Config) (Strategy, error) {
+	seq, err := ParseSequence(spec)
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return withTap(seq.Info(name).New(cfg)), nil
+}
+
 // Info returns the Info of the sequence as strategy name.
 func (s *Sequence) Info(name string) Info {
 	minRedis := "2.6.0"
