@@ -49,12 +49,6 @@ func NewSequence(name, spec string, cfg Config) (Strategy, error) {
 
 // Info returns the Info of the sequence as strategy name.
 func (s *Sequence) Info(name string) Info {
-	minRedis := "2.6.0"
-	for _, c := range s.CommandNames() {
-		if strings.HasPrefix(c, "h") && strings.Contains(c, "expire") || c == "httl" || c == "hpttl" {
-			minRedis = "7.4.0"
-		}
-	}
 	return Info{
 		Name:        name,
 		Summary:     fmt.Sprintf("user sequence; claims: %s", claimText(s.claims)),
@@ -62,13 +56,51 @@ func (s *Sequence) Info(name string) Info {
 		Atomic:      s.claims["atomic"],
 		Heals:       s.claims["heals"],
 		FixedWindow: s.claims["fixed-window"],
-		MinRedis:    minRedis,
+		MinRedis:    s.minRedis(),
 		Keys:        "K, and keys made from K by appending",
 		Source:      SequenceSource,
 		Stamp:       s.stamp,
 		ACLCommands: s.CommandNames(),
 		New:         func(c Config) Strategy { return &sequenceStrategy{name: name, seq: s, cfg: c} },
 	}
+}
+
+// minRedis is the lowest Redis version that runs every command of the
+// sequence as written: hash-field TTLs 7.4, EXPIRE's NX/XX/GT/LT and
+// EXPIRETIME 7.0, GETEX and SET's EXAT/PXAT 6.2, SET's options 2.6.12.
+func (s *Sequence) minRedis() string {
+	best := "2.6.0"
+	raise := func(v string) {
+		if v > best {
+			best = v
+		}
+	}
+	for _, t := range s.trips {
+		for _, c := range t.cmds {
+			switch c.name {
+			case "HEXPIRE", "HPEXPIRE", "HTTL", "HPTTL":
+				raise("7.4.0")
+			case "EXPIRETIME", "PEXPIRETIME":
+				raise("7.0.0")
+			case "GETEX":
+				raise("6.2.0")
+			}
+			for _, a := range c.args {
+				if len(a) != 1 || a[0].ph != "" {
+					continue
+				}
+				switch w := strings.ToUpper(a[0].lit); {
+				case strings.Contains(c.name, "EXPIRE") && (w == "NX" || w == "XX" || w == "GT" || w == "LT"):
+					raise("7.0.0")
+				case c.name == "SET" && (w == "EXAT" || w == "PXAT" || w == "GET"):
+					raise("6.2.0")
+				case c.name == "SET" && (w == "NX" || w == "XX" || w == "EX" || w == "PX"):
+					raise("2.6.12")
+				}
+			}
+		}
+	}
+	return best
 }
 
 // sequenceStrategy runs a Sequence.

@@ -144,6 +144,18 @@ func TestRunBadInput(t *testing.T) {
 			want:   append([]string{"--strategy", `"nope"`}, strategies.Names()...),
 		},
 		{
+			name:   "sequence with an unknown placeholder",
+			args:   []string{"--sequence", "x=INCRBY {key} {nope}"},
+			target: true,
+			want:   []string{"--sequence", "{nope}", "{window}"},
+		},
+		{
+			name:   "sequence with a key outside the prefix",
+			args:   []string{"--sequence", "x=INCR {key} | EXPIRE other 1"},
+			target: true,
+			want:   []string{"--sequence", `"other"`, "{key}"},
+		},
+		{
 			name:   "unknown client",
 			args:   []string{"--client", "nope"},
 			target: true,

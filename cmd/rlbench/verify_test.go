@@ -118,6 +118,7 @@ func TestVerifyBadInput(t *testing.T) {
 	}{
 		{"unknown strategy", []string{"--addr", srv.Addr(), "--strategy", "nope"}, []string{"--strategy", `"nope"`, "lua", "multi-nx"}},
 		{"unknown client", []string{"--addr", srv.Addr(), "--client", "nope"}, []string{"--client", `"nope"`, "go-redis", "rueidis"}},
+		{"sequence with a command it may not send", []string{"--addr", srv.Addr(), "--sequence", "x=INCR {key} | FLUSHALL"}, []string{"--sequence", `"FLUSHALL"`, "INCRBY"}},
 		{"unreachable address", []string{"--addr", closed}, []string{"--addr", closed}},
 		{"missing redis-server", []string{"--redis-server", "/nonexistent/redis-server"}, []string{"--redis-server", "/nonexistent/redis-server"}},
 		{"negative db", []string{"--addr", srv.Addr(), "--db", "-1"}, []string{"--db", ">= 0"}},
