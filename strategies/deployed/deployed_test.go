@@ -20,6 +20,7 @@ import (
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 	_ "github.com/rlbench/rlbench/strategies/deployed"
+	"github.com/rlbench/rlbench/verify"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -273,4 +274,43 @@ func TestRegistered(t *testing.T) {
 	if got := names[len(names)-len(models):]; !slices.Equal(got, models) {
 		t.Errorf("Names() ends with %q; want the models, %q, after the others", got, models)
 	}
+}
+
+// TestVerify runs rlbench verify's checks on every model on both clients
+// against a private server: every cell as the model's Info documents it,
+// and the cells its source decides as its source implies.
+func TestVerify(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	m, err := verify.Run(t.Context(), verify.Config{Server: srv, Prefix: redistest.Prefix(t), Strategies: models})
+	if err != nil {
+		t.Fatalf("verify.Run error: %v", err)
+	}
+	var text strings.Builder
+	if err := verify.Text(m)(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !m.AsDocumented() {
+		t.Errorf("verify of the models is not as documented: %v\n%s", m.Unexpected(), text.String())
+	}
+	want := map[string]verify.Outcome{
+		// INCRBY, TTL and EXPIRE are three round trips: a client lost after
+		// INCRBY leaves the key with no TTL; the next request heals it.
+		"rails-cache/" + verify.CheckCrash: verify.Leaks, "rails-cache/" + verify.CheckHealing: verify.Pass,
+		// SET NX EX creates the key with its TTL; a crash after it writes nothing.
+		"django-ratelimit/" + verify.CheckCrash: verify.Pass,
+		// One pipeline each: no gap between round trips to die in.
+		"envoy-ratelimit/" + verify.CheckCrash: verify.Pass, "rack-attack/" + verify.CheckCrash: verify.Pass,
+		"mennanov/" + verify.CheckCrash: verify.Pass,
+		// Stamped: the window is the clock's, the counter not at K.
+		"envoy-ratelimit/" + verify.CheckHealing: verify.NotApplicable, "django-ratelimit/" + verify.CheckWrongType: verify.NotApplicable,
+	}
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			if w, ok := want[r.Strategy+"/"+c.Check]; ok && c.Outcome != w {
+				t.Errorf("%s %s = %s (%s); want %s", r.Label(), c.Check, c.Outcome, c.Note, w)
+			}
+		}
+	}
+	t.Logf("\n%s", text.String())
 }
