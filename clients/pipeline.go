@@ -26,7 +26,21 @@ func (c *goRedis) Pipeline(ctx context.Context, cmds []strategies.Cmd) ([]strate
 	if err != nil && !isServerReply(err) {
 		return nil, goRedisErr(err)
 	}
-	return goRedisReplies(sent), nil
+	replies := goRedisReplies(sent)
+	c.fallbacks.Add(noscripts(cmds, replies))
+	return replies, nil
+}
+
+// noscripts counts the EVALSHA commands of a pipeline answered NOSCRIPT:
+// the strategy sends its script again (Conn.Fallbacks).
+func noscripts(cmds []strategies.Cmd, replies []strategies.Reply) int64 {
+	n := int64(0)
+	for i, r := range replies {
+		if re, ok := r.Err.(strategies.ReplyError); ok && re.Prefix() == "NOSCRIPT" && strings.EqualFold(cmds[i].Name, "EVALSHA") {
+			n++
+		}
+	}
+	return n
 }
 
 // Transaction sends MULTI, cmds and EXEC with go-redis' TxPipelined.
@@ -131,6 +145,7 @@ func (a *rueidisAdapter) Pipeline(ctx context.Context, cmds []strategies.Cmd) ([
 		}
 		out[i] = rueidisValue(&m)
 	}
+	a.fallbacks.Add(noscripts(cmds, out))
 	return out, nil
 }
 
@@ -173,7 +188,7 @@ func (a *rueidisAdapter) Transaction(ctx context.Context, cmds []strategies.Cmd)
 func (a *rueidisAdapter) built(cmds []strategies.Cmd) []rueidis.Completed {
 	out := make([]rueidis.Completed, len(cmds))
 	for i, c := range cmds {
-		out[i] = a.c.B().Arbitrary(c.Name).Keys(c.Keys...).Args(c.Args...).Build()
+		out[i] = a.c.B().Arbitrary(append([]string{c.Name}, c.Head...)...).Keys(c.Keys...).Args(c.Args...).Build()
 	}
 	return out
 }

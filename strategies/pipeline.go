@@ -6,11 +6,14 @@ import (
 )
 
 // Cmd is one command of a pipeline or a transaction (Client.Pipeline,
-// Client.Transaction): Name, then Keys, then Args. Keys are named apart so
-// that a cluster client routes the command to their slot.
+// Client.Transaction): Name, Head, then Keys, then Args. Keys are named
+// apart so that a cluster client routes the command to their slot.
 type Cmd struct {
 	// Name is the command's name, e.g. "INCRBY".
 	Name string
+	// Head are the words between Name and Keys, e.g. EVALSHA's SHA-1 and
+	// key count, or SCRIPT's LOAD and source; nil for most commands.
+	Head []string
 	// Keys are the keys the command takes, in the order it takes them,
 	// right after Name.
 	Keys []string
@@ -20,8 +23,9 @@ type Cmd struct {
 
 // Words returns the command as sent: Name, Keys..., Args....
 func (c Cmd) Words() []string {
-	out := make([]string, 0, 1+len(c.Keys)+len(c.Args))
+	out := make([]string, 0, 1+len(c.Head)+len(c.Keys)+len(c.Args))
 	out = append(out, c.Name)
+	out = append(out, c.Head...)
 	out = append(out, c.Keys...)
 	return append(out, c.Args...)
 }

@@ -25,7 +25,7 @@ import (
 )
 
 // models are the strategies package deployed registers.
-var models = []string{"envoy-ratelimit", "rack-attack", "rails-cache", "django-ratelimit", "mennanov"}
+var models = []string{"envoy-ratelimit", "rack-attack", "rails-cache", "python-limits", "kong", "django-ratelimit", "rate-limit-redis", "mennanov"}
 
 const window = 60 // seconds: long, so that a test's decisions share one window
 
@@ -138,6 +138,25 @@ func TestCommandsPerDecision(t *testing.T) {
 			func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
 		},
 		{
+			// incr_expire.lua through redis-py's Script: one EVALSHA; no stamp.
+			"python-limits", []string{"EVALSHA"}, []string{"EVALSHA"},
+			func(k string, _ time.Time) string { return k },
+			func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
+		},
+		{
+			// policies/init.lua usage: red:eval (EVAL), EXPIRE period on
+			// the first; get_local_key: ...:<period start, ms>:<period>.
+			"kong", []string{"EVAL"}, []string{"EVAL"},
+			func(k string, t time.Time) string { return fmt.Sprintf("%s:%d:minute", k, t.Unix()/window*window*1000) },
+			func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
+		},
+		{
+			// lib.ts retryableIncrement: EVALSHA; scripts.ts: PEXPIRE windowMs.
+			"rate-limit-redis", []string{"EVALSHA"}, []string{"EVALSHA"},
+			func(k string, _ time.Time) string { return k },
+			func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
+		},
+		{
 			// core.py get_usage: cache.add (SET NX EX period+5), then
 			// cache.incr: EXISTS, INCRBY; separate round trips.
 			"django-ratelimit", []string{"SET NX EX"}, []string{"SET NX EX", "EXISTS", "INCRBY"},
@@ -174,6 +193,10 @@ func TestCommandsPerDecision(t *testing.T) {
 				key := prefix + "{0}"
 				var sent []string
 				ctx := strategies.WithTap(context.Background(), &strategies.Tap{Sent: func(rt string) { sent = append(sent, rt) }})
+				// A warm-up decision on another key loads a script, once.
+				if _, err := s.Decide(context.Background(), c, prefix+"{warm}"); err != nil {
+					t.Fatal(err)
+				}
 				waitForRoom(t, info, key)
 				at := time.Now()
 				for i, want := range [][]string{tc.first, tc.then} {
@@ -187,7 +210,7 @@ func TestCommandsPerDecision(t *testing.T) {
 					}
 				}
 				wantKey := tc.key(key, at)
-				if got := keysUnder(t, rdb, prefix); !slices.Equal(got, []string{wantKey}) {
+				if got := keysUnder(t, rdb, key); !slices.Equal(got, []string{wantKey}) {
 					t.Fatalf("keys after two decisions = %q; want %q", got, wantKey)
 				}
 				p, err := rdb.PTTL(context.Background(), wantKey).Result()
@@ -205,7 +228,8 @@ func TestCommandsPerDecision(t *testing.T) {
 // TestCrash runs each model under --crash-rate through the client hook
 // alone and counts keys with no TTL with a plain client: rails-cache, whose
 // EXPIRE is a round trip after INCRBY and TTL, leaks, and its next
-// request gives each key a TTL back; the pipelined models (one round trip,
+// request gives each key a TTL back; the scripts (cut mid-request: all or
+// nothing runs), the pipelined models (one round trip,
 // which a crash cannot cut) and django-ratelimit (SET NX EX creates the key
 // with its TTL; a crash after it writes nothing) leave none.
 func TestCrash(t *testing.T) {
@@ -302,6 +326,9 @@ func TestVerify(t *testing.T) {
 		// One pipeline each: no gap between round trips to die in.
 		"envoy-ratelimit/" + verify.CheckCrash: verify.Pass, "rack-attack/" + verify.CheckCrash: verify.Pass,
 		"mennanov/" + verify.CheckCrash: verify.Pass,
+		// One script each: INCR and EXPIRE when 1 never heal; PTTL < 0 does.
+		"python-limits/" + verify.CheckHealing: verify.Leaks, "rate-limit-redis/" + verify.CheckHealing: verify.Pass,
+		"python-limits/" + verify.CheckNoscript: verify.Pass, "kong/" + verify.CheckNoscript: verify.NotApplicable,
 		// Stamped: the window is the clock's, the counter not at K.
 		"envoy-ratelimit/" + verify.CheckHealing: verify.NotApplicable, "django-ratelimit/" + verify.CheckWrongType: verify.NotApplicable,
 	}
