@@ -25,7 +25,7 @@ import (
 )
 
 // models are the strategies package deployed registers.
-var models = []string{"envoy-ratelimit", "rack-attack", "rails-cache", "python-limits", "kong", "django-ratelimit", "rate-limit-redis", "mennanov"}
+var models = []string{"envoy-ratelimit", "rack-attack", "rails-cache", "python-limits", "kong", "django-ratelimit", "laravel", "rate-limit-redis", "mennanov"}
 
 const window = 60 // seconds: long, so that a test's decisions share one window
 
@@ -99,6 +99,9 @@ func waitForRoom(t *testing.T, info strategies.Info, key string) {
 	}
 }
 
+// otherKeys are the suffixes of the keys a model writes beside its counter.
+var otherKeys = map[string][]string{"laravel": {":timer"}}
+
 // TestCommandsPerDecision checks each model against the sequence read from
 // its source: the round trips a strategies.Tap sees on a fresh key's first
 // decision and on the next, the key's name (stamped as the source stamps
@@ -148,6 +151,13 @@ func TestCommandsPerDecision(t *testing.T) {
 			// the first; get_local_key: ...:<period start, ms>:<period>.
 			"kong", []string{"EVAL"}, []string{"EVAL"},
 			func(k string, t time.Time) string { return fmt.Sprintf("%s:%d:minute", k, t.Unix()/window*window*1000) },
+			func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
+		},
+		{
+			// ThrottleRequests: tooManyAttempts (GET), then hit: add timer
+			// (EVAL), add (EVAL), INCRBY; each its own round trip.
+			"laravel", []string{"GET", "EVAL", "EVAL", "INCRBY"}, []string{"GET", "EVAL", "EVAL", "INCRBY"},
+			func(k string, _ time.Time) string { return k },
 			func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
 		},
 		{
@@ -210,8 +220,13 @@ func TestCommandsPerDecision(t *testing.T) {
 					}
 				}
 				wantKey := tc.key(key, at)
-				if got := keysUnder(t, rdb, key); !slices.Equal(got, []string{wantKey}) {
-					t.Fatalf("keys after two decisions = %q; want %q", got, wantKey)
+				want := []string{wantKey}
+				for _, suffix := range otherKeys[tc.model] {
+					want = append(want, key+suffix)
+				}
+				slices.Sort(want)
+				if got := keysUnder(t, rdb, key); !slices.Equal(got, want) {
+					t.Fatalf("keys after two decisions = %q; want %q", got, want)
 				}
 				p, err := rdb.PTTL(context.Background(), wantKey).Result()
 				if err != nil {
