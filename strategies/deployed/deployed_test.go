@@ -102,6 +102,85 @@ func waitForRoom(t *testing.T, info strategies.Info, key string) {
 // otherKeys are the suffixes of the keys a model writes beside its counter.
 var otherKeys = map[string][]string{"laravel": {":timer"}}
 
+// decisionTests are the sequences read from each model's source, for
+// TestCommandsPerDecision.
+var decisionTests = []struct {
+	model       string
+	first, then []string                           // round trips of the first and the second decision
+	key         func(k string, t time.Time) string // the key the source writes at t
+	ttl         func(t time.Time) (lo, hi int64)   // its PTTL range, in ms, after a decision at t
+}{
+	{
+		// fixed_cache_impl.go pipelineAppend: INCRBY, EXPIRE unit, one PipeDo;
+		// cache_key.go: ..._<(now/divider)*divider>.
+		"envoy-ratelimit", []string{"INCRBY+EXPIRE"}, []string{"INCRBY+EXPIRE"},
+		func(k string, t time.Time) string { return fmt.Sprintf("%s_%d", k, t.Unix()/window*window) },
+		func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
+	},
+	{
+		// redis_proxy.rb increment: pipelined incrby, expire; cache.rb:
+		// key with now / period, expires_in period - now % period + 1.
+		"rack-attack", []string{"INCRBY+EXPIRE"}, []string{"INCRBY+EXPIRE"},
+		func(k string, t time.Time) string { return fmt.Sprintf("%s:%d", k, t.Unix()/window) },
+		func(t time.Time) (int64, int64) {
+			want := window - t.Unix()%window + 1
+			return (want - 2) * 1000, want * 1000
+		},
+	},
+	{
+		// redis_cache_store.rb increment: incrby, then write_key_expiry:
+		// ttl, expire when negative; three round trips.
+		"rails-cache", []string{"INCRBY", "TTL", "EXPIRE"}, []string{"INCRBY", "TTL"},
+		func(k string, _ time.Time) string { return k },
+		func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
+	},
+	{
+		// incr_expire.lua through redis-py's Script: one EVALSHA; no stamp.
+		"python-limits", []string{"EVALSHA"}, []string{"EVALSHA"},
+		func(k string, _ time.Time) string { return k },
+		func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
+	},
+	{
+		// policies/init.lua usage: red:eval (EVAL), EXPIRE period on
+		// the first; get_local_key: ...:<period start, ms>:<period>.
+		"kong", []string{"EVAL"}, []string{"EVAL"},
+		func(k string, t time.Time) string { return fmt.Sprintf("%s:%d:minute", k, t.Unix()/window*window*1000) },
+		func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
+	},
+	{
+		// ThrottleRequests: tooManyAttempts (GET), then hit: add timer
+		// (EVAL), add (EVAL), INCRBY; each its own round trip.
+		"laravel", []string{"GET", "EVAL", "EVAL", "INCRBY"}, []string{"GET", "EVAL", "EVAL", "INCRBY"},
+		func(k string, _ time.Time) string { return k },
+		func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
+	},
+	{
+		// lib.ts retryableIncrement: EVALSHA; scripts.ts: PEXPIRE windowMs.
+		"rate-limit-redis", []string{"EVALSHA"}, []string{"EVALSHA"},
+		func(k string, _ time.Time) string { return k },
+		func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
+	},
+	{
+		// core.py get_usage: cache.add (SET NX EX period+5), then
+		// cache.incr: EXISTS, INCRBY; separate round trips.
+		"django-ratelimit", []string{"SET NX EX"}, []string{"SET NX EX", "EXISTS", "INCRBY"},
+		func(k string, t time.Time) string { return djangoKey(k, t.Unix()) },
+		func(time.Time) (int64, int64) { return (window+5)*1000 - 2000, (window + 5) * 1000 },
+	},
+	{
+		// fixedwindow.go Increment: Pipelined Incr, PExpire(rate - now.Sub(window)).
+		"mennanov", []string{"INCR+PEXPIRE"}, []string{"INCR+PEXPIRE"},
+		func(k string, t time.Time) string {
+			return fmt.Sprintf("%s/%d", k, t.Truncate(window*time.Second).UnixNano())
+		},
+		func(t time.Time) (int64, int64) {
+			end := t.Truncate(window * time.Second).Add(window * time.Second)
+			left := end.Sub(t).Milliseconds()
+			return left - 2000, left
+		},
+	},
+}
+
 // TestCommandsPerDecision checks each model against the sequence read from
 // its source: the round trips a strategies.Tap sees on a fresh key's first
 // decision and on the next, the key's name (stamped as the source stamps
@@ -110,83 +189,7 @@ func TestCommandsPerDecision(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := redistest.Client(t, srv)
-	tests := []struct {
-		model       string
-		first, then []string                           // round trips of the first and the second decision
-		key         func(k string, t time.Time) string // the key the source writes at t
-		ttl         func(t time.Time) (lo, hi int64)   // its PTTL range, in ms, after a decision at t
-	}{
-		{
-			// fixed_cache_impl.go pipelineAppend: INCRBY, EXPIRE unit, one PipeDo;
-			// cache_key.go: ..._<(now/divider)*divider>.
-			"envoy-ratelimit", []string{"INCRBY+EXPIRE"}, []string{"INCRBY+EXPIRE"},
-			func(k string, t time.Time) string { return fmt.Sprintf("%s_%d", k, t.Unix()/window*window) },
-			func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
-		},
-		{
-			// redis_proxy.rb increment: pipelined incrby, expire; cache.rb:
-			// key with now / period, expires_in period - now % period + 1.
-			"rack-attack", []string{"INCRBY+EXPIRE"}, []string{"INCRBY+EXPIRE"},
-			func(k string, t time.Time) string { return fmt.Sprintf("%s:%d", k, t.Unix()/window) },
-			func(t time.Time) (int64, int64) {
-				want := window - t.Unix()%window + 1
-				return (want - 2) * 1000, want * 1000
-			},
-		},
-		{
-			// redis_cache_store.rb increment: incrby, then write_key_expiry:
-			// ttl, expire when negative; three round trips.
-			"rails-cache", []string{"INCRBY", "TTL", "EXPIRE"}, []string{"INCRBY", "TTL"},
-			func(k string, _ time.Time) string { return k },
-			func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
-		},
-		{
-			// incr_expire.lua through redis-py's Script: one EVALSHA; no stamp.
-			"python-limits", []string{"EVALSHA"}, []string{"EVALSHA"},
-			func(k string, _ time.Time) string { return k },
-			func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
-		},
-		{
-			// policies/init.lua usage: red:eval (EVAL), EXPIRE period on
-			// the first; get_local_key: ...:<period start, ms>:<period>.
-			"kong", []string{"EVAL"}, []string{"EVAL"},
-			func(k string, t time.Time) string { return fmt.Sprintf("%s:%d:minute", k, t.Unix()/window*window*1000) },
-			func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
-		},
-		{
-			// ThrottleRequests: tooManyAttempts (GET), then hit: add timer
-			// (EVAL), add (EVAL), INCRBY; each its own round trip.
-			"laravel", []string{"GET", "EVAL", "EVAL", "INCRBY"}, []string{"GET", "EVAL", "EVAL", "INCRBY"},
-			func(k string, _ time.Time) string { return k },
-			func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
-		},
-		{
-			// lib.ts retryableIncrement: EVALSHA; scripts.ts: PEXPIRE windowMs.
-			"rate-limit-redis", []string{"EVALSHA"}, []string{"EVALSHA"},
-			func(k string, _ time.Time) string { return k },
-			func(time.Time) (int64, int64) { return window*1000 - 2000, window * 1000 },
-		},
-		{
-			// core.py get_usage: cache.add (SET NX EX period+5), then
-			// cache.incr: EXISTS, INCRBY; separate round trips.
-			"django-ratelimit", []string{"SET NX EX"}, []string{"SET NX EX", "EXISTS", "INCRBY"},
-			func(k string, t time.Time) string { return djangoKey(k, t.Unix()) },
-			func(time.Time) (int64, int64) { return (window+5)*1000 - 2000, (window + 5) * 1000 },
-		},
-		{
-			// fixedwindow.go Increment: Pipelined Incr, PExpire(rate - now.Sub(window)).
-			"mennanov", []string{"INCR+PEXPIRE"}, []string{"INCR+PEXPIRE"},
-			func(k string, t time.Time) string {
-				return fmt.Sprintf("%s/%d", k, t.Truncate(window*time.Second).UnixNano())
-			},
-			func(t time.Time) (int64, int64) {
-				end := t.Truncate(window * time.Second).Add(window * time.Second)
-				left := end.Sub(t).Milliseconds()
-				return left - 2000, left
-			},
-		},
-	}
-	for _, tc := range tests {
+	for _, tc := range decisionTests {
 		for _, cname := range clients.Names {
 			t.Run(tc.model+"/"+cname, func(t *testing.T) {
 				t.Parallel()
