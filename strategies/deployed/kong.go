@@ -48,7 +48,7 @@ func (*kong) Name() string { return "kong" }
 func (s *kong) Decide(ctx context.Context, c strategies.Client, key string) (strategies.Decision, error) {
 	period, ok := kongPeriods[s.cfg.Window]
 	if !ok {
-		period = itoa(s.cfg.Window) + "s"
+		period = "window" // no digits: the start stays the name's last number
 	}
 	startMS := now().Unix() / s.cfg.Window * s.cfg.Window * 1000
 	k := key + ":" + itoa(startMS) + ":" + period
