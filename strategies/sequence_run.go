@@ -57,11 +57,14 @@ func (s *Sequence) Info(name string) Info {
 		Heals:       s.claims["heals"],
 		FixedWindow: s.claims["fixed-window"],
 		MinRedis:    s.minRedis(),
-		Keys:        "K, and keys made from K by appending",
-		Source:      SequenceSource,
-		Stamp:       s.stamp,
-		ACLCommands: s.CommandNames(),
-		New:         func(c Config) Strategy { return &sequenceStrategy{name: name, seq: s, cfg: c} },
+		// A round trip sends all its commands: a TTL command after an
+		// INCR that failed on a hash still changes the hash.
+		ChangesWrongType: s.changesWrongType(),
+		Keys:             "K, and keys made from K by appending",
+		Source:           SequenceSource,
+		Stamp:            s.stamp,
+		ACLCommands:      s.CommandNames(),
+		New:              func(c Config) Strategy { return &sequenceStrategy{name: name, seq: s, cfg: c} },
 	}
 }
 
@@ -101,6 +104,33 @@ func (s *Sequence) minRedis() string {
 		}
 	}
 	return best
+}
+
+// changesWrongType reports whether a decision changes a key of another
+// type at the counter's name: a round trip (pipeline or transaction)
+// sends every command even when an earlier one fails with WRONGTYPE, so
+// a TTL command after the first changes the key's TTL, and SET without
+// NX or XX, SETEX and PSETEX overwrite it wherever they are.
+func (s *Sequence) changesWrongType() bool {
+	for _, t := range s.trips {
+		for i, c := range t.cmds {
+			switch c.name {
+			case "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT":
+				if i > 0 {
+					return true
+				}
+			case "SETEX", "PSETEX":
+				return true
+			case "SET":
+				if !slices.ContainsFunc(c.args, func(a seqToken) bool {
+					return len(a) == 1 && (strings.EqualFold(a[0].lit, "NX") || strings.EqualFold(a[0].lit, "XX"))
+				}) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // sequenceStrategy runs a Sequence.

@@ -207,3 +207,33 @@ func noTTL(t *testing.T, rdb *redis.Client, prefix string) []string {
 	}
 	return out
 }
+
+// TestSequenceInfo checks what a spec's Info says of it, from its
+// commands: the stamp its keys carry, the lowest Redis that runs it, and
+// whether it changes a key of another type.
+func TestSequenceInfo(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		spec, stamp, minRedis string
+		changesWrongType      bool
+	}{
+		{"INCR {key}; EXPIRE {key} {window}", "", "2.6.0", false},                // INCR fails alone
+		{"INCR {key} | EXPIRE {key} {window}", "", "2.6.0", true},                // EXPIRE runs after it
+		{"MULTI; INCR {key}; EXPIRE {key} {window} NX; EXEC", "", "7.0.0", true}, // MULTI does not roll back
+		{"SET {key} 0 NX EX {window} | INCR {key}", "", "2.6.12", false},         // SET NX leaves it
+		{"INCR {key}:{stamp_ms} | PEXPIRE {key}:{stamp_ms} {window_ms}", strategies.StampUnixMS, "2.6.0", true},
+		{"HINCRBY {key} f {n} | HEXPIRE {key} {window} FIELDS 1 f", "", "7.4.0", false},
+		{"INCR {key}:{index}; PSETEX {key}:{index} {window_ms} 1", strategies.StampIndex, "2.6.0", true},
+	}
+	for _, tc := range tests {
+		seq, err := strategies.ParseSequence(tc.spec)
+		if err != nil {
+			t.Fatalf("ParseSequence(%q) error: %v", tc.spec, err)
+		}
+		info := seq.Info("x")
+		if info.Stamp != tc.stamp || info.MinRedis != tc.minRedis || info.ChangesWrongType != tc.changesWrongType || info.Commands != tc.spec {
+			t.Errorf("ParseSequence(%q).Info = Stamp %q, MinRedis %s, ChangesWrongType %t, Commands %q; want %q, %s, %t, the spec",
+				tc.spec, info.Stamp, info.MinRedis, info.ChangesWrongType, info.Commands, tc.stamp, tc.minRedis, tc.changesWrongType)
+		}
+	}
+}
