@@ -348,7 +348,7 @@ func isStall(e faults.Event) bool { return e.Kind() == faults.Stall }
 // after an interrupt, since they are short and the user's keys should not
 // outlive the run; only abort (a second interrupt) stops them.
 func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
-	rep, err := c.target.scanKeys(abort, c.prefix, c.cfg.Window, !c.cfg.KeepKeys, c.fieldAudit())
+	rep, err := c.target.scanKeys(abort, c.prefix, c.maxTTL(), !c.cfg.KeepKeys, c.fieldAudit())
 	if err != nil {
 		err = c.aborted(abort, err)
 		run.Audit = results.Audit{Error: err.Error()}
@@ -371,6 +371,14 @@ var ErrAuditFailed = errors.New("the audit of the cell's keys failed")
 
 // fieldAudit reports whether the cell's counters are hash fields, which its
 // audit then reads field by field (audit.Options.Fields).
+// maxTTL is the longest TTL, in seconds, the cell's strategy gives a key
+// by design: the window, and its Info.TTLSlack (rack-attack's +1,
+// django-ratelimit's +5); a longer one counts as "ttl>win".
+func (c *cell) maxTTL() int64 {
+	info, _ := strategies.Lookup(c.strategy)
+	return c.cfg.Window + info.TTLSlack
+}
+
 func (c *cell) fieldAudit() bool {
 	info, _ := strategies.Lookup(c.strategy)
 	return info.Layout == strategies.LayoutHashField

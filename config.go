@@ -101,6 +101,10 @@ type Config struct {
 	// each "NAME=FILE" (strategies.RegisterFunction); with no Strategies,
 	// they are run, after Scripts.
 	Functions []string `json:"functions,omitempty"`
+	// Sequences registers user strategies written as the commands they
+	// send, each "NAME=SPEC" (strategies.RegisterSequence); with no
+	// Strategies, they are run, after Functions.
+	Sequences []string `json:"sequences,omitempty"`
 	// StartAt, when not zero, is the instant the first cell's measured load
 	// starts (after its warm-up): several generators given one StartAt load
 	// the server together. It must be in the future when Run starts.

@@ -12,6 +12,8 @@ import (
 	"github.com/rlbench/rlbench/strategies"
 	// The published limiters register their strategies.
 	_ "github.com/rlbench/rlbench/strategies/published"
+	// The models of deployed limiters register theirs.
+	_ "github.com/rlbench/rlbench/strategies/deployed"
 )
 
 // ErrOutsidePrefix is returned when a user strategy's first decision
@@ -31,13 +33,19 @@ func (c *Config) registerUserStrategies() error {
 			return usage("Functions", err)
 		}
 	}
+	for _, spec := range c.Sequences {
+		if err := strategies.RegisterSequence(spec); err != nil {
+			return usage("Sequences", err)
+		}
+	}
 	return nil
 }
 
-// userStrategyNames returns the names of Config.Scripts and Config.Functions.
+// userStrategyNames returns the names of Config.Scripts, Config.Functions
+// and Config.Sequences.
 func (c Config) userStrategyNames() []string {
 	var names []string
-	for _, spec := range slices.Concat(c.Scripts, c.Functions) {
+	for _, spec := range slices.Concat(c.Scripts, c.Functions, c.Sequences) {
 		name, _, _ := strings.Cut(spec, "=")
 		names = append(names, name)
 	}

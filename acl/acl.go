@@ -161,6 +161,9 @@ func Commands(n Needs) ([]Command, error) {
 		}
 		fieldAudit = fieldAudit || info.Layout == strategies.LayoutHashField
 		cmds, ok := strategyCommands[s]
+		if !ok && info.ACLCommands != nil {
+			cmds, ok = info.ACLCommands, true
+		}
 		if !ok && info.Source != "" {
 			cmds = userCommands(info)
 			watchdog = append(watchdog, watchdogCommands(info)...)

@@ -29,6 +29,9 @@ func TestStrategyCommandsMatchInfo(t *testing.T) {
 	}
 	word := regexp.MustCompile(`[A-Z][A-Z]+`)
 	for _, info := range strategies.All() {
+		if info.ACLCommands != nil {
+			continue // it lists its own (TestSequenceCommands)
+		}
 		cmds, ok := strategyCommands[info.Name]
 		if !ok {
 			t.Errorf("strategyCommands[%q] missing: add the commands of %q", info.Name, info.Commands)
@@ -149,5 +152,31 @@ func TestOptions(t *testing.T) {
 	}
 	if want := []string{"EXPIRE ... NX for strategy multi-nx", "SET ... EXAT for strategy naive"}; !slices.Equal(names, want) {
 		t.Errorf("Options() = %q; want %q", names, want)
+	}
+}
+
+// TestSequenceCommands checks that every command a --sequence may send has
+// a probe, and that a strategy's ACLCommands (a model's, a sequence's) are
+// in Commands' list.
+func TestSequenceCommands(t *testing.T) {
+	t.Parallel()
+	for name := range strategies.SequenceCommands {
+		if _, ok := probes[strings.ToLower(name)]; !ok {
+			t.Errorf("probes[%q] missing: Permitted cannot check a sequence that sends it", strings.ToLower(name))
+		}
+	}
+	const name = "acl-test-sequence"
+	if err := strategies.RegisterSequence(name + "=MULTI; HINCRBY {key} f 1; HEXPIRE {key} {window} NX FIELDS 1 f; EXEC; ZCARD {key}:z -- rlbench: atomic"); err != nil {
+		t.Fatal(err)
+	}
+	cmds, err := Commands(Needs{Strategies: []string{name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Names(cmds)
+	for _, want := range []string{"multi", "hincrby", "hexpire", "exec", "zcard"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("Commands(%s) = %v; want %s in it", name, got, want)
+		}
 	}
 }

@@ -197,6 +197,11 @@ var probes = map[string][]string{
 	"command|info": {"get"}, "client|pause": {"1"}, "client|list": nil, "client|kill": {"ID", "0"},
 	"hincrby": {"K", "f", "1"}, "hexpire": {"K", "1", "FIELDS", "1", "f"}, "httl": {"K", "FIELDS", "1", "f"},
 	"hpttl": {"K", "FIELDS", "1", "f"}, "hscan": {"K", "0"}, "type": {"K"}, "watch": {"K"},
+	// The rest of strategies.SequenceCommands.
+	"setnx": {"K", "1"}, "psetex": {"K", "1", "1"}, "getex": {"K"}, "decr": {"K"}, "decrby": {"K", "1"},
+	"expireat": {"K", "1"}, "pexpireat": {"K", "1"}, "expiretime": {"K"}, "pexpiretime": {"K"},
+	"hget": {"K", "f"}, "hsetnx": {"K", "f", "v"}, "hgetall": {"K"}, "hdel": {"K", "f"}, "hlen": {"K"},
+	"hpexpire": {"K", "1", "FIELDS", "1", "f"}, "zcount": {"K", "0", "0"}, "zrem": {"K", "m"},
 }
 
 // Permitted checks, as the user rdb is logged in as, that the server lets

@@ -15,7 +15,7 @@ import (
 // field is a setting (Settings).
 var notSettings = []string{
 	"strategies", "client_libs", "targets", "addr", "redis_server", "user", "db",
-	"keep_keys", "start_at", "scripts", "functions", "allow_server_wide_faults",
+	"keep_keys", "start_at", "scripts", "functions", "sequences", "allow_server_wide_faults",
 	"workload.prefix", "workload.seed", "run_id", "script_timeout_ns",
 }
 

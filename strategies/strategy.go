@@ -156,6 +156,17 @@ type Client interface {
 	// -1 when the field has none, -2 when it (or the key) does not exist.
 	// Redis >= 7.4.
 	HTTL(ctx context.Context, key, field string) (int64, error)
+	// Pipeline sends cmds in one write, as a pipeline (not a transaction:
+	// other clients' commands may run between them), and returns one
+	// Reply per command; a command's error reply is in its Reply. A Tap
+	// sees it as one round trip. err is for the round trip as a whole (a
+	// network error, a crash).
+	Pipeline(ctx context.Context, cmds []Cmd) ([]Reply, error)
+	// Transaction sends MULTI, cmds and EXEC in one write, and returns
+	// the replies EXEC gave for cmds, one per command. A Tap sees it as
+	// one round trip. It returns ErrTransactionAborted, or the queuing
+	// error, when EXEC ran nothing.
+	Transaction(ctx context.Context, cmds []Cmd) ([]Reply, error)
 }
 
 // Script is a Lua script that adapters run with EVALSHA and an EVAL fallback.
@@ -238,12 +249,31 @@ type Info struct {
 	// where Layout says.
 	Layout string
 	// Source is the file a user strategy was registered from (--script,
-	// --function); "" for a built-in one.
+	// --function), or "--sequence" for a sequence; "" for a built-in one.
 	Source string
 	// Calls are the commands a user strategy's source calls (redis.call,
 	// redis.pcall), by their ACL names, each once; confineCheck allowed
 	// each of them. Nil for a built-in one.
 	Calls []string
+	// Stamp is the stamp a decision's key carries after K, when its name
+	// holds its window: StampUnix (the window's start in Unix seconds),
+	// StampUnixMS (in milliseconds), StampUnixNS (in nanoseconds), StampIndex (the window's number,
+	// start / window), StampHashed (the stamp is hashed into the name and
+	// cannot be read from it); "" for a key without one. Such a window is
+	// the clock's (aligned to the epoch), so FixedWindow is false.
+	Stamp string
+	// WindowEnd, when not nil, returns when the window that a decision on
+	// key at now counts in ends, for a stamped strategy whose windows are
+	// not the epoch's multiples of the window (in seconds); nil means they
+	// are.
+	WindowEnd func(key string, window int64, now time.Time) time.Time
+	// TTLSlack is how many seconds beyond the window a key's TTL may be
+	// by design (rack-attack's +1, django-ratelimit's +5); 0 for none.
+	TTLSlack int64
+	// ACLCommands are the ACL names of the commands one decision sends,
+	// for the strategies that package acl's own table does not list (the
+	// models of deployed limiters, sequences); nil for the others.
+	ACLCommands []string
 	// New builds the strategy from a validated config with defaults applied.
 	New func(Config) Strategy
 }
@@ -252,6 +282,15 @@ type Info struct {
 func (i Info) Supports(client string) bool {
 	return i.Clients == nil || slices.Contains(i.Clients, client)
 }
+
+// The stamps of Info.Stamp.
+const (
+	StampUnix   = "unix"
+	StampUnixMS = "unix-ms"
+	StampIndex  = "index"
+	StampUnixNS = "unix-ns"
+	StampHashed = "hashed"
+)
 
 // ErrDuplicateStrategy is returned by Register for a name already taken.
 var ErrDuplicateStrategy = errors.New("a strategy of that name exists")
@@ -286,13 +325,17 @@ func register(i Info) {
 // shapes first, then their fixes, then the fixed window's healing variants,
 // then the hash-field counters (Redis 7.4), then the designs that are not
 // fixed windows, then the published libraries
-// (package strategies/published registers them); user strategies follow, by name.
+// (package strategies/published registers them), then the models of
+// deployed limiters (package strategies/deployed); user strategies
+// follow, by name.
 var order = []string{
 	"naive", "incr-expire", "multi-nx", "lua",
 	"lua-heal", "function",
 	"hash-incr-expire", "hash-multi-nx", "hash-lua",
 	"gcra", "sliding-log", "token-bucket",
 	"redis_rate", "ulule", "throttled",
+	"envoy-ratelimit", "rack-attack", "rails-cache", "python-limits", "kong", "django-ratelimit",
+	"laravel", "rate-limit-redis", "spring-gateway", "bucket4j", "mennanov",
 }
 
 // All returns every registered strategy, in a stable order.

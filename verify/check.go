@@ -125,6 +125,16 @@ func passUnlessNotAtomic(p Properties, _ Server) []Outcome {
 	return []Outcome{Pass, Leaks}
 }
 
+// notStamped is the notApplicable of the checks that read or seed the
+// counter at the decision's key: a stamped strategy's counter is at
+// another key, named after the window.
+func notStamped(r *row) string {
+	if r.properties.Stamp != "" {
+		return "the counter is at a key stamped with its window, not at the decision's key"
+	}
+	return ""
+}
+
 // onlyFixedWindow is the notApplicable of the checks that look at a
 // fixed-window counter.
 func onlyFixedWindow(reason string) func(r *row) string {

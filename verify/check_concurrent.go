@@ -25,6 +25,9 @@ func init() {
 
 func checkConcurrent(ctx context.Context, t *trial) Cell {
 	key := t.key("k")
+	if err := t.roomInWindow(ctx, key); err != nil {
+		return failf("%v", err)
+	}
 	var allowed, failed atomic.Int64
 	var firstErr error
 	var once sync.Once

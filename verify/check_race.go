@@ -15,9 +15,15 @@ const CheckRace = "race"
 
 func init() {
 	register(checkDef{
-		Check:    Check{Name: CheckRace, Doc: "a pause between the read and the write, held until the key expires"},
-		run:      checkRace,
-		expected: passUnlessNotAtomic,
+		Check:         Check{Name: CheckRace, Doc: "a pause between the read and the write, held until the key expires"},
+		run:           checkRace,
+		notApplicable: notStamped,
+		expected: func(p Properties, s Server) []Outcome {
+			if p.Stamp != "" {
+				return []Outcome{NotApplicable}
+			}
+			return passUnlessNotAtomic(p, s)
+		},
 	})
 }
 

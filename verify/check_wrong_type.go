@@ -19,9 +19,13 @@ const CheckWrongType = "wrong-type"
 
 func init() {
 	register(checkDef{
-		Check: Check{Name: CheckWrongType, Doc: "with a hash or a list at the key, the request errors and the key is left exactly as it was"},
-		run:   checkWrongType,
+		Check:         Check{Name: CheckWrongType, Doc: "with a hash or a list at the key, the request errors and the key is left exactly as it was"},
+		run:           checkWrongType,
+		notApplicable: notStamped,
 		expected: func(p Properties, _ Server) []Outcome {
+			if p.Stamp != "" {
+				return []Outcome{NotApplicable}
+			}
 			if p.ChangesWrongType {
 				return []Outcome{Leaks}
 			}

@@ -71,6 +71,14 @@ type Properties struct {
 	// a key, strategies.LayoutHashField for a field of the hash at the
 	// key, where the checks then read the counter and its TTL.
 	Layout string `json:"layout,omitempty"`
+	// Stamp is the stamp the counter's key carries after the decision's
+	// key (strategies.Info.Stamp); "" when the counter is at the key
+	// itself. The checks that read or seed the counter at the key do not
+	// apply, and those that need one window wait for room in the clock's.
+	Stamp string `json:"stamp,omitempty"`
+	// TTLSlack is how many seconds beyond the window a key's TTL may be
+	// by design (strategies.Info.TTLSlack).
+	TTLSlack int64 `json:"ttl_slack,omitempty"`
 }
 
 // supports reports whether the client named clientName can run the strategy.
@@ -90,6 +98,8 @@ func PropertiesOf(i strategies.Info) Properties {
 		Commands:         i.Commands,
 		Clients:          slices.Clone(i.Clients),
 		Layout:           i.Layout,
+		Stamp:            i.Stamp,
+		TTLSlack:         i.TTLSlack,
 	}
 }
 

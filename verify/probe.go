@@ -44,6 +44,9 @@ func (t *trial) decideWithin(ctx context.Context, key string, d time.Duration) (
 // sequence makes limit+extra decisions on key and checks that exactly the
 // first limit are allowed. It returns a FAIL cell, or ok.
 func (t *trial) sequence(ctx context.Context, key string, extra int, when string) (Cell, bool) {
+	if err := t.roomInWindow(ctx, key); err != nil {
+		return failf("%v", err), false
+	}
 	n := int(t.cfg.Limit) + extra
 	for i := 1; i <= n; i++ {
 		d, err := t.decide(ctx, key)
@@ -55,6 +58,28 @@ func (t *trial) sequence(ctx context.Context, key string, extra int, when string
 		}
 	}
 	return Cell{}, true
+}
+
+// roomInWindow waits, for a strategy whose keys are stamped with the
+// clock's window, until at least two thirds of the window that decisions
+// on key count in lie ahead, so that the requests of a check that must
+// stay in one window do not cross into the next (which starts a new key).
+// The window ends where the strategy's WindowEnd says, or else at the
+// next multiple of the window since the epoch.
+func (t *trial) roomInWindow(ctx context.Context, key string) error {
+	if t.properties.Stamp == "" {
+		return nil
+	}
+	w := time.Duration(t.window) * time.Second
+	now := time.Now()
+	left := w - time.Duration(now.UnixNano())%w
+	if t.info.WindowEnd != nil {
+		left = t.info.WindowEnd(key, t.window, now).Sub(now)
+	}
+	if left >= 2*w/3 {
+		return nil
+	}
+	return sleep(ctx, left+50*time.Millisecond)
 }
 
 // allowedFresh sends one request for key, named what in failures, and
@@ -226,6 +251,7 @@ func (r *row) freshCounter(ctx context.Context, key string, decided time.Time, w
 // none with a TTL beyond window seconds; for a hash-field strategy, the
 // same of their fields.
 func (r *row) ttlsSet(ctx context.Context, prefix string, window int64) Cell {
+	window += r.properties.TTLSlack
 	res, err := r.audit(ctx, prefix, window)
 	if err != nil {
 		return failf("%v", err)

@@ -35,6 +35,7 @@ type aclOptions struct {
 	cluster, sentinel  bool
 	verbose            bool
 	scripts, functions []string
+	sequences          []string
 }
 
 func newACLFlagSet(o *aclOptions, stderr io.Writer) *pflag.FlagSet {
@@ -52,7 +53,7 @@ func newACLFlagSet(o *aclOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVar(&o.sentinel, "sentinel-target", false, "the runs reach the master through Sentinel (--sentinel): adds ROLE")
 	fs.IntVar(&o.db, "db", 0, "the runs' --db: a database other than 0 adds SELECT")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "after the line, list each command and why the runs send it")
-	addUserStrategyFlags(fs, &o.scripts, &o.functions)
+	addUserStrategyFlags(fs, &o.scripts, &o.functions, &o.sequences)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: rlbench acl [flags]\n\n"+
 			"Print the ACL SETUSER line of a least-privilege user for the load runs of\n"+
@@ -78,7 +79,7 @@ func (c cli) acl(_ context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	err := registerUserStrategies(fs, o.scripts, o.functions, &o.strategies)
+	err := registerUserStrategies(fs, o.scripts, o.functions, o.sequences, &o.strategies)
 	if err != nil {
 		return err
 	}

@@ -144,6 +144,7 @@ func TestACLCommand(t *testing.T) {
 	}{
 		{"unknown strategy", []string{"--strategy", "nope"}, `--strategy: unknown strategy "nope"`},
 		{"unknown fault", []string{"--fault", "nope@1s"}, `--fault: unknown fault kind "nope"`},
+		{"sequence outside the prefix", []string{"--sequence", "x=INCR other"}, `--sequence: bad sequence: INCR: key "other" must start with {key}`},
 		{"empty prefix", []string{"--prefix", ""}, "--prefix: empty value"},
 		{"negative db", []string{"--db", "-1"}, "--db: must be >= 0"},
 		{"unexpected argument", []string{"lua"}, `unexpected argument "lua"`},

@@ -85,7 +85,7 @@ func (c cli) newLoadFlagSet(o *loadOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when any run leaves an immortal key")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
 	fs.BoolVar(&o.debug, "debug", false, "on SIGQUIT (Ctrl-\\), also write every goroutine's stack to stderr before the clean-up (as GOTRACEBACK set does)")
-	addUserStrategyFlags(fs, &cfg.Scripts, &cfg.Functions)
+	addUserStrategyFlags(fs, &cfg.Scripts, &cfg.Functions, &cfg.Sequences)
 	fs.BoolVar(&o.listStrategies, "list-strategies", false, "list the strategies and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s\nLoad-test rate-limiter counter strategies against a real Redis and count the\nimmortal keys (counters with no TTL) each leaves behind.\n\nFlags:\n%s", c.usageLines(), fs.FlagUsages())
@@ -101,7 +101,7 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	if err := registerUserStrategies(fs, o.cfg.Scripts, o.cfg.Functions, &o.cfg.Strategies); err != nil {
+	if err := registerUserStrategies(fs, o.cfg.Scripts, o.cfg.Functions, o.cfg.Sequences, &o.cfg.Strategies); err != nil {
 		return err
 	}
 	if o.listStrategies {

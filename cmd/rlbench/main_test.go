@@ -150,6 +150,18 @@ func TestRunBadInput(t *testing.T) {
 			want:   []string{"--script-timeout", "-1s"},
 		},
 		{
+			name:   "sequence with an unknown placeholder",
+			args:   []string{"--sequence", "x=INCRBY {key} {nope}"},
+			target: true,
+			want:   []string{"--sequence", "{nope}", "{window}"},
+		},
+		{
+			name:   "sequence with a key outside the prefix",
+			args:   []string{"--sequence", "x=INCR {key} | EXPIRE other 1"},
+			target: true,
+			want:   []string{"--sequence", `"other"`, "{key}"},
+		},
+		{
 			name:   "unknown client",
 			args:   []string{"--client", "nope"},
 			target: true,

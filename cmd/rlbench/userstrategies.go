@@ -10,10 +10,10 @@ import (
 	"github.com/rlbench/rlbench/strategies"
 )
 
-// registerUserStrategies registers --script and --function strategies, so
+// registerUserStrategies registers --script, --function and --sequence strategies, so
 // that --list-strategies and --strategy know them, and, when --strategy is
 // not given, makes them the strategies to run (*run).
-func registerUserStrategies(fs *pflag.FlagSet, scripts, functions []string, run *[]string) error {
+func registerUserStrategies(fs *pflag.FlagSet, scripts, functions, sequences []string, run *[]string) error {
 	var names []string
 	for _, f := range []struct {
 		flag     string
@@ -22,6 +22,7 @@ func registerUserStrategies(fs *pflag.FlagSet, scripts, functions []string, run 
 	}{
 		{"--script", scripts, strategies.RegisterScript},
 		{"--function", functions, strategies.RegisterFunction},
+		{"--sequence", sequences, strategies.RegisterSequence},
 	} {
 		for _, spec := range f.specs {
 			if err := f.register(spec); err != nil {
@@ -40,8 +41,9 @@ func registerUserStrategies(fs *pflag.FlagSet, scripts, functions []string, run 
 	return nil
 }
 
-// addUserStrategyFlags adds --script and --function to fs.
-func addUserStrategyFlags(fs *pflag.FlagSet, scripts, functions *[]string) {
+// addUserStrategyFlags adds --script, --function and --sequence to fs.
+func addUserStrategyFlags(fs *pflag.FlagSet, scripts, functions, sequences *[]string) {
 	fs.StringArrayVar(scripts, "script", nil, "NAME=FILE.lua: a Lua script of yours as strategy NAME, repeatable (contract: KEYS[1] the counter, ARGV[1] --limit, ARGV[2] the window in seconds, reply {1|0, count}; claims in a header: -- rlbench: atomic heals fixed-window)")
 	fs.StringArrayVar(functions, "function", nil, "NAME=FILE.lua: function NAME of a Redis Functions library of yours as strategy NAME, repeatable (FUNCTION LOAD before the run, FCALL per request; the --script contract)")
+	fs.StringArrayVar(sequences, "sequence", nil, "NAME=SPEC: a limiter of yours as the commands it sends per request, repeatable, e.g. 'mine=INCRBY {key} {n} | EXPIRE {key} {window}' ('|' joins a pipeline, ';' starts a round trip, MULTI ... EXEC a transaction; placeholders {key} (as the start of every key: {key}:{stamp}), {stamp}, {stamp_ms}, {index}, {window}, {window_ms}, {limit}, {n}; the first counter reply is the count; claims at the end: -- rlbench: atomic heals fixed-window)")
 }

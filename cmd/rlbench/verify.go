@@ -20,6 +20,7 @@ type verifyOptions struct {
 	cfg                verify.Config
 	jsonPath           string
 	scripts, functions []string
+	sequences          []string
 	// connection holds the login flags and --url.
 	connection connectionFlags
 }
@@ -36,7 +37,7 @@ func newVerifyFlagSet(o *verifyOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.Var(textValue{p: &c.RedisServer, flag: "--redis-server", hint: "give PATH, or leave out --redis-server for redis-server on PATH"}, "redis-server", "redis-server binary for the private server (default: redis-server on PATH)")
 	fs.Var(textValue{p: &c.Prefix, flag: "--prefix", hint: `leave out --prefix for "rlbench-verify:<id>:"`}, "prefix", `key prefix; every key the checks write starts with it, and is deleted at the end (default "rlbench-verify:<id>:")`)
 	fs.StringVar(&o.jsonPath, "json", "", `write the matrix as JSON to this file ("-": to stdout, and the matrix to stderr)`)
-	addUserStrategyFlags(fs, &o.scripts, &o.functions)
+	addUserStrategyFlags(fs, &o.scripts, &o.functions, &o.sequences)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: rlbench verify [flags]\n\n"+
 			"Check each strategy's documented guarantees on each client against a real Redis\n"+
@@ -66,7 +67,7 @@ func (c cli) verify(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	if err := registerUserStrategies(fs, o.scripts, o.functions, &o.cfg.Strategies); err != nil {
+	if err := registerUserStrategies(fs, o.scripts, o.functions, o.sequences, &o.cfg.Strategies); err != nil {
 		return err
 	}
 	flags, err := o.login(fs)

@@ -118,6 +118,7 @@ func TestVerifyBadInput(t *testing.T) {
 	}{
 		{"unknown strategy", []string{"--addr", srv.Addr(), "--strategy", "nope"}, []string{"--strategy", `"nope"`, "lua", "multi-nx"}},
 		{"unknown client", []string{"--addr", srv.Addr(), "--client", "nope"}, []string{"--client", `"nope"`, "go-redis", "rueidis"}},
+		{"sequence with a command it may not send", []string{"--addr", srv.Addr(), "--sequence", "x=INCR {key} | FLUSHALL"}, []string{"--sequence", `"FLUSHALL"`, "INCRBY"}},
 		{"unreachable address", []string{"--addr", closed}, []string{"--addr", closed}},
 		{"missing redis-server", []string{"--redis-server", "/nonexistent/redis-server"}, []string{"--redis-server", "/nonexistent/redis-server"}},
 		{"negative db", []string{"--addr", srv.Addr(), "--db", "-1"}, []string{"--db", ">= 0"}},
@@ -178,5 +179,58 @@ func TestVerifyHelp(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("verify --help lacks %q:\n%s", want, stderr)
 		}
+	}
+}
+
+// TestVerifySequences runs `rlbench verify` on --sequence strategies on
+// both clients: a spec that heals and one that does not are as their
+// claims say (exit 0, the crash and healing cells as each design
+// implies), and a spec whose claims are false is reported (exit 1).
+func TestVerifySequences(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	cells := func(stdout string) map[string]string { // "strategy/client/check" -> outcome
+		out := map[string]string{}
+		var header []string
+		for _, line := range strings.Split(stdout, "\n") {
+			f := strings.Fields(line)
+			switch {
+			case len(f) == 13 && f[0] == "strategy":
+				header = f
+			case len(f) == 13 && header != nil:
+				for i := 2; i < 13; i++ {
+					out[f[0]+"/"+f[1]+"/"+header[i]] = f[i]
+				}
+			}
+		}
+		return out
+	}
+	args := []string{"--addr", srv.Addr(), "--client", "all", "--prefix", redistest.Prefix(t),
+		// Two round trips: a crash after INCR leaves no TTL, which the
+		// next request's EXPIRE NX gives back.
+		"--sequence", "seq-heal=INCR {key}; EXPIRE {key} {window} NX -- rlbench: heals fixed-window",
+		// One pipeline: SET NX EX creates the key with its TTL, but does
+		// nothing for a key that lost it.
+		"--sequence", "seq-noheal=SET {key} 0 NX EX {window} | INCR {key} -- rlbench: fixed-window"}
+	code, stdout, stderr := verifyCLI(t, args...)
+	if code != exitOK {
+		t.Fatalf("run(verify %q) = %d; want %d\nstdout:\n%s\nstderr:\n%s", args, code, exitOK, stdout, stderr)
+	}
+	got := cells(stdout)
+	for _, c := range []string{"go-redis", "rueidis"} {
+		for cell, want := range map[string]string{
+			"seq-heal/" + c + "/crash": "leaks", "seq-heal/" + c + "/healing": "pass",
+			"seq-noheal/" + c + "/crash": "pass", "seq-noheal/" + c + "/healing": "leaks",
+		} {
+			if got[cell] != want {
+				t.Errorf("%s = %q; want %q\n%s", cell, got[cell], want, stdout)
+			}
+		}
+	}
+	liar := []string{"--addr", srv.Addr(), "--client", "rueidis", "--prefix", redistest.Prefix(t) + "liar:",
+		"--sequence", "seq-liar=INCR {key}; EXPIRE {key} {window} NX -- rlbench: atomic heals fixed-window"}
+	code, stdout, stderr = verifyCLI(t, liar...)
+	if code != exitFailure || !strings.Contains(stdout, "seq-liar/rueidis crash") || !strings.Contains(stdout, "NOT AS DOCUMENTED") {
+		t.Errorf("run(verify %q) = %d; want %d, the crash cell not as documented\nstdout:\n%s\nstderr:\n%s", liar, code, exitFailure, stdout, stderr)
 	}
 }

@@ -1,0 +1,236 @@
+package clients
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+
+	"github.com/rlbench/rlbench/strategies"
+)
+
+// Pipeline sends cmds with go-redis' Pipelined: one write, not a
+// transaction. The hook shows it to the Tap as one round trip.
+func (c *goRedis) Pipeline(ctx context.Context, cmds []strategies.Cmd) ([]strategies.Reply, error) {
+	sent := make([]*redis.Cmd, len(cmds))
+	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, cmd := range cmds {
+			sent[i] = p.Do(ctx, anyWords(cmd)...)
+		}
+		return nil
+	})
+	if err != nil && !isServerReply(err) {
+		return nil, goRedisErr(err)
+	}
+	replies := goRedisReplies(sent)
+	c.fallbacks.Add(noscripts(cmds, replies))
+	return replies, nil
+}
+
+// noscripts counts the EVALSHA commands of a pipeline answered NOSCRIPT:
+// the strategy sends its script again (Conn.Fallbacks).
+func noscripts(cmds []strategies.Cmd, replies []strategies.Reply) int64 {
+	n := int64(0)
+	for i, r := range replies {
+		if re, ok := r.Err.(strategies.ReplyError); ok && re.Prefix() == "NOSCRIPT" && strings.EqualFold(cmds[i].Name, "EVALSHA") {
+			n++
+		}
+	}
+	return n
+}
+
+// Transaction sends MULTI, cmds and EXEC with go-redis' TxPipelined.
+func (c *goRedis) Transaction(ctx context.Context, cmds []strategies.Cmd) ([]strategies.Reply, error) {
+	sent := make([]*redis.Cmd, len(cmds))
+	_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for i, cmd := range cmds {
+			sent[i] = p.Do(ctx, anyWords(cmd)...)
+		}
+		return nil
+	})
+	switch {
+	case err == redis.TxFailedErr:
+		return nil, strategies.ErrTransactionAborted
+	case err != nil && strings.HasPrefix(err.Error(), "EXECABORT"):
+		return nil, fmt.Errorf("%w: %w", strategies.ErrTransactionAborted, goRedisErr(err))
+	case err != nil && !isServerReply(err):
+		return nil, goRedisErr(err)
+	}
+	return goRedisReplies(sent), nil
+}
+
+// isServerReply reports whether a pipeline's error is a command's reply
+// (an error reply, or nil), which its Reply holds, rather than the round
+// trip's.
+func isServerReply(err error) bool {
+	if err == redis.Nil {
+		return true
+	}
+	_, ok := errors.AsType[redis.Error](err)
+	return ok
+}
+
+func anyWords(cmd strategies.Cmd) []any {
+	words := cmd.Words()
+	out := make([]any, len(words))
+	for i, w := range words {
+		out[i] = w
+	}
+	return out
+}
+
+func goRedisReplies(sent []*redis.Cmd) []strategies.Reply {
+	out := make([]strategies.Reply, len(sent))
+	for i, cmd := range sent {
+		switch err := cmd.Err(); {
+		case err == redis.Nil:
+			out[i] = strategies.Reply{Nil: true}
+		case err != nil:
+			out[i] = strategies.Reply{Err: goRedisErr(err)}
+		default:
+			out[i] = goRedisValue(cmd.Val())
+		}
+	}
+	return out
+}
+
+// goRedisValue converts a value of go-redis' generic Cmd (RESP3).
+func goRedisValue(v any) strategies.Reply {
+	switch v := v.(type) {
+	case nil:
+		return strategies.Reply{Nil: true}
+	case int64:
+		return strategies.Reply{Int: v, IsInt: true}
+	case string:
+		return strategies.Reply{Str: v}
+	case bool:
+		if v {
+			return strategies.Reply{Int: 1, IsInt: true}
+		}
+		return strategies.Reply{Int: 0, IsInt: true}
+	case float64:
+		return strategies.Reply{Str: strconv.FormatFloat(v, 'f', -1, 64)}
+	case []any:
+		arr := make([]strategies.Reply, len(v))
+		for i, e := range v {
+			arr[i] = goRedisValue(e)
+		}
+		return strategies.Reply{Array: arr}
+	case redis.Error:
+		return strategies.Reply{Err: strategies.ReplyError(v.Error())}
+	}
+	return strategies.Reply{Str: fmt.Sprint(v)}
+}
+
+// Pipeline sends cmds with one DoMulti, which rueidis writes contiguously
+// on the shared connection: one round trip, not a transaction.
+func (a *rueidisAdapter) Pipeline(ctx context.Context, cmds []strategies.Cmd) ([]strategies.Reply, error) {
+	if err := tapRueidis(ctx, strategies.PipelineName(cmds, false)); err != nil {
+		return nil, err
+	}
+	resps := a.c.DoMulti(ctx, a.built(cmds)...)
+	out := make([]strategies.Reply, len(resps))
+	for i, r := range resps {
+		if err := r.NonRedisError(); err != nil {
+			return nil, err
+		}
+		m, err := r.ToMessage()
+		if err != nil {
+			out[i] = rueidisReplyOfErr(err)
+			continue
+		}
+		out[i] = rueidisValue(&m)
+	}
+	a.fallbacks.Add(noscripts(cmds, out))
+	return out, nil
+}
+
+// Transaction sends MULTI, cmds and EXEC as one DoMulti slice.
+func (a *rueidisAdapter) Transaction(ctx context.Context, cmds []strategies.Cmd) ([]strategies.Reply, error) {
+	if err := tapRueidis(ctx, strategies.PipelineName(cmds, true)); err != nil {
+		return nil, err
+	}
+	b := a.c.B()
+	all := append([]rueidis.Completed{b.Multi().Build()}, a.built(cmds)...)
+	all = append(all, b.Exec().Build())
+	resps := a.c.DoMulti(ctx, all...)
+	for _, r := range resps {
+		if err := r.NonRedisError(); err != nil {
+			return nil, err
+		}
+	}
+	exec, err := resps[len(resps)-1].ToArray()
+	if err != nil {
+		for _, r := range resps[:len(resps)-1] {
+			if e := r.Error(); e != nil && !rueidis.IsRedisNil(e) {
+				return nil, fmt.Errorf("%w: %w", strategies.ErrTransactionAborted, rueidisErr(e))
+			}
+		}
+		if rueidis.IsRedisNil(err) {
+			return nil, strategies.ErrTransactionAborted
+		}
+		return nil, fmt.Errorf("%w: %w", strategies.ErrTransactionAborted, rueidisErr(err))
+	}
+	if len(exec) != len(cmds) {
+		return nil, fmt.Errorf("exec: reply has %d elements; want %d", len(exec), len(cmds))
+	}
+	out := make([]strategies.Reply, len(exec))
+	for i := range exec {
+		out[i] = rueidisValue(&exec[i])
+	}
+	return out, nil
+}
+
+func (a *rueidisAdapter) built(cmds []strategies.Cmd) []rueidis.Completed {
+	out := make([]rueidis.Completed, len(cmds))
+	for i, c := range cmds {
+		out[i] = a.c.B().Arbitrary(append([]string{c.Name}, c.Head...)...).Keys(c.Keys...).Args(c.Args...).Build()
+	}
+	return out
+}
+
+func rueidisReplyOfErr(err error) strategies.Reply {
+	if rueidis.IsRedisNil(err) {
+		return strategies.Reply{Nil: true}
+	}
+	return strategies.Reply{Err: rueidisErr(err)}
+}
+
+// rueidisValue converts one reply (RESP3) of rueidis.
+func rueidisValue(m *rueidis.RedisMessage) strategies.Reply {
+	if err := m.Error(); err != nil {
+		return rueidisReplyOfErr(err)
+	}
+	switch {
+	case m.IsNil():
+		return strategies.Reply{Nil: true}
+	case m.IsInt64():
+		n, _ := m.AsInt64()
+		return strategies.Reply{Int: n, IsInt: true}
+	case m.IsBool():
+		b, _ := m.AsBool()
+		if b {
+			return strategies.Reply{Int: 1, IsInt: true}
+		}
+		return strategies.Reply{Int: 0, IsInt: true}
+	case m.IsArray():
+		elems, _ := m.ToArray()
+		arr := make([]strategies.Reply, len(elems))
+		for i := range elems {
+			arr[i] = rueidisValue(&elems[i])
+		}
+		return strategies.Reply{Array: arr}
+	}
+	s, err := m.ToString()
+	if err != nil {
+		f, ferr := m.AsFloat64()
+		if ferr == nil {
+			return strategies.Reply{Str: strconv.FormatFloat(f, 'f', -1, 64)}
+		}
+	}
+	return strategies.Reply{Str: s}
+}
