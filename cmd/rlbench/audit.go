@@ -59,7 +59,7 @@ func newAuditFlagSet(o *auditOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.Var(auditTargetValue{targetValue{specs: &o.addrs, flag: "--addr", kind: targetAddr}}, "addr", "host:port of the server to audit")
 	fs.Var(auditTargetValue{targetValue{specs: &o.clusters, flag: "--cluster", kind: targetCluster}}, "cluster", "host:port[,host:port...] of nodes of a Redis Cluster: every master is audited, replicas skipped")
 	o.connection.add(fs)
-	fs.StringVar(&o.jsonPath, "json", "", `write the audit as JSON to this file ("-": to stdout, instead of the text)`)
+	fs.StringVar(&o.jsonPath, "json", "", `write the audit as JSON to this file ("-": to stdout, and the text to stderr)`)
 	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when an immortal key was found")
 	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "exit with status 0 when no key matched (by default an audit that looked at nothing exits 1)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
@@ -177,10 +177,14 @@ func (o *auditOptions) finish(rep audit.Report, scanErr error, out *outputFile, 
 		}
 		errs = append(errs, err)
 	}
-	if o.jsonPath != "-" {
-		if err := printed(audit.Text(rep)(stdout)); err != nil {
-			errs = append(errs, fmt.Errorf("write: %w", err))
-		}
+	// With the JSON on stdout, the text goes to stderr, as for the load
+	// run and verify.
+	text := stdout
+	if o.jsonPath == "-" {
+		text = stderr
+	}
+	if err := printed(audit.Text(rep)(text)); err != nil {
+		errs = append(errs, fmt.Errorf("write: %w", err))
 	}
 	switch {
 	case errors.Is(scanErr, context.Canceled):

@@ -6,17 +6,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/verify"
 )
 
-// TestJSONToStdout runs the load run and verify with --json -: the JSON is
-// all of stdout, the human text goes to stderr, and no file named "-" is
-// written (audit, report and merge treat "-" the same way).
+// TestJSONToStdout runs the load run, verify and audit with --json -: the
+// JSON is all of stdout, the human text goes to stderr, and no file named
+// "-" is written (report and merge treat "-" the same way).
 func TestJSONToStdout(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
+	auditPrefix := redistest.Prefix(t) + "audit:"
+	if err := redistest.Client(t, srv).Set(t.Context(), auditPrefix+"k", 1, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		args   []string
@@ -36,6 +41,12 @@ func TestJSONToStdout(t *testing.T) {
 				"--strategy", "lua", "--client", "rueidis", "--json", "-"},
 			decode: func(b []byte) error { var m verify.Matrix; return json.Unmarshal(b, &m) },
 			text:   "every cell is as documented",
+		},
+		{
+			name:   "audit",
+			args:   []string{"audit", "--addr", srv.Addr(), "--match", auditPrefix + "*", "--json", "-"},
+			decode: func(b []byte) error { var r audit.Report; return json.Unmarshal(b, &r) },
+			text:   "immortal",
 		},
 	}
 	for _, tc := range tests {
