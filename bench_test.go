@@ -14,8 +14,8 @@ import (
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/internal/redistest"
-	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -43,7 +43,7 @@ func BenchmarkDecide(b *testing.B) {
 	observer := redistest.Client(b, srv)
 	var cell atomic.Int64
 	for _, s := range strategies.All() {
-		if !redisserver.VersionAtLeast(srv.Info().RedisVersion, s.MinRedis) {
+		if !serverinfo.VersionAtLeast(srv.Info().RedisVersion, s.MinRedis) {
 			continue // the hash-field strategies need Redis 7.4
 		}
 		for _, client := range clients.Names {

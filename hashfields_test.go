@@ -11,7 +11,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/redistest"
-	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -111,7 +111,7 @@ func countFields(t *testing.T, rdb *redis.Client, prefix string) (hashes, fields
 func TestHashFieldRefusedOn70(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	if v := srv.Info().RedisVersion; redisserver.VersionAtLeast(v, "7.4.0") {
+	if v := srv.Info().RedisVersion; serverinfo.VersionAtLeast(v, "7.4.0") {
 		t.Skipf("the server is Redis %s, which has hash-field TTLs; set %s to a redis-server before 7.4", v, redistest.BinaryEnv)
 	}
 	rdb := redistest.Client(t, srv)

@@ -15,7 +15,7 @@ import (
 	"github.com/rlbench/rlbench/acl"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/excerpt"
-	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 // preflight checks, before anything is written but the run's claim on its
@@ -153,7 +153,7 @@ func (t *target) checkMaster(ctx context.Context) error {
 		if err != nil {
 			return usage(t.field(), fmt.Errorf("%s: info replication: %w", t.where(n), err))
 		}
-		info := redisserver.ParseInfo(text)
+		info := serverinfo.Parse(text)
 		if info["role"] != "slave" {
 			continue
 		}
@@ -230,7 +230,7 @@ func checkConnections(ctx context.Context, nodes []*redis.Client, cfg Config) er
 		}
 		inUse := 0
 		if info, err := admin.Info(ctx, "clients").Result(); err == nil {
-			inUse, _ = strconv.Atoi(redisserver.ParseInfo(info)["connected_clients"])
+			inUse, _ = strconv.Atoi(serverinfo.Parse(info)["connected_clients"])
 		}
 		free := maxClients - inUse
 		if cfg.Workload.Workers <= free {

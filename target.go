@@ -21,6 +21,7 @@ import (
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/saturation"
+	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -30,7 +31,7 @@ import (
 // one-node cluster.
 type target struct {
 	spec   TargetSpec
-	info   redisserver.Info
+	info   serverinfo.Info
 	server results.Server
 	// login is how the clients and the admin connection log in; tls is
 	// its TLS configuration, nil for plain TCP.
@@ -146,7 +147,7 @@ func newTarget(_ context.Context, t *target, managed bool) (*target, error) {
 
 // readInfo reads what the server says of itself: its name and version.
 func (t *target) readInfo(ctx context.Context) error {
-	info, err := redisserver.ReadInfo(ctx, t.admin)
+	info, err := serverinfo.Read(ctx, t.admin)
 	if denied := acl.Denied("info", err); denied != nil {
 		return usage("Username", fmt.Errorf("%s: %w", t.spec.Label, denied))
 	}
@@ -172,7 +173,7 @@ func (t *target) nodes(ctx context.Context) ([]*redis.Client, error) {
 // for a single server, for a server without INFO errorstats, and when a
 // node could not be read.
 func (t *target) redirects(ctx context.Context) redirects.Snapshot {
-	if !redisserver.VersionAtLeast(t.info.RedisVersion, redirects.MinRedis) {
+	if !serverinfo.VersionAtLeast(t.info.RedisVersion, redirects.MinRedis) {
 		return nil
 	}
 	return t.topology.redirects(ctx)

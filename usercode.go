@@ -16,8 +16,8 @@ import (
 	"github.com/rlbench/rlbench/acl"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/faults"
-	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -72,7 +72,7 @@ func (c *cell) confine(ctx context.Context, log io.Writer) (context.Context, *us
 
 // noACLUser says why the cell cannot run as a temporary ACL user, or "".
 func (c *cell) noACLUser() string {
-	if !redisserver.VersionAtLeast(c.target.info.RedisVersion, "6.0.0") {
+	if !serverinfo.VersionAtLeast(c.target.info.RedisVersion, "6.0.0") {
 		return "ACL needs Redis >= 6.0"
 	}
 	for _, f := range c.cfg.Faults {

@@ -12,6 +12,7 @@ import (
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/verify"
 	"github.com/rlbench/rlbench/workload"
@@ -66,7 +67,7 @@ func loadEveryStrategy(t *testing.T, bin string) {
 	for _, s := range strategies.All() {
 		switch {
 		case s.Source != "": // a user script that another test registered
-		case !redisserver.VersionAtLeast(info.RedisVersion, s.MinRedis):
+		case !serverinfo.VersionAtLeast(info.RedisVersion, s.MinRedis):
 			refused = append(refused, s.Name)
 		default:
 			for _, c := range clients.Names {

@@ -20,6 +20,7 @@ import (
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/saturation"
+	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -118,7 +119,7 @@ func everyStrategy(t *testing.T, srv *redisserver.Server) {
 	admin := redistest.Client(t, srv)
 	for _, info := range strategies.All() {
 		t.Run(info.Name, func(t *testing.T) {
-			if !redisserver.VersionAtLeast(srv.Info().RedisVersion, info.MinRedis) {
+			if !serverinfo.VersionAtLeast(srv.Info().RedisVersion, info.MinRedis) {
 				t.Skipf("%s needs Redis %s; the server is %s %s", info.Name, info.MinRedis, srv.Info().Name, srv.Info().Version)
 			}
 			prefix := redistest.Prefix(t)
@@ -184,7 +185,7 @@ func TestSupported(t *testing.T) {
 	// Every strategy the server runs (the hash-field ones need 7.4).
 	var names []string
 	for _, info := range strategies.All() {
-		if redisserver.VersionAtLeast(srv.Info().RedisVersion, info.MinRedis) {
+		if serverinfo.VersionAtLeast(srv.Info().RedisVersion, info.MinRedis) {
 			names = append(names, info.Name)
 		}
 	}
@@ -240,7 +241,7 @@ func TestVersionMatrix(t *testing.T) {
 				if err == nil {
 					err = acl.SupportedOptions(t.Context(), rdb, redistest.Prefix(t)+"probe", acl.Options([]string{info.Name}))
 				}
-				claimed := redisserver.VersionAtLeast(srv.Info().RedisVersion, info.MinRedis)
+				claimed := serverinfo.VersionAtLeast(srv.Info().RedisVersion, info.MinRedis)
 				t.Logf("%s on %s %s (MinRedis %s): %v", info.Name, srv.Info().Name, srv.Info().Version, info.MinRedis, err)
 				switch {
 				case claimed && err != nil:
@@ -261,7 +262,7 @@ func TestVersionMatrix(t *testing.T) {
 func TestHashFieldRefusedBefore74(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	if redisserver.VersionAtLeast(srv.Info().RedisVersion, "7.4.0") {
+	if serverinfo.VersionAtLeast(srv.Info().RedisVersion, "7.4.0") {
 		t.Skipf("the server is %s %s, which has hash-field TTLs; set %s to a redis-server before 7.4", srv.Info().Name, srv.Info().Version, redistest.BinaryEnv)
 	}
 	rdb := redistest.Client(t, srv)

@@ -6,8 +6,7 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 // ErrServerChanged is returned, wrapped, for a node whose server restarted
@@ -50,12 +49,12 @@ func (r serverReads) parse(s Server) (Server, error) {
 			return s, fmt.Errorf("info: %w (the audit reads INFO server and replication to know which server it reads)", err)
 		}
 	}
-	f := redisserver.ParseInfo(r.server.Val())
+	f := serverinfo.Parse(r.server.Val())
 	s.Name, s.Version, s.RunID = "redis", f["redis_version"], f["run_id"]
 	if v, ok := f["valkey_version"]; ok {
 		s.Name, s.Version = "valkey", v
 	}
-	s.Role = redisserver.ParseInfo(r.repl.Val())["role"]
+	s.Role = serverinfo.Parse(r.repl.Val())["role"]
 	if s.RunID == "" {
 		return s, errors.New("info server: no run_id: the audit cannot tell whether the server restarted")
 	}

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 // parseRlbench reads runs[0] from rlbench's --json output, with
@@ -115,7 +115,7 @@ type evalshaStats struct {
 // A server that has run no EVALSHA has no such line: zero counters.
 func parseEvalshaStats(text string) (evalshaStats, error) {
 	var s evalshaStats
-	line, ok := redisserver.ParseInfo(text)["cmdstat_evalsha"]
+	line, ok := serverinfo.Parse(text)["cmdstat_evalsha"]
 	if !ok {
 		return s, nil
 	}

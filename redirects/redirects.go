@@ -17,8 +17,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 // Kinds are the reply kinds counted, in the order reports list them
@@ -64,7 +64,7 @@ func Parse(text string) (map[string]int64, error) {
 	for _, k := range Kinds {
 		counts[k] = 0
 	}
-	for k, v := range redisserver.ParseInfo(text) {
+	for k, v := range serverinfo.Parse(text) {
 		kind, ok := strings.CutPrefix(k, "errorstat_")
 		if _, counted := counts[kind]; !ok || !counted {
 			continue

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 // ErrClusterSize is returned, wrapped, by ParseClusterSize and StartCluster
@@ -169,7 +170,7 @@ func (c *Cluster) startNodes(ctx context.Context, binary string, extra []string)
 			return err
 		}
 	}
-	if info := c.nodes[0].Info(); info.Name == "redis" && !VersionAtLeast(info.Version, "7.0.0") {
+	if info := c.nodes[0].Info(); info.Name == "redis" && !serverinfo.VersionAtLeast(info.Version, "7.0.0") {
 		return fmt.Errorf("redisserver: start cluster: %s is redis %s: a managed cluster needs redis-server 7.0 or newer", c.nodes[0].binary, info.Version)
 	}
 	return nil
@@ -324,7 +325,7 @@ func (c *Cluster) settled(ctx context.Context) (clusterView, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cluster info on %s: %w", addr, err)
 		}
-		if state := ParseInfo(info)["cluster_state"]; state != "ok" {
+		if state := serverinfo.Parse(info)["cluster_state"]; state != "ok" {
 			return nil, fmt.Errorf("%s says cluster_state:%s", addr, state)
 		}
 		view, err := c.viewFrom(ctx, addr)
@@ -375,7 +376,7 @@ func (c *Cluster) settled(ctx context.Context) (clusterView, error) {
 		if err != nil {
 			return nil, fmt.Errorf("info replication on %s: %w", addr, err)
 		}
-		if status := ParseInfo(info)["master_link_status"]; status != "up" {
+		if status := serverinfo.Parse(info)["master_link_status"]; status != "up" {
 			return nil, fmt.Errorf("replica %s has master_link_status:%s", addr, status)
 		}
 	}

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 // ErrNotFound is returned, wrapped, by Start when the redis-server binary
@@ -65,18 +67,6 @@ type Options struct {
 	sentinel bool // run in sentinel mode (StartSentinel)
 }
 
-// Info describes a server, as reported by INFO server.
-type Info struct {
-	// Name is "redis" or "valkey" (a server reporting valkey_version).
-	Name string
-	// Version is the server's own version, for example "7.0.15"; for valkey
-	// it is valkey_version.
-	Version string
-	// RedisVersion is the redis_version field as reported; valkey reports the
-	// Redis version it is compatible with.
-	RedisVersion string
-}
-
 // Server is a redis-server process started by Start and owned by the caller,
 // who must Close it.
 type Server struct {
@@ -86,7 +76,7 @@ type Server struct {
 	dir      string   // temporary working directory, removed by Close
 	port     int
 	addr     string
-	info     Info
+	info     serverinfo.Info
 	tls      *serverTLS // nil for a plain server
 	sentinel bool
 
@@ -157,8 +147,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 // the same across Restart.
 func (s *Server) Addr() string { return s.addr }
 
-// Info returns what the server reported in INFO server when it first started.
-func (s *Server) Info() Info { return s.info }
+// serverinfo.Info returns what the server reported in INFO server when it first started.
+func (s *Server) Info() serverinfo.Info { return s.info }
 
 // Restart stops the server (SIGTERM, then SIGKILL after 5 seconds) and starts
 // it again on the same port, waiting until it answers PING. All data is lost:
@@ -207,14 +197,14 @@ var errPortTaken = errors.New("port already in use")
 
 // launch starts the binary on s.port and waits until it answers as itself.
 // On failure the process has been stopped.
-func (s *Server) launch(ctx context.Context) (*process, Info, error) {
+func (s *Server) launch(ctx context.Context) (*process, serverinfo.Info, error) {
 	logPath := filepath.Join(s.dir, "redis.log")
 	outPath := filepath.Join(s.dir, "redis.out")
 	// A fresh log per run, so that errors quote this run only.
 	os.Remove(logPath)
 	out, err := os.Create(outPath)
 	if err != nil {
-		return nil, Info{}, fmt.Errorf("create output file: %w", err)
+		return nil, serverinfo.Info{}, fmt.Errorf("create output file: %w", err)
 	}
 	args := []string{
 		"--port", strconv.Itoa(s.port),
@@ -233,7 +223,7 @@ func (s *Server) launch(ctx context.Context) (*process, Info, error) {
 	setParentDeathSignal(cmd)
 	if err := cmd.Start(); err != nil {
 		out.Close()
-		return nil, Info{}, fmt.Errorf("run %s: %w", s.binary, err)
+		return nil, serverinfo.Info{}, fmt.Errorf("run %s: %w", s.binary, err)
 	}
 	p := &process{cmd: cmd, out: out, done: make(chan struct{})}
 	go func() {
@@ -254,7 +244,7 @@ func (s *Server) launch(ctx context.Context) (*process, Info, error) {
 		if tail != "" {
 			err = fmt.Errorf("%w; server output:\n%s", err, tail)
 		}
-		return nil, Info{}, err
+		return nil, serverinfo.Info{}, err
 	}
 	return p, info, nil
 }
@@ -262,24 +252,24 @@ func (s *Server) launch(ctx context.Context) (*process, Info, error) {
 // awaitReady polls until the server at s.addr answers PING and INFO server
 // reports p's process id, so that another server holding the port is never
 // mistaken for this one.
-func (s *Server) awaitReady(ctx context.Context, p *process) (Info, error) {
+func (s *Server) awaitReady(ctx context.Context, p *process) (serverinfo.Info, error) {
 	pid := strconv.Itoa(p.cmd.Process.Pid)
 	var lastErr error
 	for {
 		select {
 		case <-p.done:
-			return Info{}, fmt.Errorf("%s exited before answering on %s: %v", filepath.Base(s.binary), s.addr, p.waitErr)
+			return serverinfo.Info{}, fmt.Errorf("%s exited before answering on %s: %v", filepath.Base(s.binary), s.addr, p.waitErr)
 		case <-ctx.Done():
 			if lastErr == nil {
 				lastErr = ctx.Err()
 			}
-			return Info{}, fmt.Errorf("%s did not answer PING on %s: %w", filepath.Base(s.binary), s.addr, lastErr)
+			return serverinfo.Info{}, fmt.Errorf("%s did not answer PING on %s: %w", filepath.Base(s.binary), s.addr, lastErr)
 		default:
 		}
 		fields, err := s.readyInfo(ctx)
 		if err == nil {
 			if fields["process_id"] == pid {
-				return infoFromFields(fields), nil
+				return serverinfo.FromFields(fields), nil
 			}
 			err = fmt.Errorf("%s is answered by another process (pid %s)", s.addr, fields["process_id"])
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 const (
@@ -194,7 +195,7 @@ func (s *Sentinel) awaitLinkUp(ctx context.Context, addr string) error {
 		if err != nil {
 			return err
 		}
-		if status := ParseInfo(text)["master_link_status"]; status != "up" {
+		if status := serverinfo.Parse(text)["master_link_status"]; status != "up" {
 			return fmt.Errorf("master_link_status:%s", status)
 		}
 		return nil

@@ -6,6 +6,8 @@ import (
 
 	"fmt"
 	"time"
+
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 // Target is the server a run uses: one already listening at an address, or
@@ -13,8 +15,8 @@ import (
 type Target struct {
 	// Addr is the server's host:port.
 	Addr string
-	// Info is what the server said of itself.
-	Info Info
+	// serverinfo.Info is what the server said of itself.
+	Info serverinfo.Info
 	// Private is the private server behind Addr, which can be restarted;
 	// nil for a server at a given address.
 	Private *Server

@@ -21,6 +21,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 // ErrNoTLS is returned, wrapped, by Start with Options.TLS when the binary
@@ -274,7 +275,7 @@ func (s *Server) readyInfo(ctx context.Context) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("info server on %s over tls: %w", s.addr, err)
 	}
-	return ParseInfo(text), nil
+	return serverinfo.Parse(text), nil
 }
 
 // explainTLS wraps ErrNoTLS into err when a TLS server failed to start
@@ -289,20 +290,4 @@ func (s *Server) explainTLS(err error) error {
 		return fmt.Errorf("%w: %w", ErrNoTLS, err)
 	}
 	return err
-}
-
-// InfoReader is the one method ReadInfo needs: every go-redis client has it.
-type InfoReader interface {
-	Info(ctx context.Context, sections ...string) *redis.StringCmd
-}
-
-// ReadInfo reads INFO server through a client the caller built (over TLS,
-// as an ACL user, through Sentinel) and says what kind of server answers,
-// as Probe does for a plain connection.
-func ReadInfo(ctx context.Context, rdb InfoReader) (Info, error) {
-	text, err := rdb.Info(ctx, "server").Result()
-	if err != nil {
-		return Info{}, fmt.Errorf("info server: %w", err)
-	}
-	return infoFromFields(ParseInfo(text)), nil
 }

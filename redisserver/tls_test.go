@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 // startTLS starts a TLS server with o for t, or skips t when the binary is
@@ -109,8 +110,8 @@ func TestReadInfoOverTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := ReadInfo(t.Context(), tlsClient(t, srv, cfg))
+	info, err := serverinfo.Read(t.Context(), tlsClient(t, srv, cfg))
 	if err != nil || info != srv.Info() {
-		t.Errorf("ReadInfo() = %+v, %v; want %+v", info, err, srv.Info())
+		t.Errorf("serverinfo.Read() = %+v, %v; want %+v", info, err, srv.Info())
 	}
 }

@@ -61,8 +61,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 // Busy is the share of its limit at or above which a side is saturated:
@@ -131,7 +131,7 @@ func Take(ctx context.Context, rdb infoReader) (Sample, error) {
 
 // parseInfo fills the server fields of a Sample from INFO text.
 func parseInfo(text string) (Sample, error) {
-	fields := redisserver.ParseInfo(text)
+	fields := serverinfo.Parse(text)
 	s := Sample{ServerRunID: fields["run_id"]}
 	for _, name := range []string{"used_cpu_user", "used_cpu_sys"} {
 		v, ok := fields[name]

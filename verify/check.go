@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 // Check describes one column of the matrix.
@@ -101,7 +101,7 @@ func checkNames() []string {
 // non-atomic strategy may or may not show a given race), both pass and
 // leaks are listed. An unknown check gives nil: nothing is as documented.
 func Expected(check string, p Properties, s Server) []Outcome {
-	if !redisserver.VersionAtLeast(s.RedisVersion, p.MinRedis) {
+	if !serverinfo.VersionAtLeast(s.RedisVersion, p.MinRedis) {
 		return []Outcome{Unsupported}
 	}
 	i := slices.IndexFunc(allChecks, func(c checkDef) bool { return c.Name == check })

@@ -12,6 +12,7 @@ import (
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -59,7 +60,7 @@ func newRow(cfg Config, info strategies.Info, clientName string, server Server, 
 // unsupported says why the server or the client cannot run the row's
 // strategy, or "" when they can.
 func (r *row) unsupported() string {
-	if !redisserver.VersionAtLeast(r.server.RedisVersion, r.info.MinRedis) {
+	if !serverinfo.VersionAtLeast(r.server.RedisVersion, r.info.MinRedis) {
 		return fmt.Sprintf("%s needs Redis >= %s; server is %s %s", r.info.Name, r.info.MinRedis, r.server.Name, r.server.Version)
 	}
 	if !r.properties.supports(r.clientName) {

@@ -39,6 +39,7 @@ import (
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -334,7 +335,7 @@ func reachTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
 	defer admin.Close()
 	pctx, cancel := context.WithTimeout(ctx, redisserver.ProbeTimeout)
 	defer cancel()
-	info, err := redisserver.ReadInfo(pctx, admin)
+	info, err := serverinfo.Read(pctx, admin)
 	if err != nil {
 		return nil, usage("Addr", fmt.Errorf("%s: %w", cfg.Addr, err))
 	}
@@ -350,11 +351,11 @@ func reachTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
 // not a matrix of FAIL cells that blames the strategies. It checks the
 // strategies that the server's version runs on every client of cfg; the
 // others are unsupported cells, or are checked as they run.
-func preflight(ctx context.Context, cfg Config, info redisserver.Info) error {
+func preflight(ctx context.Context, cfg Config, info serverinfo.Info) error {
 	var runnable []string
 	for _, name := range cfg.Strategies {
 		s, _ := strategies.Lookup(name) // validated
-		if redisserver.VersionAtLeast(info.RedisVersion, s.MinRedis) && !slices.ContainsFunc(cfg.Clients, func(c string) bool { return !s.Supports(c) }) {
+		if serverinfo.VersionAtLeast(info.RedisVersion, s.MinRedis) && !slices.ContainsFunc(cfg.Clients, func(c string) bool { return !s.Supports(c) }) {
 			runnable = append(runnable, name)
 		}
 	}
@@ -381,7 +382,7 @@ func preflight(ctx context.Context, cfg Config, info redisserver.Info) error {
 	return usage(field, uerr.Err)
 }
 
-func serverOf(addr string, info redisserver.Info, managed bool) Server {
+func serverOf(addr string, info serverinfo.Info, managed bool) Server {
 	return Server{Addr: addr, Name: info.Name, Version: info.Version, RedisVersion: info.RedisVersion, Managed: managed}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -51,7 +52,7 @@ func TestACLUserRunsEveryStrategy(t *testing.T) {
 		if info.Source != "" {
 			continue // a user script that another test registered
 		}
-		if !redisserver.VersionAtLeast(srv.Info().RedisVersion, info.MinRedis) {
+		if !serverinfo.VersionAtLeast(srv.Info().RedisVersion, info.MinRedis) {
 			continue // the hash-field strategies need Redis 7.4 (TestEveryBuild runs them on one)
 		}
 		t.Run(info.Name, func(t *testing.T) {

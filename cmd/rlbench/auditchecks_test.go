@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/internal/redistest"
-	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 // readAuditDoc reads the audit JSON file at path as a generic document,
@@ -140,7 +140,7 @@ func TestAuditJSONServer(t *testing.T) {
 	if err := db2.Set(ctx, prefix+"k", 1, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	runID := redisserver.ParseInfo(rdb.Info(ctx, "server").Val())["run_id"]
+	runID := serverinfo.Parse(rdb.Info(ctx, "server").Val())["run_id"]
 	jsonPath := filepath.Join(t.TempDir(), "audit.json")
 	mustRun(t, exitOK, "audit", "--addr", srv.Addr(), "--db", "2", "--match", prefix+"*", "--type", "string", "--json", jsonPath)
 	doc := readAuditDoc(t, jsonPath)
@@ -211,7 +211,7 @@ func TestAuditNonUTF8Keys(t *testing.T) {
 func TestAuditFieldsNeeds74(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	if redisserver.VersionAtLeast(srv.Info().RedisVersion, "7.4.0") {
+	if serverinfo.VersionAtLeast(srv.Info().RedisVersion, "7.4.0") {
 		t.Skipf("redis-server on PATH is %s, which has HPTTL", srv.Info().Version)
 	}
 	rdb := redistest.Client(t, srv)

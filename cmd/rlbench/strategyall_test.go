@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rlbench/rlbench/internal/redistest"
-	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -20,7 +20,7 @@ func TestStrategyAllOnOlderServer(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	version := srv.Info().Version
-	if redisserver.VersionAtLeast(version, "7.4.0") {
+	if serverinfo.VersionAtLeast(version, "7.4.0") {
 		t.Skipf("redis-server on PATH is %s; the test needs one before 7.4 (Debian's is 7.0)", version)
 	}
 	base := []string{"--addr", srv.Addr(), "--client", "go-redis", "--clients", "2", "--keys", "2", "--duration", "100ms", "-q"}

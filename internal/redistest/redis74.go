@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 // Redis74Env names the environment variable that gives the path of a
@@ -30,7 +31,7 @@ func Start74(tb testing.TB) *redisserver.Server {
 	}
 	srv, err := redisserver.Start(tb.Context(), redisserver.Options{Binary: binary})
 	started(tb, err, srv.Close)
-	if !redisserver.VersionAtLeast(srv.Info().RedisVersion, "7.4.0") {
+	if !serverinfo.VersionAtLeast(srv.Info().RedisVersion, "7.4.0") {
 		tb.Skipf("%s is Redis %s; hash-field TTLs need 7.4 (set %s)", binary, srv.Info().RedisVersion, Redis74Env)
 	}
 	return srv
@@ -42,11 +43,11 @@ func findRedis74() string {
 		found, _ := filepath.Glob(filepath.Join(dir, "redis-*", "redis-server"))
 		found = slices.DeleteFunc(found, func(bin string) bool {
 			v := filepath.Base(filepath.Dir(bin))[len("redis-"):]
-			return !redisserver.VersionAtLeast(v, "7.4.0")
+			return !serverinfo.VersionAtLeast(v, "7.4.0")
 		})
 		if len(found) > 0 {
 			slices.SortFunc(found, func(a, b string) int {
-				if redisserver.VersionAtLeast(filepath.Base(filepath.Dir(a))[len("redis-"):], filepath.Base(filepath.Dir(b))[len("redis-"):]) {
+				if serverinfo.VersionAtLeast(filepath.Base(filepath.Dir(a))[len("redis-"):], filepath.Base(filepath.Dir(b))[len("redis-"):]) {
 					return 1
 				}
 				return -1
