@@ -53,7 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SortFlags = false
 	fs.StringVar(&c.Addr, "addr", "", "host:port of the server (required)")
 	fs.StringVar(&c.Client, "client", "go-redis", "client library: "+strings.Join(clients.Names, ", "))
-	fs.IntVar(&c.Workers, "clients", 500, "concurrent workers, each in a closed loop")
+	fs.IntVar(&c.Workers, "workers", 500, "concurrent workers, each in a closed loop")
+	fs.IntVar(&c.Workers, "clients", 500, "alias of --workers")
 	fs.IntVar(&c.Keys, "keys", 100_000, "distinct keys, chosen uniformly")
 	fs.StringVar(&c.Prefix, "prefix", "rl:bare:", "key prefix; the keys are deleted at the end")
 	fs.DurationVar(&c.Warmup, "warmup", time.Second, "uncounted loop before the counted one")

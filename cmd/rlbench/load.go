@@ -48,7 +48,10 @@ func (c cli) newLoadFlagSet(o *loadOptions, stderr io.Writer) *pflag.FlagSet {
 	cfg := &o.cfg
 	fs.Var(newListValue(&cfg.Strategies, []string{"lua"}, "--strategy", strategies.Names()), "strategy", "strategies to run, comma-separated, or all ("+strings.Join(strategies.Names(), ", ")+")")
 	fs.Var(newListValue(&cfg.Clients, []string{clients.Names[0]}, "--client", clients.Names), "client", "Redis clients to drive, comma-separated, or all ("+strings.Join(clients.Names, ", ")+")")
-	fs.Var(newCountValue(&cfg.Workload.Workers, workload.DefaultWorkers, "--clients", workload.ErrInvalidWorkers), "clients", "concurrent workers, each in a closed loop; with --rate, the most requests in flight at once (R/s at latency L needs >= R x L)")
+	fs.Var(newCountValue(&cfg.Workload.Workers, workload.DefaultWorkers, "--workers", workload.ErrInvalidWorkers), "workers", "concurrent workers, each in a closed loop; with --rate, the most requests in flight at once (R/s at latency L needs >= R x L)")
+	// --clients is the name rlbench had first (beside --client, the
+	// library): it stays, as an alias.
+	fs.Var(newCountValue(&cfg.Workload.Workers, workload.DefaultWorkers, "--clients", workload.ErrInvalidWorkers), "clients", "alias of --workers")
 	fs.DurationVar(&cfg.Workload.Duration, "duration", workload.DefaultDuration, "how long each strategy x client cell runs (0: until --requests are spent)")
 	fs.Int64Var(&cfg.Workload.Requests, "requests", 0, "decisions per cell in total (0: no limit); whichever of --duration and --requests ends first stops the cell")
 	fs.Var(newCountValue(&cfg.Workload.Keys, workload.DefaultKeys, "--keys", workload.ErrInvalidKeys), "keys", "distinct counters (rate-limited users)")

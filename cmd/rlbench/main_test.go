@@ -186,6 +186,12 @@ func TestRunBadInput(t *testing.T) {
 			want:   []string{"--clients", ">= 1"},
 		},
 		{
+			name:   "zero workers",
+			args:   []string{"--workers", "0"},
+			target: true,
+			want:   []string{"--workers", ">= 1"},
+		},
+		{
 			name:   "zero procs",
 			args:   []string{"--procs", "0"},
 			target: true,
@@ -918,4 +924,22 @@ func mustOpen(t *testing.T, path string) *os.File {
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// TestWorkersAndClients checks that --workers sets the number of workers
+// and that --clients, its first name, still does.
+func TestWorkersAndClients(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	for _, flag := range []string{"--workers", "--clients"} {
+		path := filepath.Join(t.TempDir(), "run.json")
+		mustRun(t, exitOK, "--addr", srv.Addr(), "--prefix", redistest.Prefix(t)+flag[2:]+":", flag, "3", "--keys", "2", "--duration", "100ms", "--json", path, "-q")
+		f, err := results.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if runs := f.Report.Runs; len(runs) != 1 || runs[0].Workers != 3 {
+			t.Errorf("%s 3: runs %+v; want one run of 3 workers", flag, runs)
+		}
+	}
 }
