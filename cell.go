@@ -120,6 +120,10 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 	}
 	var rec results.Recorder
 	c.measure(ctx, progress, &rec, &m)
+	// A user's script may still run on the server after the load (a
+	// decision's read timeout): the audit and the library's deletion wait
+	// for it (the guard's close reports the watchdog's error).
+	_ = c.guard.settle(abort)
 	run = c.result(&rec, &m)
 	if err := c.auditAndCleanUp(abort, &run); err != nil {
 		return run, fmt.Errorf("%s: %w", c.label, err)

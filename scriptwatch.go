@@ -45,10 +45,11 @@ type scriptWatch struct {
 	conns   []*redis.Client
 	stopped chan struct{}
 	// abort, set by stop, ends the wait for a busy server at once.
-	abort context.Context
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	err   error // the first kill, or why the server stayed busy
+	abort    context.Context
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+	mu       sync.Mutex
+	err      error // the first kill, or why the server stayed busy
 }
 
 // watchScripts starts the watchdog of c on nodes; cancel stops c's load.
@@ -74,14 +75,17 @@ func watchScripts(c *cell, info strategies.Info, nodes []*redis.Client, cancel c
 // stop stops the watchdog once no script of the cell runs any more (at
 // most the timeout and killWait after the load stopped, or when abort is
 // done), and returns its error: the kill, or why the server stayed busy.
+// Calling it again returns the same error.
 func (w *scriptWatch) stop(abort context.Context) error {
-	w.abort = abort
-	close(w.stopped)
-	w.wg.Wait()
-	for _, c := range w.conns {
-		c.Close()
-	}
-	w.cancel(nil)
+	w.stopOnce.Do(func() {
+		w.abort = abort
+		close(w.stopped)
+		w.wg.Wait()
+		for _, c := range w.conns {
+			c.Close()
+		}
+		w.cancel(nil)
+	})
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err

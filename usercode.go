@@ -65,6 +65,12 @@ func (c *cell) confine(ctx context.Context, log io.Writer) (context.Context, *us
 		fmt.Fprintf(log, "rlbench: %s: %s runs as the temporary ACL user %s (the cell's commands only, on keys %s and %s)\n",
 			c.label, info.Source, g.user, acl.KeyPattern(c.prefix), acl.KeyPattern(c.warmupPrefix()))
 	}
+	if info.Source == strategies.SequenceSource {
+		// A sequence sends commands, never a script: there is nothing of
+		// the cell's for a watchdog to kill, and a SCRIPT KILL would stop
+		// another tenant's script.
+		return ctx, g, nil
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	g.watch = watchScripts(c, info, nodes, cancel)
 	return ctx, g, nil
@@ -142,10 +148,24 @@ func (g *userCodeGuard) close(abort context.Context, label string, err error) er
 	if g == nil {
 		return err
 	}
-	if werr := g.watch.stop(abort); werr != nil {
-		err = fmt.Errorf("%s: %w", label, werr)
+	if werr := g.settle(abort); werr != nil {
+		// The watchdog's error explains the cell's; both are kept.
+		err = errors.Join(fmt.Errorf("%s: %w", label, werr), err)
 	}
 	return errors.Join(err, g.dropUser(abort))
+}
+
+// settle waits until no script of the cell runs on the server any more
+// (the watchdog kills one that runs too long), and stops the watchdog: the
+// cell calls it when its load ends, before the audit and the deletion of
+// its libraries, which a server still busy with the cell's script would
+// refuse. It returns the watchdog's error; calling it again returns the
+// same.
+func (g *userCodeGuard) settle(abort context.Context) error {
+	if g == nil || g.watch == nil {
+		return nil
+	}
+	return g.watch.stop(abort)
 }
 
 // dropUser deletes the temporary user on every master, even after an
