@@ -16,7 +16,7 @@ import (
 // where it lets rueidis gather a batch per write (as redis-benchmark -P
 // does) at no cost in latency; none otherwise, since with few workers, or
 // in an open loop, each write would wait for company that does not come.
-// The README's Performance section has the measurements behind it.
+// docs/performance.md has the measurements behind it.
 func DefaultFlushDelay(wl workload.Config) time.Duration {
 	if wl.Rate == 0 && wl.WithDefaults().Workers >= flushDelayWorkers {
 		return 20 * time.Microsecond
@@ -29,8 +29,8 @@ func DefaultFlushDelay(wl workload.Config) time.Duration {
 // GOGC or GOMEMLIMIT: half the runtime's 100. Go sizes its heap to the live
 // heap plus the goroutine stacks, times 1 + GOGC/100; with thousands of
 // workers, their connections and stacks are most of what is live, so at 100
-// rlbench's peak is about twice what it needs. The README's Performance
-// section has the measurements behind it (10,000 go-redis workers).
+// rlbench's peak is about twice what it needs. docs/performance.md
+// has the measurements behind it (10,000 go-redis workers).
 const DefaultGCPercent = 50
 
 // SetDefaultGC sets DefaultGCPercent unless $GOGC or $GOMEMLIMIT is set. It
@@ -51,8 +51,8 @@ const flushDelayWorkers = 100
 // but one when a target runs on this machine, so that redis-server's main
 // thread keeps a CPU of its own instead of being preempted by the load
 // generator; else all of them. A target runs here when rlbench starts it (a
-// private server or cluster) or when its address is a loopback one. The
-// README's Performance section has the measurements behind it.
+// private server or cluster) or when its address is a loopback one. 
+// docs/performance.md has the measurements behind it.
 func DefaultProcs(cfg Config, ncpu int) int {
 	if ncpu > 1 && slices.ContainsFunc(cfg.withDefaults().Targets, TargetSpec.local) {
 		return ncpu - 1

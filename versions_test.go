@@ -18,7 +18,7 @@ import (
 	"github.com/rlbench/rlbench/workload"
 )
 
-// TestEveryBuild is the version matrix of the README: on each server build
+// TestEveryBuild is the version matrix of docs/strategies.md: on each server build
 // (Redis 6.2, 7.4, Valkey 8.0 in CI), `verify` of every strategy on both
 // clients is as documented, a short load of every strategy the server runs
 // completes without an error, and every other strategy is refused at

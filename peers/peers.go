@@ -60,8 +60,8 @@ const (
 // benchmarkKey is redis-benchmark's key pattern for the target of client
 // with keys keys: as long as rlbench's key with the highest number,
 // rlbench.CellPrefix(prefix, "lua", client) then "{N}" (most of its keys
-// when keys is a power of ten), since key length costs the server (see the
-// README's Performance section for the measurement). redis-benchmark writes
+// when keys is a power of ten), since key length costs the server (see
+// docs/performance.md for the measurement). redis-benchmark writes
 // __rand_int__ as 12 digits, so its prefix is the cell prefix less 12 - the
 // digits: with 100,000 keys "rb:lua:go{__rand_int__}" against
 // "rl:lua:go-redis:{12345}".

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes the README's `rlbench audit` example: on a private redis-server on a
+# Makes docs/audit.md's `rlbench audit` example: on a private redis-server on a
 # free loopback port (stopped at the end, also on Ctrl-C), it writes with
 # redis-cli --pipe
 #
@@ -10,8 +10,8 @@
 #           others with TTLs of 1 to 60 s;
 #   50,000  session:N keys that the pattern leaves out;
 #
-# creates the README's read-only user `auditor` (password s3cret), waits
-# --wait seconds (20: a third of the counters expire) and runs the README's
+# creates docs/audit.md's read-only user `auditor` (password s3cret), waits
+# --wait seconds (20: a third of the counters expire) and runs docs/audit.md's
 # audit as that user, printing its command and its report.
 #
 #   scripts/audit-example.sh

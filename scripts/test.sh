@@ -2,7 +2,7 @@
 # The test command. It installs redis-server when it is missing (root with
 # apt-get), and Chromium for the HTML report's test, vets the code, runs each benchmark briefly and the peer
 # comparison, the scale measurement (bench-scale.sh) and the audit
-# benchmark (bench-audit.sh) and the README's audit example
+# benchmark (bench-audit.sh) and docs/audit.md's audit example
 # (audit-example.sh) in their short modes (so that none of them
 # rots; they print figures and assert no speed), then runs every test against private
 # redis-servers that the tests start on free loopback ports. Extra arguments

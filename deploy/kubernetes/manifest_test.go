@@ -16,7 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// job is the part of a Kubernetes Job the README and the test rely on.
+// job is the part of a Kubernetes Job docs/output.md and the test rely on.
 type job struct {
 	Kind     string `yaml:"kind"`
 	Metadata struct {
