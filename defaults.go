@@ -51,7 +51,7 @@ const flushDelayWorkers = 100
 // but one when a target runs on this machine, so that redis-server's main
 // thread keeps a CPU of its own instead of being preempted by the load
 // generator; else all of them. A target runs here when rlbench starts it (a
-// private server or cluster) or when its address is a loopback one. 
+// private server or cluster) or when its address is a loopback one.
 // docs/performance.md has the measurements behind it.
 func DefaultProcs(cfg Config, ncpu int) int {
 	if ncpu > 1 && slices.ContainsFunc(cfg.withDefaults().Targets, TargetSpec.local) {
