@@ -40,7 +40,7 @@ type claim struct {
 // what finds it (process and host) and since when.
 func claimValue(runID string) string {
 	host, _ := os.Hostname()
-	return fmt.Sprintf("run %s (pid %d on %s, since %s)", runID, os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
+	return fmt.Sprintf("run %s (pid %d on %s, since %s)", runID, os.Getpid(), host, time.Now().UTC().Format(time.RFC3339Nano))
 }
 
 // errClaimed is returned by takeClaim when another run holds the prefix.
@@ -68,6 +68,12 @@ func takeClaim(ctx context.Context, rdb redis.UniversalClient, prefix, runID str
 			continue
 		case err != nil:
 			return nil, fmt.Errorf("get %s: %w", c.key, err)
+		case holder == c.value:
+			// This very SET NX took it, and its reply was lost (a
+			// cluster client sends it again after a timeout).
+			c.done.Add(1)
+			go c.renew()
+			return c, nil
 		case holderRunID(holder) == runID:
 			return nil, nil
 		}

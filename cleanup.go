@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/internal/excerpt"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -82,11 +83,13 @@ type CleanupReport struct {
 const RunKeyShape = "STRATEGY:CLIENT:{N} after the run's prefix"
 
 // runKey matches the end of a key a run leaves under its prefix: a cell's
-// STRATEGY:CLIENT:{N} (with the sliding log's :seq beside it), the
-// pre-flight's probe key, or the run's claim on its prefix
-// (rlbench-claim). What comes before it is the rest of the run's prefix,
-// when the one given is shorter.
-var runKey = regexp.MustCompile(`(?:^|:)(?:[A-Za-z0-9][A-Za-z0-9_.-]*:(?:` + clientNames() + `):\{[0-9]+\}(?::seq)?|preflight|rlbench-claim)$`)
+// STRATEGY:CLIENT:{N}, and what a strategy appends to it after ':', '_' or
+// '/' (the sliding log's :seq, the window stamps of the deployed models and
+// of sequences: envoy's _START, kong's :START_MS:PERIOD, mennanov's
+// /START_NS, django's :HASH), the pre-flight's probe key, or the run's
+// claim on its prefix (audit.ClaimName). What comes before it is the rest
+// of the run's prefix, when the one given is shorter.
+var runKey = regexp.MustCompile(`(?:^|:)(?:[A-Za-z0-9][A-Za-z0-9_.-]*:(?:` + clientNames() + `):\{[0-9]+\}(?:[:_/][A-Za-z0-9_.:/-]*)?|preflight|` + regexp.QuoteMeta(audit.ClaimName) + `)$`)
 
 // clientNames is clients.Names as a regexp alternation.
 func clientNames() string {
@@ -130,6 +133,11 @@ func Cleanup(ctx context.Context, cfg Config, opts CleanupOptions) (CleanupRepor
 	if err != nil {
 		return rep, err
 	}
+	for _, t := range targets {
+		if err := t.refuseLiveClaim(ctx, cfg.Workload.Prefix); err != nil {
+			return rep, err
+		}
+	}
 	if opts.DryRun || !opts.Yes {
 		if err := rep.count(ctx, targets); err != nil {
 			return rep, rep.stopped(ctx, opts, targets, err)
@@ -149,6 +157,19 @@ func Cleanup(ctx context.Context, cfg Config, opts CleanupOptions) (CleanupRepor
 		}
 	}
 	return rep, nil
+}
+
+// refuseLiveClaim refuses, whatever CleanupOptions say, to clean a prefix
+// that a live run claims (claim.go): its keys are that run's counters, in
+// the middle of its measurement. A user who may not GET the claim is not
+// refused.
+func (t *target) refuseLiveClaim(ctx context.Context, prefix string) error {
+	holder, err := t.admin.Get(ctx, claimKey(prefix)).Result()
+	if err != nil {
+		return nil
+	}
+	return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q is claimed by a live run (%s, key %s): cleanup is for the keys of a run that was killed; wait for it to end (a killed run's claim expires within %s)",
+		t.spec.Label, prefix, excerpt.Text(holder), claimKey(prefix), claimTTL))
 }
 
 // openCleanupTargets checks and opens every target of cfg; on error, the

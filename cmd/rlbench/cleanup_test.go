@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/redistest"
 )
 
@@ -181,4 +182,28 @@ func serverPid(t *testing.T, rdb *redis.Client) int {
 		t.Fatalf("INFO server process_id: %v", err)
 	}
 	return pid
+}
+
+// TestCleanupRefusesALiveRun checks that cleanup, even with --yes, deletes
+// nothing under a prefix that a live run claims (its claim key holds a TTL
+// it renews): those keys are that run's counters, mid-measurement.
+func TestCleanupRefusesALiveRun(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	seedRunKeys(t, rdb, prefix, 3)
+	holder := "run 20261201T000000-deadbeef (pid 1 on h, since 2026-12-01T00:00:00Z)"
+	if err := rdb.Set(t.Context(), prefix+audit.ClaimName, holder, time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	res := mustRun(t, exitUsage, "cleanup", "--prefix", prefix, "--addr", srv.Addr(), "--yes")
+	for _, want := range []string{"claimed by a live run", "20261201T000000-deadbeef"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("cleanup --yes of a claimed prefix: stderr = %q; want it to say %q", res.stderr, want)
+		}
+	}
+	if n := rdb.DBSize(t.Context()).Val(); n != 4 {
+		t.Errorf("DBSIZE after the refused cleanup = %d; want the 3 counters and the claim", n)
+	}
 }
