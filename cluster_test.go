@@ -220,8 +220,8 @@ func TestManagedCluster(t *testing.T) {
 // over; the new master's empty script cache makes the first lua cell fall
 // back to EVAL (the next cell fails back to a node that still has the
 // script cached from when it was master), while function, whose library is
-// replicated, never does; no counter loses its TTL; every failed decision
-// is counted by kind; and decisions succeed after the failover has settled,
+// replicated, never does; no counter loses its TTL; and decisions succeed
+// after the failover has settled,
 // when the old master is a replica and only the new one takes writes: the
 // clients reached it. How they learnt of it is theirs to choose (a MOVED
 // from the old master, or a CLUSTERDOWN and a fresh slot map), so the
@@ -268,13 +268,6 @@ func TestClusterFailover(t *testing.T) {
 			if after := succeededAfter(r.PerSecond, settled); after == 0 {
 				t.Errorf("%s: no decision succeeded in a second that began after the failover settled at %.1fs (series %+v); want the clients on the new master", label, settled, r.PerSecond)
 			}
-		}
-		var counted int64
-		for _, n := range r.ErrorKinds {
-			counted += n
-		}
-		if counted != r.Errors || r.Allowed+r.Rejected+r.Errors != r.Decisions {
-			t.Errorf("%s: decisions %d = allowed %d + rejected %d + errors %d, of which %d counted by kind (%v); want every decision accounted for", label, r.Decisions, r.Allowed, r.Rejected, r.Errors, counted, r.ErrorKinds)
 		}
 		if r.Saturation != nil {
 			t.Errorf("%s: saturation = %+v; want nil after a failover", label, r.Saturation)

@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"syscall"
@@ -206,7 +207,13 @@ func (a *auditor) recheck(ctx context.Context, n Node, lat *latencyHist, keys []
 	}
 	var again []int
 	for j, i := range unsure {
-		switch out, _ := checks[j](); out {
+		out, err := checks[j]()
+		if err != nil {
+			// The re-read itself was refused: the write's outcome is
+			// unknown, and the audit says so.
+			return nil, fmt.Errorf("%s: re-read after a lost reply: %w", keys[i], err)
+		}
+		switch out {
 		case written:
 			took[i] = 1
 		case unwritten:

@@ -39,7 +39,10 @@ func AddLibraries(a, b []Library) []Library {
 			continue
 		}
 		o := &out[i]
-		o.Loaded, o.Deleted, o.Reloads = o.Loaded || l.Loaded, o.Deleted || l.Deleted, o.Reloads+l.Reloads
+		// Deleted only when every part that loaded it deleted it: one
+		// part's failed deletion is not hidden by another's success.
+		deleted := (o.Deleted || !o.Loaded) && (l.Deleted || !l.Loaded) && (o.Loaded || l.Loaded)
+		o.Loaded, o.Deleted, o.Reloads = o.Loaded || l.Loaded, deleted, o.Reloads+l.Reloads
 		if o.DeleteError == "" {
 			o.DeleteError = l.DeleteError
 		}
@@ -55,7 +58,7 @@ func (l Library) String() string {
 	switch {
 	case !l.Loaded:
 		what = "loaded, with the same code, before the run: left as it was"
-	case l.Deleted:
+	case l.Deleted && l.DeleteError == "":
 		what = "loaded by rlbench, deleted at the end (FUNCTION DELETE)"
 	case l.DeleteError != "":
 		what = fmt.Sprintf("loaded by rlbench, NOT deleted (%s): FUNCTION DELETE %s removes it", l.DeleteError, l.Name)

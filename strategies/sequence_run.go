@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 // SequenceSource is the Info.Source of a --sequence strategy.
@@ -74,7 +76,7 @@ func (s *Sequence) Info(name string) Info {
 func (s *Sequence) minRedis() string {
 	best := "2.6.0"
 	raise := func(v string) {
-		if v > best {
+		if !serverinfo.VersionAtLeast(best, v) {
 			best = v
 		}
 	}
