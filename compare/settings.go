@@ -12,10 +12,12 @@ import (
 // notSettings are the fields of a report's "config" that do not change
 // what its runs measure: what ran and where (the cell's own strategy,
 // client and target), names, credentials and bookkeeping. Every other
-// field is a setting (Settings).
+// field is a setting (Settings): "sequences" too, whose specs are the
+// limiters themselves (two files whose "mine" sends other commands are not
+// one cell), where "scripts" and "functions" name files.
 var notSettings = []string{
 	"strategies", "client_libs", "targets", "addr", "redis_server", "user", "db",
-	"keep_keys", "start_at", "scripts", "functions", "sequences", "allow_server_wide_faults",
+	"keep_keys", "start_at", "scripts", "functions", "allow_server_wide_faults",
 	"workload.prefix", "workload.seed", "run_id", "script_timeout_ns",
 }
 
