@@ -121,10 +121,10 @@ var ownCommands = []Command{
 	{"command|info", "rlbench: the pre-flight check that the server knows every command"},
 }
 
-// fieldAuditCommands are what rlbench sends beside ownCommands when a cell's
-// counters are hash fields (strategies.LayoutHashField): the audit reads
-// each hash's fields and their TTLs.
-var fieldAuditCommands = []Command{
+// FieldAuditCommands are what the field audit sends (rlbench audit
+// --fields, and beside ownCommands when a cell's counters are hash fields,
+// strategies.LayoutHashField): it reads each hash's fields and their TTLs.
+var FieldAuditCommands = []Command{
 	{"type", "rlbench: the field audit (which keys are hashes)"},
 	{"hscan", "rlbench: the field audit (each hash's fields, HSCAN ... NOVALUES)"},
 	{"hpttl", "rlbench: the field audit of each field's TTL"},
@@ -194,7 +194,7 @@ func Commands(n Needs) ([]Command, error) {
 	}
 	own := slices.Concat(ownCommands, watchdog)
 	if fieldAudit {
-		own = slices.Concat(own, fieldAuditCommands)
+		own = slices.Concat(own, FieldAuditCommands)
 	}
 	for _, c := range own {
 		add(c.Name, c.Why)

@@ -21,7 +21,7 @@ func Unsupported(ctx context.Context, rdb Doer, key, strategy string) ([]string,
 		return nil, err
 	}
 	cmds = slices.DeleteFunc(cmds, func(c Command) bool {
-		return c.Why != "strategy "+strategy && !slices.Contains(fieldAuditCommands, c)
+		return c.Why != "strategy "+strategy && !slices.Contains(FieldAuditCommands, c)
 	})
 	var lacks []string
 	_, err = Supported(ctx, rdb, cmds)

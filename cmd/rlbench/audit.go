@@ -141,15 +141,11 @@ func (c cli) audit(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return o.finish(rep, err, out, stdout, stderr)
 }
 
-// fieldAuditCommands are the commands --fields needs that an older server
-// lacks (HPTTL arrived with HSCAN ... NOVALUES in Redis 7.4).
-var fieldAuditCommands = []acl.Command{{Name: "hscan", Why: "--fields"}, {Name: "hpttl", Why: "--fields"}}
-
 // checkFieldAudit refuses --fields (bad input) on a master that does not
 // know the field audit's commands, asked with COMMAND INFO before any SCAN.
 func checkFieldAudit(ctx context.Context, masters []*redis.Client) error {
 	for _, m := range masters {
-		_, err := acl.Supported(ctx, m, fieldAuditCommands)
+		_, err := acl.Supported(ctx, m, acl.FieldAuditCommands)
 		if merr, ok := errors.AsType[*acl.MissingError](err); ok {
 			return badInput(fmt.Errorf("--fields: %s does not know %s (COMMAND INFO): the field audit needs Redis >= 7.4 (HSCAN ... NOVALUES, HPTTL)",
 				m.Options().Addr, strings.ToUpper(strings.Join(merr.Commands, ", "))))
