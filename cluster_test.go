@@ -84,11 +84,12 @@ func TestClusterImmortalKeys(t *testing.T) {
 		if len(r.AuditPerNode) != len(masters) {
 			t.Errorf("%s: audit per node = %v; want one entry per master (%d)", label, r.AuditPerNode, len(masters))
 		}
-		// The self-check reads every master: go-redis opens a pool per node,
-		// 61 to 64 connections each in this cell (186-192 in all), so two
-		// masters' worth means more than the first master was counted.
-		if s := r.Saturation; s == nil || s.ServerNodes != len(masters) || (r.Client == "go-redis" && s.ConnectionsOpened < 2*64) {
-			t.Errorf("%s: saturation = %+v; want server_nodes %d and, for go-redis, >= %d connections opened", label, s, len(masters), 2*64)
+		// The self-check reads every master: go-redis opens a pool of at
+		// most 64 (the workers) per node, so more than 64 connections means
+		// more than one master was counted. (How many each pool holds by the
+		// end depends on the machine's speed: 124 to 192 have been seen.)
+		if s := r.Saturation; s == nil || s.ServerNodes != len(masters) || (r.Client == "go-redis" && s.ConnectionsOpened <= 64) {
+			t.Errorf("%s: saturation = %+v; want server_nodes %d and, for go-redis, > 64 connections opened", label, s, len(masters))
 		}
 		cell := rlbench.CellPrefix(prefix, r.Strategy, r.Client)
 		var keys, immortal int64
