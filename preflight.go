@@ -174,6 +174,15 @@ func (t *target) notWritable(what string, err error) error {
 // would count into each other's counters and delete each other's keys,
 // the second is refused, naming the first.
 func (t *target) claimPrefix(ctx context.Context, cfg Config) error {
+	// A live run on a shorter prefix would audit and delete this run's
+	// keys as its own. (A run on a longer one is found by the emptiness
+	// check.) A user who may not read that claim is not refused.
+	for _, anc := range ancestorPrefixes(cfg.Workload.Prefix) {
+		if holder, err := t.admin.Get(ctx, claimKey(anc)).Result(); err == nil && holderRunID(holder) != cfg.RunID {
+			return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q lies under %q, which a live run claims (%s): that run audits and deletes every key under its prefix, this run's too; choose a prefix outside it",
+				t.spec.Label, cfg.Workload.Prefix, anc, excerpt.Text(holder)))
+		}
+	}
 	c, err := takeClaim(ctx, t.admin, cfg.Workload.Prefix, cfg.RunID)
 	if errors.Is(err, errClaimed) {
 		return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q is in use: %w (key %s): two runs on one prefix would count into each other's counters and delete each other's keys; wait for it to end, or choose another --prefix (the claim of a run that was killed expires within %s)",
@@ -244,4 +253,16 @@ func checkConnections(ctx context.Context, nodes []*redis.Client, cfg Config) er
 			cfg.Workload.Workers, cfg.Workload.Workers, server, free, maxClients, inUse))
 	}
 	return nil
+}
+
+// ancestorPrefixes returns the shorter prefixes of prefix that end in ':',
+// shortest first: "a:" and "a:b:" for "a:b:c:".
+func ancestorPrefixes(prefix string) []string {
+	var out []string
+	for i := 0; i < len(prefix)-1; i++ {
+		if prefix[i] == ':' {
+			out = append(out, prefix[:i+1])
+		}
+	}
+	return out
 }

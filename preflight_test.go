@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/results"
@@ -341,4 +342,28 @@ func scan(t *testing.T, rdb *redis.Client, pattern string) []string {
 		t.Fatal(err)
 	}
 	return keys
+}
+
+// TestRunRefusesAPrefixUnderALiveRun: a run whose prefix lies under a live
+// run's (x:y: under x:) is refused naming the holder: the live run would
+// audit and delete its keys as its own.
+func TestRunRefusesAPrefixUnderALiveRun(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	outer := redistest.Prefix(t)
+	holder := "run 20261201T000000-0badc0de (pid 1 on h, since 2026-12-01T00:00:00Z)"
+	if err := rdb.Set(t.Context(), outer+audit.ClaimName, holder, time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := rlbench.Run(t.Context(), rlbench.Config{
+		Addr:     srv.Addr(),
+		Workload: workload.Config{Workers: 1, Keys: 1, Duration: 100 * time.Millisecond, Prefix: outer + "inner:"},
+	}, rlbench.Options{})
+	if usageField(err) != "Workload.Prefix" || !strings.Contains(err.Error(), "0badc0de") {
+		t.Fatalf("Run(prefix under a live run's) error = %v; want a Workload.Prefix error naming the holder", err)
+	}
+	if n := rdb.DBSize(t.Context()).Val(); n != 1 {
+		t.Errorf("DBSIZE after the refusal = %d; want only the live run's claim", n)
+	}
 }
