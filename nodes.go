@@ -69,21 +69,29 @@ func sentinelMaster(t *target) ([]*redis.Client, func(), error) {
 // before its first write (the login; the prefix holds no key; the target
 // is a master and takes writes; the server knows every command of cfg's
 // strategies and the user may send them; maxclients fits the workers),
-// then closes them: for a command that writes under cfg's prefix on its
-// own (rlbench verify), so that a replica, a server at maxmemory or a
-// read-only user is bad input naming the target rather than a failure of
-// every check. Errors are Run's *UsageError.
-func Preflight(ctx context.Context, cfg Config) error {
+// for a command that writes under cfg's prefix on its own (rlbench
+// verify), so that a replica, a server at maxmemory or a read-only user is
+// bad input naming the target rather than a failure of every check.
+// Errors are Run's *UsageError. The run's claim on the prefix is held
+// until release is called: the caller calls it when it has done writing.
+func Preflight(ctx context.Context, cfg Config) (release func(), err error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
-		return err
+		return nil, err
+	}
+	var opened []*target
+	release = func() {
+		for _, t := range opened {
+			t.close()
+		}
 	}
 	for _, spec := range cfg.Targets {
 		t, err := openTarget(ctx, cfg, spec)
 		if err != nil {
-			return err
+			release()
+			return nil, err
 		}
-		t.close()
+		opened = append(opened, t)
 	}
-	return nil
+	return release, nil
 }

@@ -1,10 +1,14 @@
 package verify_test
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/verify"
@@ -53,4 +57,47 @@ func TestRunRefusesATargetThatTakesNoWrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunHoldsTheClaim: verify on an --addr server claims its prefix for
+// its whole run, not only its pre-flight, so that a load run started on the
+// same prefix meanwhile is refused; the claim is gone after it.
+func TestRunHoldsTheClaim(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	claim := &claimWatch{rdb: rdb, key: prefix + audit.ClaimName}
+	if _, err := verify.Run(t.Context(), verify.Config{
+		Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Addr: srv.Addr(), Prefix: prefix, Log: claim,
+	}); err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	if claim.seen == 0 || claim.missed != 0 {
+		t.Errorf("claim %s held at %d of the %d log lines written after the pre-flight; want all", claim.key, claim.seen, claim.seen+claim.missed)
+	}
+	if n := rdb.Exists(t.Context(), claim.key).Val(); n != 0 {
+		t.Errorf("EXISTS %s after Run = %d; want the claim released", claim.key, n)
+	}
+}
+
+// claimWatch is a verify log that checks, at each line, that the claim key
+// exists.
+type claimWatch struct {
+	rdb          *redis.Client
+	key          string
+	mu           sync.Mutex
+	seen, missed int
+}
+
+func (w *claimWatch) Write(p []byte) (int, error) {
+	n := w.rdb.Exists(context.Background(), w.key).Val()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n == 1 {
+		w.seen++
+	} else {
+		w.missed++
+	}
+	return len(p), nil
 }

@@ -212,10 +212,11 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	target, err := openTarget(ctx, cfg)
+	target, release, err := openTarget(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
+	defer release() // the claim on the prefix, held while verify writes
 	defer target.Close()
 	server := serverOf(target.Addr, target.Info, target.Private != nil)
 
@@ -300,7 +301,7 @@ func runRows(ctx context.Context, rows []*row, log io.Writer) {
 // of Addr when nothing answers there, of the login (a "Connection" error
 // that names its flag) when the server refuses the TLS handshake, the user
 // or the password, of RedisServer when the private server does not start.
-func openTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
+func openTarget(ctx context.Context, cfg Config) (*redisserver.Target, func(), error) {
 	if cfg.Addr != "" {
 		return reachTarget(ctx, cfg)
 	}
@@ -310,39 +311,40 @@ func openTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
 		Start:  redisserver.Options{Binary: cfg.RedisServer},
 	})
 	if err != nil {
-		return nil, usage("RedisServer", err)
+		return nil, nil, usage("RedisServer", err)
 	}
-	return t, nil
+	return t, func() {}, nil
 }
 
 // reachTarget logs in to the server at cfg.Addr as the clients will
 // (connection.Check: TLS, AUTH, SELECT, PING) and reads what it says of
 // itself.
-func reachTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
+func reachTarget(ctx context.Context, cfg Config) (*redisserver.Target, func(), error) {
 	if err := connection.Check(ctx, cfg.Addr, cfg.login()); err != nil {
 		if errors.Is(err, connection.ErrCheckInterrupted) {
-			return nil, err // not bad input
+			return nil, nil, err // not bad input
 		}
 		if ce, ok := errors.AsType[*connection.CheckError](err); ok && errors.Is(err, connection.ErrUnreachable) {
-			return nil, usage("Addr", fmt.Errorf("%s: %w: %s; %s", ce.Addr, ce.Kind, ce.Said, ce.Hint))
+			return nil, nil, usage("Addr", fmt.Errorf("%s: %w: %s; %s", ce.Addr, ce.Kind, ce.Said, ce.Hint))
 		}
-		return nil, usage("Connection", err) // it names the flag
+		return nil, nil, usage("Connection", err) // it names the flag
 	}
 	admin, err := connection.Admin{Settings: cfg.login(), PoolSize: 1}.Client(cfg.Addr)
 	if err != nil {
-		return nil, usage("Connection", err)
+		return nil, nil, usage("Connection", err)
 	}
 	defer admin.Close()
 	pctx, cancel := context.WithTimeout(ctx, redisserver.ProbeTimeout)
 	defer cancel()
 	info, err := serverinfo.Read(pctx, admin)
 	if err != nil {
-		return nil, usage("Addr", fmt.Errorf("%s: %w", cfg.Addr, err))
+		return nil, nil, usage("Addr", fmt.Errorf("%s: %w", cfg.Addr, err))
 	}
-	if err := preflight(ctx, cfg, info); err != nil {
-		return nil, err
+	release, err := preflight(ctx, cfg, info)
+	if err != nil {
+		return nil, nil, err
 	}
-	return &redisserver.Target{Addr: cfg.Addr, Info: info}, nil
+	return &redisserver.Target{Addr: cfg.Addr, Info: info}, release, nil
 }
 
 // preflight runs the load run's pre-flight (rlbench.Preflight) on the
@@ -351,7 +353,7 @@ func reachTarget(ctx context.Context, cfg Config) (*redisserver.Target, error) {
 // not a matrix of FAIL cells that blames the strategies. It checks the
 // strategies that the server's version runs on every client of cfg; the
 // others are unsupported cells, or are checked as they run.
-func preflight(ctx context.Context, cfg Config, info serverinfo.Info) error {
+func preflight(ctx context.Context, cfg Config, info serverinfo.Info) (release func(), err error) {
 	var runnable []string
 	for _, name := range cfg.Strategies {
 		s, _ := strategies.Lookup(name) // validated
@@ -360,7 +362,7 @@ func preflight(ctx context.Context, cfg Config, info serverinfo.Info) error {
 		}
 	}
 	login := cfg.login()
-	err := rlbench.Preflight(ctx, rlbench.Config{
+	release, err = rlbench.Preflight(ctx, rlbench.Config{
 		Strategies: runnable, // none: lua, which every server runs
 		Clients:    cfg.Clients,
 		Limit:      cfg.Limit,
@@ -370,7 +372,7 @@ func preflight(ctx context.Context, cfg Config, info serverinfo.Info) error {
 	})
 	uerr, ok := errors.AsType[*UsageError](err)
 	if !ok {
-		return err
+		return release, err
 	}
 	// The load run's fields, as verify.Config names them.
 	field, known := map[string]string{
@@ -379,7 +381,7 @@ func preflight(ctx context.Context, cfg Config, info serverinfo.Info) error {
 	if !known {
 		field = uerr.Field
 	}
-	return usage(field, uerr.Err)
+	return nil, usage(field, uerr.Err)
 }
 
 func serverOf(addr string, info serverinfo.Info, managed bool) Server {
