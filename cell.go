@@ -348,16 +348,24 @@ func isStall(e faults.Event) bool { return e.Kind() == faults.Stall }
 // after an interrupt, since they are short and the user's keys should not
 // outlive the run; only abort (a second interrupt) stops them.
 func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
-	rep, err := c.target.scanKeys(abort, c.prefix, c.maxTTL(), !c.cfg.KeepKeys, c.fieldAudit())
+	opts := keyAudit(c.prefix, c.maxTTL(), !c.cfg.KeepKeys, c.fieldAudit())
+	info, _ := strategies.Lookup(c.strategy)
+	if info.Stamp != "" && info.Stamp != strategies.StampHashed && info.WindowEnd == nil {
+		// The window is the name's last number (strategies.Info.Stamp).
+		opts.WindowStamp, opts.Window = info.Stamp, time.Duration(c.cfg.Window)*time.Second
+	}
+	rep, err := c.target.scan(abort, opts)
 	if err != nil {
 		err = c.aborted(abort, err)
 		run.Audit = results.Audit{Error: err.Error()}
 		return fmt.Errorf("%w: %w", ErrAuditFailed, err)
 	}
 	run.Audit = rep.Result()
+	run.Audit.Stamp = info.Stamp
 	if perNode := c.target.perNode(rep); perNode != nil {
 		run.AuditPerNode = make(map[string]results.Audit, len(perNode))
 		for _, n := range perNode {
+			n.Result.Stamp = info.Stamp
 			run.AuditPerNode[n.Addr] = n.Result
 		}
 	}

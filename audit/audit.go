@@ -54,10 +54,15 @@ var ErrEmptyPrefix = errors.New("empty key prefix: it would cover the whole data
 type Result = results.Audit
 
 // Result returns the runner's figures of f (TTLOverMax as TTLOverWindow,
-// FieldTTLOverMax as FieldTTLOverWindow).
+// FieldTTLOverMax as FieldTTLOverWindow, Stale with Options.WindowStamp).
 func (f Findings) Result() Result {
-	return Result{Keys: f.Keys, Immortal: f.Immortal, TTLOverWindow: f.TTLOverMax, Vanished: f.Vanished,
+	r := Result{Keys: f.Keys, Immortal: f.Immortal, TTLOverWindow: f.TTLOverMax, Vanished: f.Vanished,
 		Fields: f.Fields, ImmortalFields: f.ImmortalFields, FieldTTLOverWindow: f.FieldTTLOverMax, HashesExpired: f.HashesExpired}
+	if f.StaleFindings != nil {
+		stale := f.Stale
+		r.Stale = &stale
+	}
+	return r
 }
 
 // NodeResult is the Result of one node of a cluster.
