@@ -113,7 +113,7 @@ func writeText(b *bytes.Buffer, r Report) {
 // split by the window their name holds.
 func writeStale(row func(label string, n int64, note string), immortal int64, f StaleFindings, s Settings) {
 	window := (time.Duration(s.WindowS) * time.Second).String()
-	row("  stale (window ended)", f.Stale, fmt.Sprintf("%s; the name's last number read as %s, windows of %s: leaked memory, nobody locked out",
+	row("  stale (window ended)", f.Stale, fmt.Sprintf("%s of immortal; the name's last number read as --window-stamp %s, windows of %s: leaked memory, nobody locked out",
 		percent(f.Stale, immortal), s.WindowStamp, window))
 	switch {
 	case f.Stale == 0 || s.StaleMemory == 0:
