@@ -11,7 +11,7 @@
 // It talks to Redis through go-redis as an independent observer, whichever
 // client the run itself used. By default it sends only read commands
 // (INFO, DBSIZE, SCAN, PTTL, TYPE, GETRANGE, OBJECT IDLETIME and REFCOUNT; HSCAN and HPTTL for
-// the field audit). It reads each node's INFO before its first SCAN and
+// the field audit; MEMORY USAGE for the stale keys of Options.WindowStamp). It reads each node's INFO before its first SCAN and
 // after every page: a server that restarted or failed over in between
 // leaves the node incomplete (ErrServerChanged). Under a prefix, each
 // key returned by SCAN is checked with strings.HasPrefix, so neither a glob

@@ -32,8 +32,8 @@ var _ Node = (*redis.Client)(nil)
 // (before each node's first SCAN, in each batch's pipeline and after the
 // last: Server), DBSIZE, SCAN and PTTL, with TYPE
 // (Options.Types, Options.Sample, Options.Fields, Options.FixTTL), GETRANGE (Options.Limit,
-// Options.Sample), OBJECT IDLETIME and REFCOUNT (Options.Sample), and HSCAN and HPTTL
-// (Options.Fields). It writes only with Options.FixTTL
+// Options.Sample), OBJECT IDLETIME and REFCOUNT (Options.Sample), HSCAN and HPTTL
+// (Options.Fields), and MEMORY USAGE (Options.StaleMemory). It writes only with Options.FixTTL
 // (EVAL of a script of TYPE, PTTL and EXPIRE) or Options.Unlink (UNLINK).
 //
 // A node whose server restarted or failed over during its audit (its
