@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench/admission"
+	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/redirects"
@@ -370,6 +371,16 @@ func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
 		}
 	}
 	return nil
+}
+
+// keyAudit is the Options of target.scanKeys: the keys under prefix,
+// window (seconds) their longest TTL, deleted with del, their hash fields
+// audited with fields.
+func keyAudit(prefix string, window int64, del, fields bool) audit.Options {
+	return audit.Options{
+		Prefix: prefix, MaxTTL: time.Duration(window) * time.Second, Dedup: true,
+		Unlink: del, Fields: fields,
+	}
 }
 
 // ErrAuditFailed is returned, wrapped, when a cell's audit did not

@@ -460,14 +460,6 @@ func (t *target) scanKeys(ctx context.Context, prefix string, window int64, del,
 	return t.scan(ctx, keyAudit(prefix, window, del, fields))
 }
 
-// keyAudit is the Options of scanKeys.
-func keyAudit(prefix string, window int64, del, fields bool) audit.Options {
-	return audit.Options{
-		Prefix: prefix, MaxTTL: time.Duration(window) * time.Second, Dedup: true,
-		Unlink: del, Fields: fields,
-	}
-}
-
 // scan runs audit.Scan with opts on every master (UseDel where the server
 // has no UNLINK).
 func (t *target) scan(ctx context.Context, opts audit.Options) (audit.Report, error) {
