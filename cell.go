@@ -351,7 +351,7 @@ func isStall(e faults.Event) bool { return e.Kind() == faults.Stall }
 func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
 	opts := keyAudit(c.prefix, c.maxTTL(), !c.cfg.KeepKeys, c.fieldAudit())
 	info, _ := strategies.Lookup(c.strategy)
-	if info.Stamp != "" && info.Stamp != strategies.StampHashed && info.WindowEnd == nil {
+	if info.Stamp != "" && info.Stamp != strategies.StampHashed && !info.StampHidden && info.WindowEnd == nil {
 		// The window is the name's last number (strategies.Info.Stamp).
 		opts.WindowStamp, opts.Window = info.Stamp, time.Duration(c.cfg.Window)*time.Second
 	}

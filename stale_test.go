@@ -52,18 +52,26 @@ func TestInRunAuditSplitsStaleKeys(t *testing.T) {
 		// key is the model's name for counter K stamped with a window
 		// starting at start (Unix seconds).
 		key func(k string, start int64) string
-		// hashed: the names hold no readable stamp.
+		// hashed: the names hold no readable stamp (hashed, or not the
+		// last number).
 		hashed bool
+		// sequence is the --sequence spec of strategy, if it is one.
+		sequence string
 	}{
 		{name: "unix", strategy: "envoy-ratelimit", key: func(k string, s int64) string { return k + "_" + strconv.FormatInt(s, 10) }},
 		{name: "index", strategy: "rack-attack", key: func(k string, s int64) string { return k + ":" + strconv.FormatInt(s/window, 10) }},
 		{name: "unix-ms", strategy: "kong", key: func(k string, s int64) string { return k + ":" + strconv.FormatInt(s*1000, 10) + ":minute" }},
 		{name: "unix-ns", strategy: "mennanov", key: func(k string, s int64) string { return k + "/" + strconv.FormatInt(s*1e9, 10) }},
 		{name: "hashed", strategy: "django-ratelimit", key: func(k string, s int64) string { return k + ":" + strconv.FormatInt(s, 16) }, hashed: true},
+		{name: "index", strategy: "seq-index", sequence: "INCR {key}:{index} | EXPIRE {key}:{index} {window}",
+			key: func(k string, s int64) string { return k + ":" + strconv.FormatInt(s/window, 10) }},
+		// The window's length after the stamp: the last number is not it.
+		{name: "unix", strategy: "seq-hidden", sequence: "INCR {key}:{stamp}:{window} | EXPIRE {key}:{stamp}:{window} {window}",
+			key: func(k string, s int64) string { return k + ":" + strconv.FormatInt(s, 10) + ":60" }, hashed: true},
 	}
 	srv := redistest.Start(t)
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.strategy, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			rdb := redistest.Client(t, srv)
@@ -82,11 +90,15 @@ func TestInRunAuditSplitsStaleKeys(t *testing.T) {
 				})
 				return err
 			}}
-			rep, err := rlbench.Run(ctx, rlbench.Config{
+			cfg := rlbench.Config{
 				Addr: srv.Addr(), Strategies: []string{tc.strategy}, Clients: []string{"go-redis"},
 				Window: window, Limit: 100,
 				Workload: workload.Config{Workers: 2, Keys: 5, Requests: 200, Prefix: prefix},
-			}, rlbench.Options{Progress: w})
+			}
+			if tc.sequence != "" {
+				cfg.Sequences = []string{tc.strategy + "=" + tc.sequence}
+			}
+			rep, err := rlbench.Run(ctx, cfg, rlbench.Options{Progress: w})
 			if err != nil || w.err != nil {
 				t.Fatalf("Run(%s) = %v; inject: %v", tc.strategy, err, w.err)
 			}
@@ -98,6 +110,9 @@ func TestInRunAuditSplitsStaleKeys(t *testing.T) {
 			if a.Stamp != tc.name {
 				t.Errorf("%s: audit stamp = %q; want %q", tc.strategy, a.Stamp, tc.name)
 			}
+			if tc.sequence != "" && a.Keys <= wantImmortal+1 {
+				t.Errorf("%s: audit keys = %d; want the sequence's own keys too", tc.strategy, a.Keys)
+			}
 			var text bytes.Buffer
 			if err := results.Text(rep)(&text); err != nil {
 				t.Fatal(err)
@@ -106,7 +121,7 @@ func TestInRunAuditSplitsStaleKeys(t *testing.T) {
 				if a.Stale != nil {
 					t.Errorf("%s: audit stale = %d; want nil (a hashed stamp cannot be read)", tc.strategy, *a.Stale)
 				}
-				if !strings.Contains(text.String(), "cannot tell stale immortal keys from live ones") {
+				if !strings.Contains(text.String(), "so the audit cannot tell stale immortal keys from live ones") {
 					t.Errorf("%s: text report does not say its stale keys cannot be told:\n%s", tc.strategy, text.String())
 				}
 				return

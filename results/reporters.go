@@ -250,7 +250,7 @@ func writeImmortal(buf *bytes.Buffer, rep *Report, multi bool) {
 			"so nobody is locked out, but nothing will delete them: leaked memory).\n", strings.Join(stale, "; "))
 	}
 	if len(hashed) > 0 {
-		fmt.Fprintf(buf, "%s: the keys hash their window into their name, so the audit cannot tell stale immortal keys from live ones.\n",
+		fmt.Fprintf(buf, "%s: the window cannot be read from the keys' names (hashed into them, or not their last number), so the audit cannot tell stale immortal keys from live ones.\n",
 			strings.Join(hashed, "; "))
 	}
 }

@@ -271,7 +271,9 @@ type Audit struct {
 	// Stale is how many of the Immortal keys of a stamped strategy hold a
 	// window that had ended when the scan read them: a lost EXPIRE that
 	// leaks memory (nothing deletes them), not a user locked out; the
-	// others are live. nil when the keys carry no stamp, or a hashed one.
+	// others are live. nil when the keys carry no stamp, a hashed one, or
+	// one that is not the last number of their name
+	// (strategies.Info.StampHidden): the scan cannot read it.
 	Stale *int64 `json:"stale,omitempty"`
 	// Error says why the scan did not complete; its figures are then
 	// unknown, and written as null.
