@@ -37,8 +37,9 @@ func (a *auditor) wantLockedOutSample() bool {
 // sent.
 type keyDetail struct {
 	key string
-	// stale is immortalKey.stale: never locked out.
-	stale bool
+	// stale and unstamped are immortalKey's: a stale key is never
+	// locked out.
+	stale, unstamped bool
 	// sample is set when the key goes into the immortal sample.
 	sample bool
 	idle   *redis.DurationCmd
@@ -78,7 +79,7 @@ func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []imm
 	sampling := 0 // keys queued for the immortal sample
 	for i, k := range keys {
 		key := k.key
-		d := keyDetail{key: key, stale: k.stale}
+		d := keyDetail{key: key, stale: k.stale, unstamped: k.unstamped}
 		d.sample = a.wantImmortalSample() && len(a.immortalSample)+sampling < a.o.Sample
 		if d.sample {
 			sampling++
@@ -156,8 +157,11 @@ func (a *auditor) account(nr *NodeReport, d keyDetail) {
 			nr.FixSkipped++
 		default:
 			a.changed(nr, 1)
-			if d.stale {
+			switch {
+			case d.stale:
 				nr.Stale--
+			case d.unstamped:
+				nr.Unstamped--
 			}
 		}
 	}

@@ -192,9 +192,9 @@ type immortalKey struct {
 	// typ is the type the audit read with its PTTL (Options.Type when set,
 	// "" when not read): the type a fix requires (fixScript).
 	typ string
-	// stale is set when its name holds a window that has ended
-	// (Options.WindowStamp).
-	stale bool
+	// stale is set when its name holds a window that has ended, and
+	// unstamped when it holds none (Options.WindowStamp).
+	stale, unstamped bool
 }
 
 func newAuditor(o Options, nodes int) *auditor {
@@ -344,13 +344,13 @@ func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []stri
 		return err
 	}
 	a.count(nr, keys, ttls, types)
-	if a.o.StaleMemory > a.memorySampled {
-		if err := a.staleMemory(ctx, n, nr); err != nil {
+	if a.o.Fields {
+		if err := a.fieldPass(ctx, n, nr, a.hashes); err != nil {
 			return err
 		}
 	}
-	if a.o.Fields {
-		if err := a.fieldPass(ctx, n, nr, a.hashes); err != nil {
+	if a.o.WindowStamp != "" {
+		if err := a.stamped(ctx, n, nr); err != nil {
 			return err
 		}
 	}
@@ -374,7 +374,6 @@ func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []stri
 func (a *auditor) count(nr *NodeReport, keys []string, ttls []*redis.DurationCmd, types []*redis.StatusCmd) {
 	f := &nr.Findings
 	a.immortal, a.hashes = a.immortal[:0], a.hashes[:0]
-	now := time.Now()
 	for i, cmd := range ttls {
 		f.Keys++
 		a.progress.Keys++
@@ -384,7 +383,7 @@ func (a *auditor) count(nr *NodeReport, keys []string, ttls []*redis.DurationCmd
 		case ttl == -1:
 			f.Immortal++
 			a.progress.Immortal++
-			k := immortalKey{key: keys[i], typ: a.o.Type, stale: a.classify(f, keys[i], now)}
+			k := immortalKey{key: keys[i], typ: a.o.Type}
 			if types != nil && k.typ == "" {
 				k.typ = types[i].Val()
 			}

@@ -145,21 +145,27 @@ func windowEnd(key, stamp string, window time.Duration) (end time.Time, ok bool)
 	return begin.Add(window), true
 }
 
-// classify counts an immortal key of a stamped audit as stale or
-// unstamped (or neither: live) at now, and reports whether it is stale.
-func (a *auditor) classify(f *Findings, key string, now time.Time) bool {
-	if f.StaleFindings == nil {
-		return false
+// stamped counts the batch's immortal keys (those the field audit left
+// immortal) as stale or unstamped, or neither (live), by the clock now,
+// marks the stale ones, and reads the memory of some (Options.StaleMemory).
+func (a *auditor) stamped(ctx context.Context, n Node, nr *NodeReport) error {
+	now := time.Now()
+	for i := range a.immortal {
+		k := &a.immortal[i]
+		end, ok := windowEnd(k.key, a.o.WindowStamp, a.o.Window)
+		switch {
+		case !ok:
+			nr.Unstamped++
+			k.unstamped = true
+		case !now.Before(end):
+			nr.Stale++
+			k.stale = true
+		}
 	}
-	end, ok := windowEnd(key, a.o.WindowStamp, a.o.Window)
-	switch {
-	case !ok:
-		f.Unstamped++
-	case !now.Before(end):
-		f.Stale++
-		return true
+	if a.o.StaleMemory > a.memorySampled {
+		return a.staleMemory(ctx, n, nr)
 	}
-	return false
+	return nil
 }
 
 // staleMemory reads the MEMORY USAGE of the batch's stale keys, one
