@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench/admission"
+	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/redirects"
@@ -352,20 +353,38 @@ func isStall(e faults.Event) bool { return e.Kind() == faults.Stall }
 // after an interrupt, since they are short and the user's keys should not
 // outlive the run; only abort (a second interrupt) stops them.
 func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
-	rep, err := c.target.scanKeys(abort, c.prefix, c.maxTTL(), !c.cfg.KeepKeys, c.fieldAudit())
+	opts := keyAudit(c.prefix, c.maxTTL(), !c.cfg.KeepKeys, c.fieldAudit())
+	info, _ := strategies.Lookup(c.strategy)
+	if info.Stamp != "" && info.Stamp != strategies.StampHashed && !info.StampHidden && info.WindowEnd == nil {
+		// The window is the name's last number (strategies.Info.Stamp).
+		opts.WindowStamp, opts.Window = info.Stamp, time.Duration(c.cfg.Window)*time.Second
+	}
+	rep, err := c.target.scan(abort, opts)
 	if err != nil {
 		err = c.aborted(abort, err)
 		run.Audit = results.Audit{Error: err.Error()}
 		return fmt.Errorf("%w: %w", ErrAuditFailed, err)
 	}
 	run.Audit = rep.Result()
+	run.Audit.Stamp = info.Stamp
 	if perNode := c.target.perNode(rep); perNode != nil {
 		run.AuditPerNode = make(map[string]results.Audit, len(perNode))
 		for _, n := range perNode {
+			n.Result.Stamp = info.Stamp
 			run.AuditPerNode[n.Addr] = n.Result
 		}
 	}
 	return nil
+}
+
+// keyAudit is the Options of target.scanKeys: the keys under prefix,
+// window (seconds) their longest TTL, deleted with del, their hash fields
+// audited with fields.
+func keyAudit(prefix string, window int64, del, fields bool) audit.Options {
+	return audit.Options{
+		Prefix: prefix, MaxTTL: time.Duration(window) * time.Second, Dedup: true,
+		Unlink: del, Fields: fields,
+	}
 }
 
 // ErrAuditFailed is returned, wrapped, when a cell's audit did not

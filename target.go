@@ -458,6 +458,12 @@ func clientName(cellPrefix string) string {
 // deletes them in the same pass (one SCAN of each master for both); with
 // fields, it audits hash fields too (audit.Options.Fields).
 func (t *target) scanKeys(ctx context.Context, prefix string, window int64, del, fields bool) (audit.Report, error) {
+	return t.scan(ctx, keyAudit(prefix, window, del, fields))
+}
+
+// scan runs audit.Scan with opts on every master (UseDel where the server
+// has no UNLINK).
+func (t *target) scan(ctx context.Context, opts audit.Options) (audit.Report, error) {
 	masters, err := t.nodes(ctx)
 	if err != nil {
 		return audit.Report{}, fmt.Errorf("audit: %w", err)
@@ -466,10 +472,8 @@ func (t *target) scanKeys(ctx context.Context, prefix string, window int64, del,
 	for i, m := range masters {
 		nodes[i] = m
 	}
-	return audit.Scan(ctx, nodes, audit.Options{
-		Prefix: prefix, MaxTTL: time.Duration(window) * time.Second, Dedup: true,
-		Unlink: del, UseDel: t.unlinkToDel, Fields: fields,
-	})
+	opts.UseDel = t.unlinkToDel
+	return audit.Scan(ctx, nodes, opts)
 }
 
 // audit audits the keys under prefix on every master; perNode has the

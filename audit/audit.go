@@ -11,7 +11,7 @@
 // It talks to Redis through go-redis as an independent observer, whichever
 // client the run itself used. By default it sends only read commands
 // (INFO, DBSIZE, SCAN, PTTL, TYPE, GETRANGE, OBJECT IDLETIME and REFCOUNT; HSCAN and HPTTL for
-// the field audit). It reads each node's INFO before its first SCAN and
+// the field audit; MEMORY USAGE for the stale keys of Options.WindowStamp). It reads each node's INFO before its first SCAN and
 // after every page: a server that restarted or failed over in between
 // leaves the node incomplete (ErrServerChanged). Under a prefix, each
 // key returned by SCAN is checked with strings.HasPrefix, so neither a glob
@@ -54,10 +54,15 @@ var ErrEmptyPrefix = errors.New("empty key prefix: it would cover the whole data
 type Result = results.Audit
 
 // Result returns the runner's figures of f (TTLOverMax as TTLOverWindow,
-// FieldTTLOverMax as FieldTTLOverWindow).
+// FieldTTLOverMax as FieldTTLOverWindow, Stale with Options.WindowStamp).
 func (f Findings) Result() Result {
-	return Result{Keys: f.Keys, Immortal: f.Immortal, TTLOverWindow: f.TTLOverMax, Vanished: f.Vanished,
+	r := Result{Keys: f.Keys, Immortal: f.Immortal, TTLOverWindow: f.TTLOverMax, Vanished: f.Vanished,
 		Fields: f.Fields, ImmortalFields: f.ImmortalFields, FieldTTLOverWindow: f.FieldTTLOverMax, HashesExpired: f.HashesExpired}
+	if f.StaleFindings != nil {
+		stale := f.Stale
+		r.Stale = &stale
+	}
+	return r
 }
 
 // NodeResult is the Result of one node of a cluster.

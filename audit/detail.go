@@ -37,6 +37,9 @@ func (a *auditor) wantLockedOutSample() bool {
 // sent.
 type keyDetail struct {
 	key string
+	// stale and unstamped are immortalKey's: a stale key is never
+	// locked out.
+	stale, unstamped bool
 	// sample is set when the key goes into the immortal sample.
 	sample bool
 	idle   *redis.DurationCmd
@@ -76,7 +79,7 @@ func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []imm
 	sampling := 0 // keys queued for the immortal sample
 	for i, k := range keys {
 		key := k.key
-		d := keyDetail{key: key}
+		d := keyDetail{key: key, stale: k.stale, unstamped: k.unstamped}
 		d.sample = a.wantImmortalSample() && len(a.immortalSample)+sampling < a.o.Sample
 		if d.sample {
 			sampling++
@@ -154,6 +157,12 @@ func (a *auditor) account(nr *NodeReport, d keyDetail) {
 			nr.FixSkipped++
 		default:
 			a.changed(nr, 1)
+			switch {
+			case d.stale:
+				nr.Stale--
+			case d.unstamped:
+				nr.Unstamped--
+			}
 		}
 	}
 	var value *string
@@ -178,7 +187,7 @@ func (a *auditor) account(nr *NodeReport, d keyDetail) {
 		}
 		a.immortalSample = append(a.immortalSample, s)
 	}
-	if a.o.Limit > 0 && value != nil {
+	if a.o.Limit > 0 && value != nil && !d.stale {
 		if count, err := strconv.ParseInt(*value, 10, 64); err == nil && count >= a.o.Limit {
 			nr.LockedOut++
 			if a.wantLockedOutSample() {

@@ -50,6 +50,9 @@ type Findings struct {
 	// Types counts keys per type, with Options.Types; nil otherwise.
 	Types map[string]*TypeCount `json:"types,omitempty"`
 	FieldFindings
+	// StaleFindings split the immortal keys by their window, with
+	// Options.WindowStamp; nil otherwise.
+	*StaleFindings
 }
 
 // FieldFindings are the counts of the field audit (Options.Fields); all 0
@@ -178,6 +181,12 @@ func (f *Findings) add(o Findings) {
 	f.WouldFix += o.WouldFix
 	f.Deleted += o.Deleted
 	f.FieldFindings.add(o.FieldFindings)
+	if o.StaleFindings != nil {
+		if f.StaleFindings == nil {
+			f.StaleFindings = &StaleFindings{}
+		}
+		f.StaleFindings.add(o.StaleFindings)
+	}
 	for name, c := range o.Types {
 		if f.Types == nil {
 			f.Types = map[string]*TypeCount{}
@@ -323,6 +332,11 @@ type Settings struct {
 	DryRun bool `json:"dry_run"`
 	// Fields is Options.Fields; left out when false.
 	Fields bool `json:"fields,omitempty"`
+	// WindowStamp is Options.WindowStamp, WindowS Options.Window in
+	// seconds, StaleMemory Options.StaleMemory; left out when not set.
+	WindowStamp string `json:"window_stamp,omitempty"`
+	WindowS     int64  `json:"window_s,omitempty"`
+	StaleMemory int    `json:"stale_memory_sample,omitempty"`
 }
 
 // ReportTool is the Tool of every audit Report.

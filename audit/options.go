@@ -140,6 +140,23 @@ type Options struct {
 	// given one (Findings.Changed). Whole seconds. This is the only write
 	// the default audit can make.
 	FixTTL time.Duration
+	// WindowStamp, when set, reads the window of each immortal key from
+	// its name, as a limiter that stamps its keys wrote it: the last run
+	// of digits is the window's start (StampUnix, StampUnixMS,
+	// StampUnixNS) or its index (StampIndex), of windows Window long. A
+	// key whose window has ended by the audit's clock (the client's) is
+	// stale (StaleFindings.Stale): a lost EXPIRE that leaks memory, not a
+	// user locked out; LockedOut never counts it. One of Stamps
+	// (ErrInvalidWindowStamp otherwise); needs Window.
+	WindowStamp string
+	// Window is the length of WindowStamp's windows, whole seconds >= 1;
+	// only with WindowStamp (ErrInvalidWindow otherwise).
+	Window time.Duration
+	// StaleMemory, with WindowStamp, reads MEMORY USAGE of up to this many
+	// stale keys, the first the audit finds, and scales their mean to
+	// every stale key (StaleFindings.StaleMemoryBytes, an estimate). 0
+	// means none; at most MaxSample.
+	StaleMemory int
 	// DryRun, with FixTTL, counts the keys FixTTL would be sent for
 	// (Findings.WouldFix) and sends no EXPIRE.
 	DryRun bool
@@ -198,6 +215,9 @@ func (o Options) validate() (Options, error) {
 	case o.Unlink && o.Prefix == "":
 		// A glob, or nothing, could match keys that are not the run's.
 		return o, ErrUnlinkNeedsPrefix
+	}
+	if err := o.validateStamp(); err != nil {
+		return o, err
 	}
 	if o.Count == 0 {
 		o.Count = DefaultCount

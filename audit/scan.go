@@ -32,8 +32,8 @@ var _ Node = (*redis.Client)(nil)
 // (before each node's first SCAN, in each batch's pipeline and after the
 // last: Server), DBSIZE, SCAN and PTTL, with TYPE
 // (Options.Types, Options.Sample, Options.Fields, Options.FixTTL), GETRANGE (Options.Limit,
-// Options.Sample), OBJECT IDLETIME and REFCOUNT (Options.Sample), and HSCAN and HPTTL
-// (Options.Fields). It writes only with Options.FixTTL
+// Options.Sample), OBJECT IDLETIME and REFCOUNT (Options.Sample), HSCAN and HPTTL
+// (Options.Fields), and MEMORY USAGE (Options.StaleMemory). It writes only with Options.FixTTL
 // (EVAL of a script of TYPE, PTTL and EXPIRE) or Options.Unlink (UNLINK).
 //
 // A node whose server restarted or failed over during its audit (its
@@ -75,7 +75,11 @@ func scan(ctx context.Context, nodes []Node, opts Options, nameNodes bool) (Repo
 	}
 	rep.Match, rep.Type = o.match(), o.Type
 	rep.Settings = Settings{Count: o.Count, Rate: o.Rate, MaxTTLS: o.MaxTTL.Seconds(), Limit: o.Limit,
-		Sample: o.Sample, FixTTLS: int64(o.FixTTL / time.Second), DryRun: o.DryRun, Fields: o.Fields}
+		Sample: o.Sample, FixTTLS: int64(o.FixTTL / time.Second), DryRun: o.DryRun, Fields: o.Fields,
+		WindowStamp: o.WindowStamp, WindowS: int64(o.Window / time.Second), StaleMemory: o.StaleMemory}
+	if o.WindowStamp != "" {
+		rep.StaleFindings = &StaleFindings{}
+	}
 	a := newAuditor(o, len(nodes))
 	sizes := a.dbSizes(ctx, nodes)
 	// A node that fails (a master down, a refused command) leaves the
@@ -84,6 +88,9 @@ func scan(ctx context.Context, nodes []Node, opts Options, nameNodes bool) (Repo
 	var errs []error
 	for i, n := range nodes {
 		nr := NodeReport{Addr: addrOf(n), DBSize: sizes[i]}
+		if o.WindowStamp != "" {
+			nr.StaleFindings = &StaleFindings{}
+		}
 		a.progress.Node, a.progress.Addr = i, nr.Addr
 		srv, err := readServer(ctx, n)
 		rep.Servers = append(rep.Servers, srv)
@@ -91,6 +98,9 @@ func scan(ctx context.Context, nodes []Node, opts Options, nameNodes bool) (Repo
 			err = a.node(ctx, n, srv, &nr)
 		}
 		nr.Complete = err == nil
+		if nr.StaleFindings != nil {
+			nr.StaleFindings.estimate()
+		}
 		rep.Findings.add(nr.Findings)
 		rep.PerNode = append(rep.PerNode, nr)
 		if err != nil {
@@ -172,6 +182,8 @@ type auditor struct {
 	immortal []immortalKey
 	present  []string
 	hashes   []hashKey
+	// memorySampled is how many stale keys' MEMORY USAGE was asked.
+	memorySampled int
 }
 
 // immortalKey is a key of a batch that had no TTL.
@@ -180,6 +192,9 @@ type immortalKey struct {
 	// typ is the type the audit read with its PTTL (Options.Type when set,
 	// "" when not read): the type a fix requires (fixScript).
 	typ string
+	// stale is set when its name holds a window that has ended, and
+	// unstamped when it holds none (Options.WindowStamp).
+	stale, unstamped bool
 }
 
 func newAuditor(o Options, nodes int) *auditor {
@@ -331,6 +346,11 @@ func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []stri
 	a.count(nr, keys, ttls, types)
 	if a.o.Fields {
 		if err := a.fieldPass(ctx, n, nr, a.hashes); err != nil {
+			return err
+		}
+	}
+	if a.o.WindowStamp != "" {
+		if err := a.stamped(ctx, n, nr); err != nil {
 			return err
 		}
 	}

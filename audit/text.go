@@ -61,13 +61,20 @@ func writeText(b *bytes.Buffer, r Report) {
 	row("keys examined", r.Keys, "")
 	row("with a TTL", r.WithTTL, percent(r.WithTTL, r.Keys))
 	row("immortal (no TTL)", r.Immortal, percent(r.Immortal, r.Keys))
-	row("vanished (-2)", r.Vanished, "")
 	s := r.Settings
+	if r.StaleFindings != nil {
+		writeStale(row, r.Immortal, *r.StaleFindings, s)
+	}
+	row("vanished (-2)", r.Vanished, "")
 	if s.MaxTTLS > 0 {
 		row("TTL over "+(time.Duration(s.MaxTTLS*float64(time.Second))).String(), r.TTLOverMax, percent(r.TTLOverMax, r.Keys))
 	}
 	if s.Limit > 0 {
-		row(fmt.Sprintf("locked out (immortal, value >= %d)", s.Limit), r.LockedOut, "")
+		note := ""
+		if r.StaleFindings != nil {
+			note = "live keys only: a stale key locks no one out"
+		}
+		row(fmt.Sprintf("locked out (immortal, value >= %d)", s.Limit), r.LockedOut, note)
 	}
 	switch {
 	case s.FixTTLS > 0 && s.DryRun:
@@ -100,6 +107,26 @@ func writeText(b *bytes.Buffer, r Report) {
 	b.WriteString("\n")
 	writeSamples(b, "immortal sample", r.ImmortalSample)
 	writeSamples(b, "locked-out sample", r.LockedOutSample)
+}
+
+// writeStale writes the rows of a stamped audit: the immortal keys
+// split by the window their name holds.
+func writeStale(row func(label string, n int64, note string), immortal int64, f StaleFindings, s Settings) {
+	window := (time.Duration(s.WindowS) * time.Second).String()
+	row("  stale (window ended)", f.Stale, fmt.Sprintf("%s of immortal; the name's last number read as --window-stamp %s, windows of %s: leaked memory, nobody locked out",
+		percent(f.Stale, immortal), s.WindowStamp, window))
+	switch {
+	case f.Stale == 0 || s.StaleMemory == 0:
+	case f.StaleMemorySampled == 0:
+		row("  stale memory", 0, "unknown: MEMORY USAGE answered for none of the keys asked (ACL: +memory|usage)")
+	default:
+		row("  stale memory, bytes (estimate)", f.StaleMemoryBytes, fmt.Sprintf("MEMORY USAGE of %s stale keys (%s bytes), scaled to %s",
+			group(f.StaleMemorySampled), group(f.StaleMemorySampleBytes), group(f.Stale)))
+	}
+	row("  live (window not ended)", immortal-f.Stale, "")
+	if f.Unstamped > 0 {
+		row("    of which no stamp in the name", f.Unstamped, "no number that can be a window's start: counted live")
+	}
 }
 
 // writeFields writes the field audit's rows.
@@ -140,9 +167,20 @@ func writeNodes(b *bytes.Buffer, nodes []NodeReport) {
 		return
 	}
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tDBSIZE\tKEYS\tIMMORTAL\tTTL OVER MAX\tLOCKED OUT\tCOMPLETE\t")
+	stamped := nodes[0].StaleFindings != nil
+	header := "NODE\tDBSIZE\tKEYS\tIMMORTAL\t"
+	if stamped {
+		header += "STALE\t"
+	}
+	fmt.Fprintln(tw, header+"TTL OVER MAX\tLOCKED OUT\tCOMPLETE\t")
 	for _, n := range nodes {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%t\t\n", n.Addr, n.DBSize, n.Keys, n.Immortal, n.TTLOverMax, n.LockedOut, n.Complete)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t", n.Addr, n.DBSize, n.Keys, n.Immortal)
+		if stamped && n.StaleFindings != nil {
+			fmt.Fprintf(tw, "%d\t", n.Stale)
+		} else if stamped {
+			fmt.Fprint(tw, "-\t")
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%t\t\n", n.TTLOverMax, n.LockedOut, n.Complete)
 	}
 	tw.Flush()
 }

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -144,9 +145,28 @@ func (a Audit) combine(o Audit, f func(x, y int64) int64) Audit {
 		ImmortalFields:     f(a.ImmortalFields, o.ImmortalFields),
 		FieldTTLOverWindow: f(a.FieldTTLOverWindow, o.FieldTTLOverWindow),
 		HashesExpired:      f(a.HashesExpired, o.HashesExpired),
+		Stamp:              cmp.Or(a.Stamp, o.Stamp),
+		Stale:              combineStale(a.Stale, o.Stale, f),
 		// A part whose audit failed leaves the sum unknown.
 		Error: strings.Join(slices.DeleteFunc([]string{a.Error, o.Error}, func(s string) bool { return s == "" }), "; "),
 	}
+}
+
+// combineStale combines two Stale figures: nil when neither part could
+// tell, a missing part counting 0.
+func combineStale(a, o *int64, f func(x, y int64) int64) *int64 {
+	if a == nil && o == nil {
+		return nil
+	}
+	n := f(ptrValue(a), ptrValue(o))
+	return &n
+}
+
+func ptrValue(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // Add adds o's latencies to d's, bucket by bucket, decoding either from

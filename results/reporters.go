@@ -212,15 +212,21 @@ func writeSaturation(buf *bytes.Buffer, r Run, label string) {
 // does not heal, leaked keys for a strategy whose keys get a TTL again
 // (Cell.ImmortalKeysLeak).
 func writeImmortal(buf *bytes.Buffer, rep *Report, multi bool) {
-	var lockedOut, leaked []string
+	var lockedOut, leaked, stale, hashed []string
 	for _, r := range rep.Runs {
-		n := r.Audit.Immortal
-		if n == 0 && r.Audit.ImmortalFields == 0 {
-			continue
-		}
 		label := r.Strategy + "/" + r.Client
 		if multi {
 			label = r.Target + ": " + label
+		}
+		if r.Audit.Stale != nil && *r.Audit.Stale > 0 {
+			stale = append(stale, fmt.Sprintf("%s left %d %s of ended windows with no TTL", label, *r.Audit.Stale, plural(*r.Audit.Stale, "key", "keys")))
+		}
+		if r.Audit.Stale == nil && r.Audit.Stamp != "" && r.Audit.Immortal > 0 {
+			hashed = append(hashed, label)
+		}
+		n := r.Audit.live()
+		if n == 0 && r.Audit.ImmortalFields == 0 {
+			continue
 		}
 		switch {
 		case r.Audit.ImmortalFields > 0:
@@ -238,6 +244,14 @@ func writeImmortal(buf *bytes.Buffer, rep *Report, multi bool) {
 	if len(leaked) > 0 {
 		fmt.Fprintf(buf, "IMMORTAL KEYS: %s (leaked: a key gets a TTL again on its next allowed request, "+
 			"so these are keys nobody requested again, and nothing will delete them).\n", strings.Join(leaked, "; "))
+	}
+	if len(stale) > 0 {
+		fmt.Fprintf(buf, "STALE KEYS: %s (the window in their name has ended: the limiter counts in a new key now, "+
+			"so nobody is locked out, but nothing will delete them: leaked memory).\n", strings.Join(stale, "; "))
+	}
+	if len(hashed) > 0 {
+		fmt.Fprintf(buf, "%s: the window cannot be read from the keys' names (hashed into them, or not their last number), so the audit cannot tell stale immortal keys from live ones.\n",
+			strings.Join(hashed, "; "))
 	}
 }
 

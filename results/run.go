@@ -263,6 +263,18 @@ type Audit struct {
 	// HashesExpired is the number of hashes whose fields had all expired
 	// when the scan read them.
 	HashesExpired int64 `json:"hashes_expired,omitempty"`
+	// Stamp is the stamp the strategy's keys carry in their name
+	// (strategies.Info.Stamp: "unix", "unix-ms", "unix-ns", "index");
+	// "hashed" when the name hashes its window, which then cannot be read
+	// from it, and Stale is nil; "" for keys without one.
+	Stamp string `json:"stamp,omitempty"`
+	// Stale is how many of the Immortal keys of a stamped strategy hold a
+	// window that had ended when the scan read them: a lost EXPIRE that
+	// leaks memory (nothing deletes them), not a user locked out; the
+	// others are live. nil when the keys carry no stamp, a hashed one, or
+	// one that is not the last number of their name
+	// (strategies.Info.StampHidden): the scan cannot read it.
+	Stale *int64 `json:"stale,omitempty"`
 	// Error says why the scan did not complete; its figures are then
 	// unknown, and written as null.
 	Error string `json:"error,omitempty"`
@@ -290,7 +302,23 @@ func (a Audit) figures() (keys, immortal, overWindow string) {
 	if a.Error != "" {
 		return "?", "?", "?"
 	}
-	return strconv.FormatInt(a.Keys, 10), strconv.FormatInt(a.Immortal, 10), strconv.FormatInt(a.TTLOverWindow, 10)
+	immortal = strconv.FormatInt(a.Immortal, 10)
+	switch {
+	case a.Stale != nil:
+		immortal += " (" + strconv.FormatInt(*a.Stale, 10) + " stale)"
+	case a.Stamp != "" && a.Immortal > 0:
+		immortal += " (stale ?)"
+	}
+	return strconv.FormatInt(a.Keys, 10), immortal, strconv.FormatInt(a.TTLOverWindow, 10)
+}
+
+// live is how many of a's immortal keys are not stale: all of them when
+// the scan could not tell.
+func (a Audit) live() int64 {
+	if a.Stale == nil {
+		return a.Immortal
+	}
+	return a.Immortal - *a.Stale
 }
 
 // Distribution is the whole latency distribution of a run, in

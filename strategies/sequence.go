@@ -85,6 +85,12 @@ type Sequence struct {
 	trips  []seqTrip
 	claims map[string]bool
 	stamp  string // the stamp its keys carry: "", "unix", "unix-ms" or "index"
+	// stampHidden is set when a key's name does not end its numbers with
+	// the one stamp (Info.StampHidden).
+	stampHidden bool
+	// stamped and unstamped count the key arguments with a stamp and
+	// without.
+	stamped, unstamped int
 }
 
 // ParseSequence parses a spec (without NAME=). Errors wrap ErrBadSequence
@@ -252,18 +258,37 @@ func (s *Sequence) parseCmd(name string, words []string) (seqCmd, error) {
 	return cmd, nil
 }
 
-// noteStamp records the stamp a key carries.
+// noteStamp records the stamp a key carries, and whether it is the last
+// number of every key's name (stampHidden otherwise: a number after it,
+// two stamps, or a key without one beside stamped keys).
 func (s *Sequence) noteStamp(tok seqToken) {
+	stamp, after := "", false
 	for _, p := range tok {
+		var st string
 		switch p.ph {
 		case "stamp":
-			s.stamp = StampUnix
+			st = StampUnix
 		case "stamp_ms":
-			s.stamp = StampUnixMS
+			st = StampUnixMS
 		case "index":
-			s.stamp = StampIndex
+			st = StampIndex
+		}
+		switch {
+		case st != "":
+			if s.stamp != "" && s.stamp != st {
+				s.stampHidden = true
+			}
+			s.stamp, stamp, after = st, st, false
+		case stamp != "" && (p.ph != "" || strings.ContainsAny(p.lit, "0123456789")):
+			after = true
 		}
 	}
+	if stamp != "" {
+		s.stamped++
+	} else {
+		s.unstamped++
+	}
+	s.stampHidden = s.stampHidden || after || s.stamped > 0 && s.unstamped > 0
 }
 
 // literalChar is what a sequence's literal text may hold.

@@ -65,6 +65,7 @@ func (s *Sequence) Info(name string) Info {
 		Keys:             "K, and keys made from K by appending",
 		Source:           SequenceSource,
 		Stamp:            s.stamp,
+		StampHidden:      s.stampHidden,
 		ACLCommands:      s.CommandNames(),
 		New:              func(c Config) Strategy { return &sequenceStrategy{name: name, seq: s, cfg: c} },
 	}

@@ -262,6 +262,10 @@ type Info struct {
 	// cannot be read from it); "" for a key without one. Such a window is
 	// the clock's (aligned to the epoch), so FixedWindow is false.
 	Stamp string
+	// StampHidden is set when the stamp is not the last number of every
+	// key's name (a sequence's {key}:{stamp}:{window}, or stamped keys
+	// beside unstamped ones): an audit cannot read the window from it.
+	StampHidden bool
 	// WindowEnd, when not nil, returns when the window that a decision on
 	// key at now counts in ends, for a stamped strategy whose windows are
 	// not the epoch's multiples of the window (in seconds); nil means they

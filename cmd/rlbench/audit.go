@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,8 @@ type auditOptions struct {
 	opts   audit.Options
 	maxTTL string
 	fixTTL string
+	// window is --window, the length of --window-stamp's windows.
+	window string
 	// jsonPath is --json: a file, "-" for stdout, "" for none.
 	jsonPath       string
 	failOnImmortal bool
@@ -55,6 +58,9 @@ func newAuditFlagSet(o *auditOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.Int64Var(&p.Limit, "limit", 0, "the limiter's limit: count (and sample) the immortal string counters at or above it, users locked out for good")
 	fs.IntVar(&p.Sample, "sample", audit.DefaultSample, "how many immortal keys to describe: type, value of a string, OBJECT IDLETIME")
 	fs.StringVar(&o.fixTTL, "fix-ttl", "", "give each immortal key this TTL (whole seconds, e.g. 3600 or 1h), in one script per key that sets it only if the key still has its audited type and no TTL; a write, off by default")
+	fs.StringVar(&p.WindowStamp, "window-stamp", "", "keys carry their window in their name, the last number in it: "+strings.Join(audit.Stamps, ", ")+
+		" (its start in Unix seconds, milliseconds, nanoseconds, or start / window); split immortal keys into stale (window ended: leaked memory) and live; needs --window")
+	fs.StringVar(&o.window, "window", "", "with --window-stamp: the limiter's window (whole seconds, e.g. 60 or 1m)")
 	fs.BoolVar(&p.DryRun, "dry-run", false, "with --fix-ttl: count what it would fix, send no EXPIRE")
 	fs.Var(auditTargetValue{targetValue{specs: &o.addrs, flag: "--addr", kind: targetAddr}}, "addr", "host:port of the server to audit")
 	fs.Var(auditTargetValue{targetValue{specs: &o.clusters, flag: "--cluster", kind: targetCluster}}, "cluster", "host:port[,host:port...] of nodes of a Redis Cluster: every master is audited, replicas skipped")
@@ -240,6 +246,9 @@ func (o *auditOptions) checkOptions(fs *pflag.FlagSet) error {
 	if o.opts.FixTTL, err = parseSeconds(o.fixTTL); err != nil {
 		return fmt.Errorf("--fix-ttl: %w", err)
 	}
+	if err := o.checkStamp(fs); err != nil {
+		return err
+	}
 	if fs.Changed("count") && o.opts.Count == 0 {
 		return fmt.Errorf("--count: %w, got 0", audit.ErrInvalidCount)
 	}
@@ -248,6 +257,27 @@ func (o *auditOptions) checkOptions(fs *pflag.FlagSet) error {
 	}
 	if err := o.opts.Validate(); err != nil {
 		return auditFlagError(err)
+	}
+	return nil
+}
+
+// checkStamp validates --window-stamp and --window, which go together.
+func (o *auditOptions) checkStamp(fs *pflag.FlagSet) error {
+	stamp := o.opts.WindowStamp
+	switch {
+	case fs.Changed("window-stamp") && !slices.Contains(audit.Stamps, stamp):
+		return fmt.Errorf("--window-stamp: want one of %s, got %q", strings.Join(audit.Stamps, ", "), stamp)
+	case stamp != "" && o.window == "":
+		return errors.New("--window-stamp needs --window S: the limiter's window, in whole seconds, to tell when a key's window ends")
+	case stamp == "" && fs.Changed("window"):
+		return fmt.Errorf("--window: only with --window-stamp (%s)", strings.Join(audit.Stamps, ", "))
+	}
+	var err error
+	if o.opts.Window, err = parseSeconds(o.window); err != nil {
+		return fmt.Errorf("--window: %w", err)
+	}
+	if stamp != "" {
+		o.opts.StaleMemory = audit.DefaultStaleMemory
 	}
 	return nil
 }
@@ -265,6 +295,8 @@ func auditFlagError(err error) error {
 		{audit.ErrInvalidFixTTL, "--fix-ttl"},
 		{audit.ErrDryRunWithoutFix, "--dry-run"},
 		{audit.ErrInvalidType, "--type"},
+		{audit.ErrInvalidWindowStamp, "--window-stamp"},
+		{audit.ErrInvalidWindow, "--window"},
 	}
 	for _, f := range flags {
 		if errors.Is(err, f.err) {
