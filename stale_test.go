@@ -132,7 +132,7 @@ func TestInRunAuditSplitsStaleKeys(t *testing.T) {
 			}
 			label := tc.strategy + "/go-redis"
 			for _, want := range []string{
-				strconv.FormatInt(wantImmortal, 10) + " (" + strconv.FormatInt(wantStale, 10) + " stale)",
+				strconv.FormatInt(wantImmortal, 10) + "(stale:" + strconv.FormatInt(wantStale, 10) + ")",
 				"STALE KEYS: " + label + " left " + strconv.FormatInt(wantStale, 10) + " keys of ended windows with no TTL",
 				label + " left " + strconv.FormatInt(wantImmortal-wantStale, 10) + " keys with no TTL",
 			} {

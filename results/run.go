@@ -303,11 +303,12 @@ func (a Audit) figures() (keys, immortal, overWindow string) {
 		return "?", "?", "?"
 	}
 	immortal = strconv.FormatInt(a.Immortal, 10)
+	// No space inside a cell: the table splits on white space.
 	switch {
 	case a.Stale != nil:
-		immortal += " (" + strconv.FormatInt(*a.Stale, 10) + " stale)"
+		immortal += "(stale:" + strconv.FormatInt(*a.Stale, 10) + ")"
 	case a.Stamp != "" && a.Immortal > 0:
-		immortal += " (stale ?)"
+		immortal += "(stale:?)"
 	}
 	return strconv.FormatInt(a.Keys, 10), immortal, strconv.FormatInt(a.TTLOverWindow, 10)
 }
