@@ -63,7 +63,7 @@ func TestFailoverText(t *testing.T) {
 		LostIncrements:   &LostIncrements{Master: "127.0.0.1:7001", ReadAtS: 6.5, KeysCompared: 10, Keys: 3, Increments: 7, MaxPerKey: 4},
 	}
 	want := "lua/go-redis failover: clients on the new master 1.25s after it began; no decision failed; 1 NOSCRIPT fallbacks after it\n" +
-		"lua/go-redis lost increments: 7 on 3 of 10 keys (at most 4 on one key), counters read on the new master 127.0.0.1:7001 at 6.50s; 0 unacknowledged; over the limit: 0 requests on 0 keys\n"
+		"lua/go-redis lost increments: 7 on 3 of 10 keys (at most 4 on one key), counters read on 127.0.0.1:7001 at 6.50s; 0 phantom (unacknowledged); over the limit: 0 requests on 0 keys\n"
 	if got := f.Text("lua/go-redis"); got != want {
 		t.Errorf("Text =\n%s; want\n%s", got, want)
 	}
