@@ -143,3 +143,56 @@ func incrementMidRun(rdb *redis.Client, key string, n int64) error {
 	}
 	return rdb.IncrBy(ctx, key, n).Err()
 }
+
+// busyScript keeps the server busy for ARGV[1] microseconds, reading no
+// command meanwhile: a request sent then waits in its socket and runs once
+// the script ends, even if its client has given up on the reply by then.
+const busyScript = `local t0 = redis.call('TIME')
+while true do
+  local t = redis.call('TIME')
+  if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > tonumber(ARGV[1]) then return 1 end
+end`
+
+// TestPhantomIncrementsOfTimeouts checks that the increments a client gave
+// up on are counted: go-redis with --retries 3 and --read-timeout 100ms,
+// while a plain client keeps the server busy for 1.5 s mid-run. Each
+// request the workers sent then times out on the client and runs on the
+// server once the script ends: phantom increments, and none lost.
+func TestPhantomIncrementsOfTimeouts(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	blocked := make(chan error, 1)
+	go func() {
+		ctx := context.Background()
+		key := workload.KeyName(rlbench.CellPrefix(prefix, "lua", "go-redis"), 0)
+		deadline := time.Now().Add(30 * time.Second)
+		for rdb.Exists(ctx, key).Val() == 0 {
+			if time.Now().After(deadline) {
+				blocked <- fmt.Errorf("%s never appeared", key)
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+		blocked <- rdb.Eval(ctx, busyScript, nil, 1_500_000).Err()
+	}()
+	rep, err := rlbench.Run(context.Background(), rlbench.Config{
+		Addr: srv.Addr(), Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Limit: 1_000_000,
+		Retries: 3, ReadTimeout: 100 * time.Millisecond,
+		Workload: workload.Config{Workers: 4, Keys: 3, Duration: 4 * time.Second, Prefix: prefix},
+	}, rlbench.Options{})
+	if err := <-blocked; err != nil {
+		t.Fatal(err)
+	}
+	if err != nil || len(rep.Runs) != 1 {
+		t.Fatalf("Run = %v, %v; want one run", rep, err)
+	}
+	r := rep.Runs[0]
+	if l := r.LostIncrements; l == nil || l.Phantom < 1 || l.Increments != 0 {
+		t.Errorf("lost increments %+v (errors %v); want >= 1 phantom, 0 lost", l, r.ErrorKinds)
+	}
+	if r.ErrorKinds[results.KindTimeout] == 0 {
+		t.Errorf("error kinds %v; want timeouts while the server was busy", r.ErrorKinds)
+	}
+}
