@@ -82,6 +82,13 @@ func TestExactCountsWithoutFault(t *testing.T) {
 		if l.Increments != 0 || l.Phantom != 0 || l.Unacknowledged != 0 || l.Error != "" || l.KeysCompared == 0 || l.Master != srv.Addr() {
 			t.Errorf("%s: lost increments %+v; want 0 lost and 0 phantom on > 0 keys compared on %s, no error", label, *l, srv.Addr())
 		}
+		var text strings.Builder
+		if err := results.Text(&results.Report{Runs: []results.Run{r}})(&text); err != nil {
+			t.Fatal(err)
+		}
+		if want := label + " lost increments: 0, and 0 phantom:"; !strings.Contains(text.String(), want) {
+			t.Errorf("%s: the summary says\n%s\nwant a line starting %q", label, text.String(), want)
+		}
 	}
 	if want := len(counting) + 2; len(runs) < want {
 		t.Errorf("ran %d cells; want at least %d", len(runs), want)
