@@ -225,9 +225,13 @@ func (s *watchedStrategy) Decide(ctx context.Context, c strategies.Client, key s
 		// An interrupt, or a crash that --crash-rate simulates: not the
 		// failover's doing.
 	case err != nil:
-		s.w.clock.failed()
+		if s.w.managed != nil { // only a failover's recovery is timed
+			s.w.clock.failed()
+		}
 	default:
-		s.w.clock.succeeded()
+		if s.w.managed != nil {
+			s.w.clock.succeeded()
+		}
 		s.w.observe(key, d)
 	}
 	return d, err
