@@ -254,7 +254,7 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	latestImmortal, stopAudits := periodicAudit(ctx, t, wl.Prefix, c.cfg.Window, c.cfg.AuditEvery, c.fieldAudit())
 	stopMonitor := monitor(progress, c.label, rec, latestImmortal)
 	ft := t.faultTarget(c.cfg, wl.Prefix)
-	watch := c.watchFailover(&ft) // nil without a sentinel-failover fault (failover.go)
+	watch := c.watchFailover(&ft) // nil for a cell that neither counts increments nor fails over (failover.go)
 	stopFaults := faults.Schedule(ctx, c.cfg.Faults, ft)
 	info, _ := strategies.Lookup(c.strategy)
 	admitted := admission.New(info, wl.Keys, c.cfg.Limit, c.cfg.Window)
@@ -268,7 +268,7 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	after, afterErr := t.sample(context.WithoutCancel(ctx))
 	m.after, m.samplesErr = after, errors.Join(m.samplesErr, afterErr)
 	m.redirectsAfter = t.redirects(context.WithoutCancel(ctx))
-	m.failover = watch.result(m.startedAt) // once its comparisons are done
+	m.failover = watch.result(ctx, m.startedAt) // once its comparisons are done, before the audit deletes the keys
 }
 
 // result is the cell's results.Run, before the audit.

@@ -86,6 +86,16 @@ type Config struct {
 	// FlushDelay is rueidis' MaxFlushDelay (see clients.Options); 0 means
 	// rueidis' default, no delay.
 	FlushDelay time.Duration `json:"rueidis_flush_delay_ns"`
+	// Retries is how many times the clients under test send a command
+	// again after a network error (clients.Options.Retries: go-redis
+	// MaxRetries; rueidis retries read-only commands only); 0 means none.
+	Retries int `json:"retries,omitempty"`
+	// DialTimeout, ReadTimeout and WriteTimeout are the clients' timeouts
+	// (clients.Options); 0 means each client's default. rueidis has one
+	// for reads and writes: both set must be equal.
+	DialTimeout  time.Duration `json:"dial_timeout_ns,omitempty"`
+	ReadTimeout  time.Duration `json:"read_timeout_ns,omitempty"`
+	WriteTimeout time.Duration `json:"write_timeout_ns,omitempty"`
 	// KeepKeys leaves each run's keys in Redis after the audit instead of
 	// deleting them.
 	KeepKeys bool `json:"keep_keys"`
@@ -323,6 +333,12 @@ func (c *Config) validate() error {
 		{"DB", c.DB < 0, fmt.Errorf("db must be >= 0, got %d", c.DB)},
 		{"OnError", !slices.Contains(OnErrorPolicies, c.OnError), fmt.Errorf("unknown policy %q (accepted: %s)", c.OnError, strings.Join(OnErrorPolicies, ", "))},
 		{"FlushDelay", c.FlushDelay < 0, fmt.Errorf("flush delay must be >= 0, got %s", c.FlushDelay)},
+		{"Retries", c.Retries < 0, fmt.Errorf("%w, got %d", clients.ErrInvalidRetries, c.Retries)},
+		{"DialTimeout", c.DialTimeout < 0, fmt.Errorf("dial timeout must be >= 0 (0: the client's default), got %s", c.DialTimeout)},
+		{"ReadTimeout", c.ReadTimeout < 0, fmt.Errorf("read timeout must be >= 0 (0: the client's default), got %s", c.ReadTimeout)},
+		{"WriteTimeout", c.WriteTimeout < 0, fmt.Errorf("write timeout must be >= 0 (0: the client's default), got %s", c.WriteTimeout)},
+		{"ReadTimeout", slices.Contains(c.Clients, "rueidis") && c.ReadTimeout != 0 && c.WriteTimeout != 0 && c.ReadTimeout != c.WriteTimeout,
+			fmt.Errorf("read timeout %s, write timeout %s: %w", c.ReadTimeout, c.WriteTimeout, clients.ErrRueidisTimeouts)},
 		{"AuditEvery", c.AuditEvery < 0, fmt.Errorf("audit period must be >= 0, got %s", c.AuditEvery)},
 		{"Warmup", c.Warmup < 0, fmt.Errorf("warm-up must be >= 0, got %s", c.Warmup)},
 		{"ScriptTimeout", c.ScriptTimeout < 0, fmt.Errorf("script timeout must be > 0, got %s", c.ScriptTimeout)},

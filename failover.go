@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/rlbench/rlbench/admission"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/faults"
@@ -37,17 +39,26 @@ const (
 	failoverReadChunk = 1000
 )
 
-// failoverWatch measures what the sentinel-failover fault does to one
-// cell: when its decisions fail and succeed again (recovery), and, for an
-// increment-first counter strategy, the increments that the promoted
-// replica never saw. It sees each decision of the measured load through
-// watchedStrategy, which only a cell with that fault pays for, and it
-// follows the keys that package admission follows, with the same bound.
+// failoverWatch keeps the counts of an increment-first counter strategy
+// exact: at the end of every such cell's load it compares the server's
+// counters with the increments the clients were told of (lost and phantom
+// increments). It also measures what the sentinel-failover fault does to
+// one cell: when its decisions fail and succeed again (recovery), and the
+// increments that the promoted replica never saw. It sees each decision of
+// the measured load through watchedStrategy, which only a cell of such a
+// strategy, or with that fault, pays for, and it follows the keys that
+// package admission follows, with the same bound.
 type failoverWatch struct {
+	// managed is the Sentinel set-up a sentinel-failover fault fails
+	// over; nil without one.
 	managed *redisserver.Sentinel
-	prefix  string
-	limit   int64
-	window  time.Duration
+	// admin is the target's admin connection, which reads the counters at
+	// the end of the load; server names the target for the report.
+	admin  redis.UniversalClient
+	server string
+	prefix string
+	limit  int64
+	window time.Duration
 	// counts is true when lost increments are measured: every successful
 	// decision of the strategy is one increment, and its Count its rank.
 	counts bool
@@ -93,24 +104,30 @@ type watchedKey struct {
 	lostTotal, unacked int64
 }
 
-// watchFailover returns the failover watch of the cell's measured load,
-// with ft.Failover wrapped so that each failover's lost increments are
-// read once it is done; nil (a watch that does nothing) when the cell has
-// no sentinel-failover fault on a managed Sentinel set-up.
+// watchFailover returns the watch of the cell's measured load: for a
+// strategy whose increments it counts (countsIncrements), or a
+// sentinel-failover fault on a managed Sentinel set-up, whose ft.Failover
+// it wraps so that each failover's lost increments are read once it is
+// done; nil (a watch that does nothing) for any other cell.
 func (c *cell) watchFailover(ft *faults.Target) *failoverWatch {
-	s, ok := c.target.topology.(*sentinel)
-	if !ok || s.managed == nil || ft.Failover == nil ||
-		!slices.ContainsFunc(c.cfg.Faults, func(f faults.Fault) bool { return f.Kind == faults.SentinelFailover }) {
+	info, _ := strategies.Lookup(c.strategy)
+	s, _ := c.target.topology.(*sentinel)
+	failovers := s != nil && s.managed != nil && ft.Failover != nil &&
+		slices.ContainsFunc(c.cfg.Faults, func(f faults.Fault) bool { return f.Kind == faults.SentinelFailover })
+	if !countsIncrements(info) && !failovers {
 		return nil
 	}
-	info, _ := strategies.Lookup(c.strategy)
 	w := &failoverWatch{
-		managed: s.managed, prefix: c.workload().Prefix, limit: c.cfg.Limit,
+		admin: c.target.admin, server: c.target.server.Addr, prefix: c.workload().Prefix, limit: c.cfg.Limit,
 		window:    time.Duration(c.cfg.Window) * time.Second,
-		counts:    info.FixedWindow && !info.CountIsRead && info.Source == "",
+		counts:    countsIncrements(info),
 		keys:      make([]watchedKey, min(c.cfg.Workload.Keys, admission.MaxTrackedKeys)),
 		fallbacks: c.conn.Fallbacks,
 	}
+	if !failovers {
+		return w
+	}
+	w.managed = s.managed
 	failover, name := ft.Failover, ft.ClientName
 	ft.Failover = func(ctx context.Context) (string, error) {
 		old, err := w.managed.MasterAddr(ctx)
@@ -133,6 +150,14 @@ func (c *cell) watchFailover(ft *faults.Target) *failoverWatch {
 		return what, nil
 	}
 	return w
+}
+
+// countsIncrements reports whether the watch counts the increments of a
+// strategy: an increment-first fixed-window counter of rlbench's own (each
+// successful decision is one increment, its Count its rank) whose counter
+// is a string at its key, and whose rejections increment it too.
+func countsIncrements(info strategies.Info) bool {
+	return info.FixedWindow && !info.CountIsRead && !info.RejectsUnincremented && info.Source == "" && info.Layout == ""
 }
 
 // begin notes that a failover begins, and returns when.
@@ -200,9 +225,13 @@ func (s *watchedStrategy) Decide(ctx context.Context, c strategies.Client, key s
 		// An interrupt, or a crash that --crash-rate simulates: not the
 		// failover's doing.
 	case err != nil:
-		s.w.clock.failed()
+		if s.w.managed != nil { // only a failover's recovery is timed
+			s.w.clock.failed()
+		}
 	default:
-		s.w.clock.succeeded()
+		if s.w.managed != nil {
+			s.w.clock.succeeded()
+		}
 		s.w.observe(key, d)
 	}
 	return d, err
@@ -270,17 +299,22 @@ func keyIndex(key, prefix string) (int, bool) {
 	return n, true
 }
 
-// result returns the figures of the failovers of a load that started at
-// start, once every comparison is done; empty when w is nil or no failover
-// began.
-func (w *failoverWatch) result(start time.Time) results.Failover {
+// result returns, once every failover's comparison is done, the lost and
+// phantom increments of the load that started at start, compared at its
+// end (settleAtEnd), and the figures of its failovers; empty when w is nil,
+// or when it counts no increments and no failover began.
+func (w *failoverWatch) result(ctx context.Context, start time.Time) results.Failover {
 	if w == nil {
 		return results.Failover{}
 	}
 	w.reads.Wait()
+	w.settleAtEnd(ctx)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.started {
+		if w.counts {
+			return results.Failover{LostIncrements: w.lostIncrements(start)}
+		}
 		return results.Failover{}
 	}
 	rec := w.clock.result(start)

@@ -132,21 +132,23 @@ func (w *failoverWatch) snapshot() []ackedKey {
 }
 
 // readCounters reads the counters of keys 0 to n-1 under prefix with
-// MGET; -1 for a key that does not exist (or holds no integer).
-func readCounters(ctx context.Context, rdb *redis.Client, prefix string, n int) ([]int64, error) {
+// pipelined GETs, failoverReadChunk at a time (a cluster client sends each
+// to its key's node); -1 for a key that does not exist (or holds no
+// integer).
+func readCounters(ctx context.Context, rdb redis.Cmdable, prefix string, n int) ([]int64, error) {
 	out := make([]int64, 0, n)
 	for from := 0; from < n; from += failoverReadChunk {
-		names := make([]string, 0, min(failoverReadChunk, n-from))
-		for i := from; i < n && i < from+failoverReadChunk; i++ {
-			names = append(names, workload.KeyName(prefix, i))
-		}
-		values, err := rdb.MGet(ctx, names...).Result()
-		if err != nil {
+		cmds, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i := from; i < n && i < from+failoverReadChunk; i++ {
+				p.Get(ctx, workload.KeyName(prefix, i))
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
 			return nil, err
 		}
-		for _, v := range values {
-			s, _ := v.(string)
-			c, err := strconv.ParseInt(s, 10, 64)
+		for _, cmd := range cmds {
+			c, err := strconv.ParseInt(cmd.(*redis.StringCmd).Val(), 10, 64)
 			if err != nil {
 				c = -1
 			}
@@ -154,6 +156,32 @@ func readCounters(ctx context.Context, rdb *redis.Client, prefix string, n int) 
 		}
 	}
 	return out, nil
+}
+
+// settleAtEnd compares, once the load is over and every reply is in, each
+// followed key's counter with the increments the clients were told of in
+// its current window, read through the target's admin connection (which
+// follows a Sentinel master); nothing for a strategy whose increments the
+// watch does not count.
+func (w *failoverWatch) settleAtEnd(ctx context.Context) {
+	if !w.counts {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failoverReadTimeout)
+	defer cancel()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	readAt := time.Now()
+	acked := w.snapshot()
+	counters, err := readCounters(ctx, w.admin, w.prefix, len(w.keys))
+	if err != nil {
+		w.errs = append(w.errs, fmt.Errorf("lost increments: read the counters at the end of the load: %w", err))
+		return
+	}
+	if w.master == "" {
+		w.master, w.readAt = w.server, readAt
+	}
+	w.compared = max(w.compared, w.settle(acked, counters, readAt))
 }
 
 // settle compares each key's increments told (acked) with its counter on
@@ -222,6 +250,7 @@ func (w *failoverWatch) lostIncrements(start time.Time) *results.LostIncrements 
 		}
 		l.Unacknowledged += unacked
 	}
+	l.Phantom = l.Unacknowledged
 	if err := errors.Join(w.errs...); err != nil {
 		l.Error = err.Error()
 	} else if l.KeysCompared == 0 {

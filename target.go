@@ -195,6 +195,7 @@ func (t *target) clientOptions(cfg Config, workers int, name string) clients.Opt
 	o := clients.Options{
 		Username: t.login.Username, Password: t.login.Password, DB: t.login.DB, TLS: t.tls,
 		Workers: workers, FlushDelay: cfg.FlushDelay, ClientName: name,
+		Retries: cfg.Retries, DialTimeout: cfg.DialTimeout, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,
 	}
 	t.topology.endpoint(&o)
 	return o

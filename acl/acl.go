@@ -112,7 +112,7 @@ var ownCommands = []Command{
 	{"pttl", "rlbench: the audit of each key's TTL"},
 	{"unlink", "rlbench: the clean-up (DEL on a server without UNLINK)"},
 	{"set", "rlbench: the run's claim on its prefix (SET NX), and the pre-flight check that the target takes writes (SET of one key under the prefix)"},
-	{"get", "rlbench: the run's claim on its prefix (which run holds it)"},
+	{"get", "rlbench: the run's claim on its prefix (which run holds it), and the exact counts: each counter the admission figures follow, read at the end of the load"},
 	{"watch", "rlbench: renewing and deleting the run's claim only while it is the run's (WATCH, MULTI, EXEC)"},
 	{"exec", "rlbench: renewing and deleting the run's claim (WATCH, MULTI, EXEC)"},
 	{"pexpire", "rlbench: renewing the run's claim on its prefix"},

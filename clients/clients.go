@@ -64,7 +64,31 @@ type Options struct {
 	// waits up to this long to gather more commands into the next one. 0,
 	// rueidis' default, writes at once. go-redis ignores it.
 	FlushDelay time.Duration
+	// Retries is how many times the client sends a command again after a
+	// network error (a reset, a timeout): go-redis' MaxRetries, for every
+	// command, also one the server may have run already; rueidis' retry,
+	// which by its design covers read-only commands only (GET, EVALSHA_RO:
+	// never INCR, EXPIRE, EVAL or MULTI), each up to Retries times. 0
+	// means none, rlbench's default.
+	Retries int
+	// DialTimeout bounds each dial (go-redis DialTimeout, rueidis
+	// Dialer.Timeout); 0 means the client's default, 5 s for both.
+	DialTimeout time.Duration
+	// ReadTimeout bounds the wait for each reply, and WriteTimeout each
+	// write; 0 means the client's default (go-redis: 5 s, the write's the
+	// read's). rueidis has one timeout for both, ConnWriteTimeout (default
+	// 10 s): it takes whichever is set; both set must be equal
+	// (ErrRueidisTimeouts).
+	ReadTimeout, WriteTimeout time.Duration
 }
+
+// ErrRueidisTimeouts is returned by New for rueidis with a ReadTimeout and
+// a WriteTimeout that differ: rueidis bounds writes and replies with one
+// timeout, ConnWriteTimeout.
+var ErrRueidisTimeouts = errors.New("rueidis has one timeout for writes and replies (ConnWriteTimeout): give the read and write timeouts the same value, or only one")
+
+// ErrInvalidRetries is returned by New for a negative Retries.
+var ErrInvalidRetries = errors.New("retries must be >= 0")
 
 // Conn is a strategies.Client bound to one server, with what a report needs
 // to say about it.
@@ -149,6 +173,9 @@ func New(name string, o Options) (Conn, error) {
 	}
 	if o.Workers < 1 {
 		o.Workers = 1
+	}
+	if o.Retries < 0 {
+		return nil, fmt.Errorf("%s: %w, got %d", name, ErrInvalidRetries, o.Retries)
 	}
 	switch name {
 	case "go-redis":

@@ -1,6 +1,7 @@
 package clients
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,9 +69,12 @@ func newGoRedis(o Options) *goRedis {
 		// that it is sized for the workers too (the dedicated pipeline pool
 		// holds only 10 connections).
 		PipelinePoolSize: -1,
-		// No silent retries: a fault shows as an error, as with rueidis, and
-		// a retried INCR can never count one request twice.
-		MaxRetries: -1,
+		// By default no silent retries: a fault shows as an error, as with
+		// rueidis, and a retried INCR can never count one request twice.
+		MaxRetries:   goRedisRetries(o.Retries),
+		DialTimeout:  o.DialTimeout,
+		ReadTimeout:  o.ReadTimeout,
+		WriteTimeout: o.WriteTimeout,
 		// A context that ends mid-request (an interrupt, or a worker that
 		// --crash-rate kills) ends the request and drops its connection.
 		ContextTimeoutEnabled: true,
@@ -79,7 +83,7 @@ func newGoRedis(o Options) *goRedis {
 			Mode: maintnotifications.ModeDisabled,
 		},
 	})
-	c := &goRedis{rdb: rdb, server: o.Addr, opts: fmt.Sprintf("pool_size=%d protocol=3 retries=off buffers=%d", o.Workers, goRedisBufferSize)}
+	c := &goRedis{rdb: rdb, server: o.Addr, opts: fmt.Sprintf("pool_size=%d protocol=3 %s buffers=%d", o.Workers, goRedisSettings(o), goRedisBufferSize)}
 	if o.Sentinel.Master != "" {
 		c.opts = "sentinel " + c.opts
 		c.server = fmt.Sprintf("master %s of sentinels %s", o.Sentinel.Master, strings.Join(o.Sentinel.Addrs, ","))
@@ -87,9 +91,31 @@ func newGoRedis(o Options) *goRedis {
 	rdb.AddHook(tapHook{noscripts: &c.fallbacks})
 	if cluster, ok := rdb.(*redis.ClusterClient); ok {
 		c.cluster = cluster
-		c.opts = fmt.Sprintf("cluster pool_size=%d/node protocol=3 retries=off buffers=%d", o.Workers, goRedisBufferSize)
+		c.opts = fmt.Sprintf("cluster pool_size=%d/node protocol=3 %s buffers=%d", o.Workers, goRedisSettings(o), goRedisBufferSize)
 	}
 	return c
+}
+
+// goRedisRetries is go-redis' MaxRetries for o.Retries: -1 for none, since
+// go-redis reads 0 as its default, 3.
+func goRedisRetries(retries int) int {
+	if retries == 0 {
+		return -1
+	}
+	return retries
+}
+
+// goRedisSettings says what go-redis retries and its timeouts are, its
+// defaults (go-redis v9 options.go: dial 5 s, read 5 s, write the read's)
+// filled in: "retries=off dial_timeout=5s read_timeout=5s
+// write_timeout=5s".
+func goRedisSettings(o Options) string {
+	retries := "retries=off"
+	if o.Retries > 0 {
+		retries = fmt.Sprintf("retries=%d", o.Retries)
+	}
+	dial, read := cmp.Or(o.DialTimeout, 5*time.Second), cmp.Or(o.ReadTimeout, 5*time.Second)
+	return fmt.Sprintf("%s dial_timeout=%s read_timeout=%s write_timeout=%s", retries, dial, read, cmp.Or(o.WriteTimeout, read))
 }
 
 func (c *goRedis) Name() string     { return "go-redis" }

@@ -1,17 +1,20 @@
 package clients
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"net"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
@@ -46,12 +49,15 @@ func newRueidis(o Options) (*rueidisAdapter, error) {
 		SelectDB:              o.DB,
 		ClientName:            o.ClientName,
 		DisableCache:          true,
-		DisableRetry:          true,
 		DisableAutoPipelining: false,
 		AlwaysPipelining:      false,
 		PipelineMultiplex:     multiplex,
 		RingScaleEachConn:     rueidisRingScale,
 		MaxFlushDelay:         o.FlushDelay,
+		DisableRetry:          o.Retries == 0,
+		RetryDelay:            rueidisRetryDelay(o.Retries),
+		ConnWriteTimeout:      cmp.Or(o.ReadTimeout, o.WriteTimeout),
+		Dialer:                net.Dialer{Timeout: o.DialTimeout},
 		// A single server: no CLUSTER probing on connect.
 		ForceSingleClient: true,
 	}
@@ -74,6 +80,9 @@ func newRueidis(o Options) (*rueidisAdapter, error) {
 		}
 		mode = "sentinel "
 	}
+	if o.ReadTimeout != 0 && o.WriteTimeout != 0 && o.ReadTimeout != o.WriteTimeout {
+		return nil, fmt.Errorf("rueidis: read timeout %s, write timeout %s: %w", o.ReadTimeout, o.WriteTimeout, ErrRueidisTimeouts)
+	}
 	c, err := rueidis.NewClient(opt)
 	if err != nil {
 		return nil, fmt.Errorf("rueidis: connect %s: %w", strings.Join(opt.InitAddress, ","), err)
@@ -81,9 +90,41 @@ func newRueidis(o Options) (*rueidisAdapter, error) {
 	return &rueidisAdapter{
 		c:       c,
 		cluster: len(o.Cluster) > 0,
-		opts: fmt.Sprintf("%sauto_pipelining=on always_pipelining=off pipeline_multiplex=%d (%d %s) ring_scale=%d max_flush_delay=%s retry=off",
-			mode, multiplex, 1<<multiplex, conns, rueidisRingScale, o.FlushDelay),
+		opts: fmt.Sprintf("%sauto_pipelining=on always_pipelining=off pipeline_multiplex=%d (%d %s) ring_scale=%d max_flush_delay=%s %s",
+			mode, multiplex, 1<<multiplex, conns, rueidisRingScale, o.FlushDelay, rueidisSettings(opt, o.Retries)),
 	}, nil
+}
+
+// rueidisRetryDelay is rueidis' RetryDelay for up to retries retries of
+// one command: its default back-off (exponential from 1 µs, at most 1 s,
+// with jitter; rueidis' own would retry until the context ends), and a
+// negative delay, which stops, after the last. rueidis asks it only for a
+// read-only command (cmds.Completed.IsRetryable) after a network error,
+// and counts attempts from 1 at the first failure; nil for none.
+func rueidisRetryDelay(retries int) rueidis.RetryDelayFn {
+	if retries == 0 {
+		return nil
+	}
+	return func(attempts int, _ rueidis.Completed, _ error) time.Duration {
+		if attempts > retries {
+			return -1
+		}
+		return min(time.Second, time.Duration(1<<min(attempts, 20)+rand.IntN(1<<min(attempts, 20)))*time.Microsecond)
+	}
+}
+
+// rueidisSettings says what rueidis retries and its timeouts are, its
+// defaults (rueidis.go: dial 5 s; ConnWriteTimeout 10 times the TCP
+// keep-alive of 1 s) filled in: "retry=off dial_timeout=5s
+// conn_write_timeout=10s".
+func rueidisSettings(opt rueidis.ClientOption, retries int) string {
+	retry := "retry=off"
+	if retries > 0 {
+		retry = fmt.Sprintf("retry=%d(read-only)", retries)
+	}
+	dial := cmp.Or(opt.Dialer.Timeout, rueidis.DefaultDialTimeout)
+	conn := cmp.Or(opt.ConnWriteTimeout, 10*rueidis.DefaultTCPKeepAlive)
+	return fmt.Sprintf("%s dial_timeout=%s conn_write_timeout=%s", retry, dial, conn)
 }
 
 func (a *rueidisAdapter) Name() string     { return "rueidis" }

@@ -7,13 +7,17 @@ import (
 
 // Failover is what a Sentinel failover (the sentinel-failover fault) did
 // to a run: how long its decisions failed, and the increments the promoted
-// replica never saw. Both are nil, and absent from the JSON, for a run
-// without that fault.
+// replica never saw; and, for every run of an increment-first counter
+// strategy, how the server's counters compare at the end of the load with
+// the increments the clients were told of.
 type Failover struct {
-	// FailoverRecovery is how the run's decisions failed and recovered.
+	// FailoverRecovery is how the run's decisions failed and recovered;
+	// nil, and absent from the JSON, for a run without that fault.
 	FailoverRecovery *FailoverRecovery `json:"failover_recovery,omitempty"`
 	// LostIncrements compares the counts the clients were told with the
-	// counters on the new master.
+	// counters on the server (the new master, after a failover); nil for a
+	// strategy that keeps no increment-first counter, in a run without
+	// that fault.
 	LostIncrements *LostIncrements `json:"lost_increments,omitempty"`
 }
 
@@ -47,16 +51,19 @@ type FailoverRecovery struct {
 	ScriptFallbacks int64 `json:"script_fallbacks_after"`
 }
 
-// LostIncrements is what a failover lost of a counter strategy's counts.
-// Right after the failover, writes paused on the masters (CLIENT PAUSE
-// WRITE) and the replies in flight delivered, each followed key's counter
-// on the new master is compared with the increments the clients were told
-// of in the key's current window (each successful decision of an
-// increment-first counter is one, its count is its rank). The counts are
-// lower bounds: an increment that ran but whose reply failed is on the
-// server though no client was told of it (Unacknowledged).
+// LostIncrements is what a run lost, or counted more than once, of a
+// counter strategy's counts. At the end of the load, and right after each
+// failover (writes paused on the masters, CLIENT PAUSE WRITE, and the
+// replies in flight delivered), each followed key's counter on the server
+// is compared with the increments the clients were told of in the key's
+// current window (each successful decision of an increment-first counter
+// is one, its count is its rank): a counter below is increments lost, one
+// above phantom increments. The windows that ended before a comparison are
+// not compared. Where a key has both, they offset each other: the counts
+// are lower bounds.
 type LostIncrements struct {
-	// Master is the new master whose counters were read, host:port.
+	// Master is the server whose counters were read last, host:port: the
+	// new master after a failover.
 	Master string `json:"master"`
 	// ReadAtS is when the counters were read, in seconds from the start of
 	// the load.
@@ -70,10 +77,16 @@ type LostIncrements struct {
 	Increments int64 `json:"increments"`
 	// MaxPerKey is the most increments one key lost.
 	MaxPerKey int64 `json:"max_per_key"`
-	// Unacknowledged is the number of increments the new master holds that
-	// no client was told of: decisions that failed after their increment
-	// ran. Each may hide a lost one.
+	// Unacknowledged is the number of increments the server holds that no
+	// client was told of: decisions that failed after their increment ran,
+	// and increments a client retried after the server had run them. Each
+	// may hide a lost one.
 	Unacknowledged int64 `json:"unacknowledged"`
+	// Phantom is Unacknowledged under the name issue 24 gives it: the
+	// increments on the server above those the clients were told of (a
+	// retried or unacknowledged increment), each a request counted that no
+	// user was told was admitted or rejected.
+	Phantom int64 `json:"phantom_increments"`
 	// OverAdmitted is the number of requests admitted beyond the limit, in
 	// total, in the windows that lost increments: the new master counted
 	// from the lower value, so a key that reached its limit there let that
@@ -138,6 +151,7 @@ func (l *LostIncrements) add(o *LostIncrements) *LostIncrements {
 	out.Increments += o.Increments
 	out.MaxPerKey = max(l.MaxPerKey, o.MaxPerKey)
 	out.Unacknowledged += o.Unacknowledged
+	out.Phantom += o.Phantom
 	out.OverAdmitted += o.OverAdmitted
 	out.OverAdmittedKeys += o.OverAdmittedKeys
 	out.Error = joinDistinct(l.Error, o.Error, "; ")
@@ -200,8 +214,11 @@ func (l LostIncrements) text() string {
 	if l.Error != "" && l.KeysCompared == 0 {
 		return "not measured: " + l.Error
 	}
-	s := fmt.Sprintf("%d on %d of %d keys (at most %d on one key), counters read on the new master %s at %.2fs; %d unacknowledged; over the limit: %d requests on %d keys",
-		l.Increments, l.Keys, l.KeysCompared, l.MaxPerKey, l.Master, l.ReadAtS, l.Unacknowledged, l.OverAdmitted, l.OverAdmittedKeys)
+	if l.Error == "" && l.Increments == 0 && l.Phantom == 0 && l.OverAdmitted == 0 {
+		return fmt.Sprintf("0, and 0 phantom: the counters of the %d keys compared, read on %s at %.2fs, are the increments the clients were told of", l.KeysCompared, l.Master, l.ReadAtS)
+	}
+	s := fmt.Sprintf("%d on %d of %d keys (at most %d on one key), counters read on %s at %.2fs; %d phantom (unacknowledged); over the limit: %d requests on %d keys",
+		l.Increments, l.Keys, l.KeysCompared, l.MaxPerKey, l.Master, l.ReadAtS, l.Phantom, l.OverAdmitted, l.OverAdmittedKeys)
 	if l.Error != "" {
 		s += " (" + l.Error + ")"
 	}
@@ -226,7 +243,7 @@ func (c *checker) failover(f Failover) {
 			n     int64
 		}{
 			{"keys_compared", l.KeysCompared}, {"keys", l.Keys}, {"increments", l.Increments},
-			{"max_per_key", l.MaxPerKey}, {"unacknowledged", l.Unacknowledged},
+			{"max_per_key", l.MaxPerKey}, {"unacknowledged", l.Unacknowledged}, {"phantom_increments", l.Phantom},
 			{"over_admitted", l.OverAdmitted}, {"over_admitted_keys", l.OverAdmittedKeys},
 		} {
 			c.count("lost_increments."+x.field, x.n)

@@ -10,11 +10,11 @@ func TestFailoverAdd(t *testing.T) {
 	t.Parallel()
 	a := Failover{
 		FailoverRecovery: &FailoverRecovery{FailedDecisions: 10, FirstFailureS: 5, LastFailureS: 5.5, RecoveryS: 0.1, FailingS: 0.6, ClientsSwitchedS: 1.2, ScriptFallbacks: 2},
-		LostIncrements:   &LostIncrements{Master: "m:1", ReadAtS: 7, KeysCompared: 100, Keys: 40, Increments: 400, MaxPerKey: 20, OverAdmitted: 3, OverAdmittedKeys: 1},
+		LostIncrements:   &LostIncrements{Master: "m:1", ReadAtS: 7, KeysCompared: 100, Keys: 40, Increments: 400, MaxPerKey: 20, Phantom: 1, Unacknowledged: 1, OverAdmitted: 3, OverAdmittedKeys: 1},
 	}
 	b := Failover{
 		FailoverRecovery: &FailoverRecovery{FailedDecisions: 4, FirstFailureS: 4.9, LastFailureS: 6, RecoveryS: 0.05, FailingS: -1, ClientsSwitchedS: 1.5, ScriptFallbacks: 1},
-		LostIncrements:   &LostIncrements{Master: "m:1", ReadAtS: 7.2, KeysCompared: 100, Keys: 60, Increments: 500, MaxPerKey: 15, Unacknowledged: 2},
+		LostIncrements:   &LostIncrements{Master: "m:1", ReadAtS: 7.2, KeysCompared: 100, Keys: 60, Increments: 500, MaxPerKey: 15, Unacknowledged: 2, Phantom: 2},
 	}
 	tests := []struct {
 		name string
@@ -28,7 +28,7 @@ func TestFailoverAdd(t *testing.T) {
 			want: Failover{
 				// -1 (failures that never ended) wins; the rest add up or take the worst.
 				FailoverRecovery: &FailoverRecovery{FailedDecisions: 14, FirstFailureS: 4.9, LastFailureS: 6, RecoveryS: 0.1, FailingS: -1, ClientsSwitchedS: 1.5, ScriptFallbacks: 3},
-				LostIncrements:   &LostIncrements{Master: "m:1", ReadAtS: 7.2, KeysCompared: 200, Keys: 100, Increments: 900, MaxPerKey: 20, Unacknowledged: 2, OverAdmitted: 3, OverAdmittedKeys: 1},
+				LostIncrements:   &LostIncrements{Master: "m:1", ReadAtS: 7.2, KeysCompared: 200, Keys: 100, Increments: 900, MaxPerKey: 20, Unacknowledged: 3, Phantom: 3, OverAdmitted: 3, OverAdmittedKeys: 1},
 			},
 		},
 	}
@@ -63,7 +63,7 @@ func TestFailoverText(t *testing.T) {
 		LostIncrements:   &LostIncrements{Master: "127.0.0.1:7001", ReadAtS: 6.5, KeysCompared: 10, Keys: 3, Increments: 7, MaxPerKey: 4},
 	}
 	want := "lua/go-redis failover: clients on the new master 1.25s after it began; no decision failed; 1 NOSCRIPT fallbacks after it\n" +
-		"lua/go-redis lost increments: 7 on 3 of 10 keys (at most 4 on one key), counters read on the new master 127.0.0.1:7001 at 6.50s; 0 unacknowledged; over the limit: 0 requests on 0 keys\n"
+		"lua/go-redis lost increments: 7 on 3 of 10 keys (at most 4 on one key), counters read on 127.0.0.1:7001 at 6.50s; 0 phantom (unacknowledged); over the limit: 0 requests on 0 keys\n"
 	if got := f.Text("lua/go-redis"); got != want {
 		t.Errorf("Text =\n%s; want\n%s", got, want)
 	}

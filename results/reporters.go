@@ -86,7 +86,7 @@ func writeTable(buf *bytes.Buffer, rep *Report, multi bool) {
 // textSections are the text report's notes after the table, in order:
 // each writes what it has to say of one run, labelled label, or nothing.
 var textSections = []func(buf *bytes.Buffer, r Run, label string){
-	writePartial, writeOpenLoop, writeErrors, writeAdmissionSample, writeFaults, writePerNode, writeClusterErrors, writeSaturation,
+	writePartial, writeOpenLoop, writeErrors, writeAdmissionSample, writeFaults, writeCounts, writePerNode, writeClusterErrors, writeSaturation,
 	writeFieldAudit, writeLibraries, writeUserCodeGuard,
 }
 
@@ -168,7 +168,11 @@ func writeFaults(buf *bytes.Buffer, r Run, label string) {
 		fmt.Fprintf(buf, " %d/%d", sec.Decisions, sec.Errors)
 	}
 	buf.WriteByte('\n')
-	// A failover's figures follow the failover.
+}
+
+// writeCounts writes a failover's figures, after the faults, and the lost
+// and phantom increments of every counter cell.
+func writeCounts(buf *bytes.Buffer, r Run, label string) {
 	buf.WriteString(r.Failover.Text(label))
 }
 

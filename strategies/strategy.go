@@ -232,6 +232,11 @@ type Info struct {
 	// before writing (naive), not the counter's value after its own
 	// increment, which is the request's rank in its window.
 	CountIsRead bool
+	// RejectsUnincremented is true for an increment-first counter whose
+	// rejections read the counter and leave it as it is (laravel:
+	// tooManyAttempts before hit), so that its decisions are not one
+	// increment each.
+	RejectsUnincremented bool
 	// Clients lists the clients the strategy runs on, by their names in
 	// package clients; nil means every client. A published Go library that
 	// takes a go-redis client runs on "go-redis" only.

@@ -298,6 +298,18 @@ func TestRunBadInput(t *testing.T) {
 		{name: "json is a directory", args: []string{"--json", "{dir}"}, target: true, want: []string{"--json", "{dir}", "is a directory"}},
 		{name: "cpuprofile is a directory", args: []string{"--cpuprofile", "{dir}"}, target: true, want: []string{"--cpuprofile", "{dir}", "is a directory"}},
 		{name: "hdr-dir is a file", args: []string{"--hdr-dir", "{file}"}, target: true, want: []string{"--hdr-dir", "{file}"}},
+		// Issue 24: the client settings are checked before any load.
+		{name: "negative retries", args: []string{"--retries", "-1"}, target: true, want: []string{"--retries", ">= 0", "-1"}},
+		{name: "unparsable retries", args: []string{"--retries", "x"}, target: true, want: []string{"--retries", `"x"`}},
+		{name: "negative read timeout", args: []string{"--read-timeout", "-1s"}, target: true, want: []string{"--read-timeout", ">= 0"}},
+		{name: "negative write timeout", args: []string{"--write-timeout", "-1s"}, target: true, want: []string{"--write-timeout", ">= 0"}},
+		{name: "negative dial timeout", args: []string{"--dial-timeout", "-1s"}, target: true, want: []string{"--dial-timeout", ">= 0"}},
+		{
+			name:   "rueidis with two timeouts",
+			args:   []string{"--client", "rueidis", "--read-timeout", "1s", "--write-timeout", "2s"},
+			target: true,
+			want:   []string{"--read-timeout", "ConnWriteTimeout", "same value"},
+		},
 		// Issue 12: --procs has a bound.
 		{name: "too many procs", args: []string{"--procs", "100000"}, target: true, want: []string{"--procs", "<= 1024", "100000"}},
 		// Issue 12: credentials given in an address are never echoed.

@@ -20,10 +20,12 @@ func init() {
 		Atomic:      false,
 		Heals:       true,
 		FixedWindow: true,
-		MinRedis:    "2.6.0",
-		Keys:        "K, K:timer",
-		ACLCommands: []string{"get", "del", "eval", "exists", "setex", "incrby"},
-		New:         func(c strategies.Config) strategies.Strategy { return &laravel{c} },
+		// tooManyAttempts reads; only hit increments.
+		RejectsUnincremented: true,
+		MinRedis:             "2.6.0",
+		Keys:                 "K, K:timer",
+		ACLCommands:          []string{"get", "del", "eval", "exists", "setex", "incrby"},
+		New:                  func(c strategies.Config) strategies.Strategy { return &laravel{c} },
 	})
 }
 
