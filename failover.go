@@ -102,6 +102,14 @@ type watchedKey struct {
 	// lostTotal and unacked are the increments lost, and found on the new
 	// master though no client was told of them, over every failover.
 	lostTotal, unacked int64
+	// abandoned is set when a decision on the key was cut short by the
+	// end of the load (or an interrupt): the server may still run its
+	// increment, and open a new window with it, though no client is told.
+	// turned is set once the key's first window has ended: replies that
+	// overtake a window's first (or come after the next one's) cannot be
+	// told apart by window. The comparison at the end of the load leaves
+	// out such keys: their counters say nothing exact.
+	abandoned, turned bool
 }
 
 // watchFailover returns the watch of the cell's measured load: for a
@@ -221,9 +229,12 @@ type watchedStrategy struct {
 func (s *watchedStrategy) Decide(ctx context.Context, c strategies.Client, key string) (strategies.Decision, error) {
 	d, err := s.Strategy.Decide(ctx, c, key)
 	switch {
-	case ctx.Err() != nil || errors.Is(err, strategies.ErrCrashed):
-		// An interrupt, or a crash that --crash-rate simulates: not the
-		// failover's doing.
+	case ctx.Err() != nil:
+		// The end of the load, or an interrupt: not the failover's doing,
+		// and the decision's increment may yet run.
+		s.w.abandon(key)
+	case errors.Is(err, strategies.ErrCrashed):
+		// A crash that --crash-rate simulates: not the failover's doing.
 	case err != nil:
 		if s.w.managed != nil { // only a failover's recovery is timed
 			s.w.clock.failed()
@@ -235,6 +246,19 @@ func (s *watchedStrategy) Decide(ctx context.Context, c strategies.Client, key s
 		s.w.observe(key, d)
 	}
 	return d, err
+}
+
+// abandon marks key's counter as not to be compared at the end of the load
+// (watchedKey.abandoned).
+func (w *failoverWatch) abandon(key string) {
+	if !w.counts {
+		return
+	}
+	if k, ok := keyIndex(key, w.prefix); ok && k < len(w.keys) {
+		w.keys[k].mu.Lock()
+		w.keys[k].abandoned = true
+		w.keys[k].mu.Unlock()
+	}
 }
 
 // observe counts a successful decision d on key.
@@ -255,6 +279,7 @@ func (w *failoverWatch) observe(key string, d strategies.Decision) {
 		wk.openedAt = time.Now()
 	case d.Count == 1:
 		now := time.Now()
+		wk.turned = wk.turned || wk.acked > 0 // a window before this one
 		if wk.acked > 0 && !wk.openedAt.IsZero() && now.Before(wk.openedAt.Add(w.window-time.Second)) {
 			// The counter started again while its window was open: the
 			// new master never had it, so every increment told in the

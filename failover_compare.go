@@ -173,6 +173,16 @@ func (w *failoverWatch) settleAtEnd(ctx context.Context) {
 	defer w.mu.Unlock()
 	readAt := time.Now()
 	acked := w.snapshot()
+	for i := range acked {
+		// Keys whose counters say nothing exact (watchedKey.abandoned,
+		// turned) are not compared: settle skips a key told of nothing.
+		wk := &w.keys[i]
+		wk.mu.Lock()
+		if wk.abandoned || wk.turned {
+			acked[i].acked = 0
+		}
+		wk.mu.Unlock()
+	}
 	counters, err := readCounters(ctx, w.admin, w.prefix, len(w.keys))
 	if err != nil {
 		w.errs = append(w.errs, fmt.Errorf("lost increments: read the counters at the end of the load: %w", err))
@@ -261,4 +271,4 @@ func (w *failoverWatch) lostIncrements(start time.Time) *results.LostIncrements 
 
 // noKeyCompared says why lost increments were not measured when every
 // comparison found no key to compare.
-const noKeyCompared = "no key could be compared: no counter was read, or every key the clients had been told of had its window end before its counter was read (a fault too close to the end of a load shorter than the window, or clients that switched late)"
+const noKeyCompared = "no key could be compared: no counter was read, or every key the clients had been told of had its window end before its counter was read (a fault too close to the end of a load shorter than the window, or clients that switched late), or, at the end of the load, had its window turn over during it or a decision cut short by its end (the count is exact while a key's first window lasts: a --duration under the --window)"
