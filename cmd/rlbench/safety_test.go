@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
 	"github.com/rlbench/rlbench"
@@ -97,33 +99,9 @@ func TestSIGHUP(t *testing.T) {
 	args := []string{"--addr", srv.Addr(), "--prefix", prefix, "--strategy", "naive", "--clients", "4", "--keys", "50",
 		"--window", "60", "--duration", "60s", "--warmup", "0"}
 	cmd := exec.Command(rlbenchBinary(t), args...)
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	// Until the load has written keys.
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if len(scanKeys(t, rdb, rlbench.CellPrefix(prefix, "naive", "go-redis")+"*")) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("rlbench %q wrote no key in 20s\nstderr:\n%s", args, stderr.String())
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("rlbench %q still runs 30s after SIGHUP", args)
-	}
+	err := signalMidLoad(t, rdb, cmd, &stderr, rlbench.CellPrefix(prefix, "naive", "go-redis"), syscall.SIGHUP)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != exitFailure {
 		t.Errorf("rlbench %q after SIGHUP = %v; want exit status %d\nstderr:\n%s", args, err, exitFailure, stderr.String())
@@ -305,31 +283,7 @@ func TestSIGQUIT(t *testing.T) {
 			}
 			var stdout, stderr syncBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			// Until the load has written counters.
-			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-				if len(scanKeys(t, rdb, rlbench.CellPrefix(prefix, "naive", "go-redis")+"*")) > 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					t.Fatalf("rlbench %q wrote no key in 30s\nstderr:\n%s", args, stderr.String())
-				}
-			}
-			if err := cmd.Process.Signal(syscall.SIGQUIT); err != nil {
-				t.Fatal(err)
-			}
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				t.Fatalf("rlbench %q still runs 30s after SIGQUIT", args)
-			}
+			err := signalMidLoad(t, rdb, cmd, &stderr, rlbench.CellPrefix(prefix, "naive", "go-redis"), syscall.SIGQUIT)
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) || exit.ExitCode() != exitFailure {
 				t.Errorf("rlbench %q after SIGQUIT = %v; want exit status %d\nstderr:\n%s", args, err, exitFailure, stderr.String())
@@ -381,5 +335,37 @@ func TestRunRefusesAClaimedPrefix(t *testing.T) {
 	}
 	if n := rdb.DBSize(ctx).Val(); n != 2 {
 		t.Errorf("DBSIZE after the refused run = %d; want 2 (the claim and the tenant's key)", n)
+	}
+}
+
+// signalMidLoad starts cmd (a load run), waits until it has written a key
+// under cellPrefix, sends it sig, and returns how it exited; it fails t
+// when no key comes within 30 s or cmd still runs 30 s after the signal.
+func signalMidLoad(t *testing.T, rdb *redis.Client, cmd *exec.Cmd, stderr fmt.Stringer, cellPrefix string, sig syscall.Signal) error {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if len(scanKeys(t, rdb, cellPrefix+"*")) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("rlbench %q wrote no key in 30s\nstderr:\n%s", cmd.Args, stderr)
+		}
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("rlbench %q still runs 30s after %v", cmd.Args, sig)
+		return nil
 	}
 }
