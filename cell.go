@@ -395,11 +395,11 @@ var ErrAuditFailed = errors.New("the audit of the cell's keys failed")
 // fieldAudit reports whether the cell's counters are hash fields, which its
 // audit then reads field by field (audit.Options.Fields).
 // maxTTL is the longest TTL, in seconds, the cell's strategy gives a key
-// by design: the window, and its Info.TTLSlack (rack-attack's +1,
-// django-ratelimit's +5); a longer one counts as "ttl>win".
+// by design (Info.MaxTTL: the window, or spring-gateway's two, and
+// Info.TTLSlack); a longer one counts as "ttl>win".
 func (c *cell) maxTTL() int64 {
 	info, _ := strategies.Lookup(c.strategy)
-	return c.cfg.Window + info.TTLSlack
+	return info.MaxTTL(c.cfg.Window)
 }
 
 func (c *cell) fieldAudit() bool {

@@ -19,7 +19,7 @@ func init() {
 		run:           checkRace,
 		notApplicable: notStamped,
 		expected: func(p Properties, s Server) []Outcome {
-			if p.Stamp != "" {
+			if p.Stamp != "" || p.KeysBeside {
 				return []Outcome{NotApplicable}
 			}
 			return passUnlessNotAtomic(p, s)
