@@ -287,6 +287,7 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 	run.Strategy, run.Client, run.ClientOptions, run.Workers = c.strategy, c.client, c.conn.Options(), c.cfg.Workload.Workers
 	info, _ := strategies.Lookup(c.strategy) // registered: newCell built it
 	run.ImmortalKeysLeak = !info.FixedWindow || info.Heals
+	run.ImmortalByDesign = info.NoTTL
 	run.Environment = results.EnvironmentOf(clients.Modules[c.client], clients.Version(c.client))
 	run.ScriptFallbacks = c.conn.Fallbacks()
 	if m.redirectsBefore != nil && m.redirectsAfter != nil {

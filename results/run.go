@@ -83,6 +83,10 @@ type Cell struct {
 	// none. False, the default, for a fixed-window counter that does not
 	// heal: once at the limit, its user stays locked out.
 	ImmortalKeysLeak bool `json:"immortal_keys_leak,omitempty"`
+	// ImmortalByDesign is true when the strategy never sets a TTL
+	// (strategies.Info.NoTTL, bucket4j's default): every key it writes has
+	// none, and nothing will delete it.
+	ImmortalByDesign bool `json:"immortal_by_design,omitempty"`
 	// Client is the Redis client's name, e.g. "go-redis" or "rueidis".
 	Client string `json:"client"`
 	// ClientOptions describes the client's settings, e.g. "pool_size=500".
