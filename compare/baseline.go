@@ -85,9 +85,9 @@ type BaselineMetric struct {
 	HigherIsWorse bool
 }
 
-// MinSecond is the shortest entry of a run's per-second series whose
-// throughput is a sample: the part-second at the end of a load is left out
-// when shorter, its rate too noisy to judge.
+// MinSecond is the shortest entry of a run's per-second series that is a
+// sample, in seconds: the part-second at the end of a load is left out
+// when shorter, its figures too noisy to judge.
 const MinSecond = 0.5
 
 // BaselineMetrics are the figures judged, in the order printed. The
@@ -112,14 +112,17 @@ func perSecondRate(r *results.Run) []float64 {
 	return out
 }
 
-// perSecondLatency is a latency of each entry with decisions.
+// perSecondLatency is a latency of each entry with decisions, of those at
+// least MinSecond long.
 func perSecondLatency(v func(results.Second) float64) func(*results.Run) []float64 {
 	return func(r *results.Run) []float64 {
 		var out []float64
+		prev := 0.0
 		for _, s := range r.PerSecond {
-			if s.Decisions > 0 {
+			if s.Decisions > 0 && s.T-prev >= MinSecond {
 				out = append(out, v(s))
 			}
+			prev = s.T
 		}
 		return out
 	}

@@ -223,7 +223,8 @@ func (s *shape) meanRate() float64 {
 }
 
 // LabelSeries sets the stage and the target of each second of a series of
-// a load with cfg's stages, as of the middle of the second; it leaves a
+// a load with cfg's stages, as of the middle of the second (the target to
+// three decimals); it leaves a
 // series of a load with none as it is.
 func (c Config) LabelSeries(series []results.Second) {
 	s := newShape(c)
@@ -234,6 +235,7 @@ func (c Config) LabelSeries(series []results.Second) {
 	for i := range series {
 		mid := time.Duration((prev + series[i].T) / 2 * 1e9)
 		stage, target := s.at(mid)
+		target = math.Round(target*1000) / 1000
 		series[i].Stage, series[i].Target = stage, &target
 		prev = series[i].T
 	}
