@@ -5,6 +5,9 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/results"
 )
 
 func TestParseStages(t *testing.T) {
@@ -147,5 +150,49 @@ func TestShapeSlots(t *testing.T) {
 	}
 	if got := s.meanRate(); got != 337.5 {
 		t.Errorf("meanRate() = %g; want 337.5", got)
+	}
+}
+
+// TestRunStages runs a shaped closed loop and a shaped open loop: each
+// lasts its stages' sum though its last stage ends at 0 (the idle workers
+// wait for the end), has a figure per stage that adds up to its decisions,
+// and the open loop sends the rate's integral.
+func TestRunStages(t *testing.T) {
+	t.Parallel()
+	s, c, _ := openLoopClient(t, 8)
+	tests := []struct {
+		name  string
+		cfg   Config
+		sched int64 // the open loop's scheduled requests; 0 for a closed loop
+	}{
+		{"closed", Config{Keys: 10, Stages: []Stage{{time.Second, 4}, {500 * time.Millisecond, 0}}}, 0},
+		// 100/s to 200/s over 1 s (150 requests), then down to 0 over 0.5 s (50).
+		{"open", Config{Workers: 8, Keys: 10, Rate: 100, Stages: []Stage{{time.Second, 200}, {500 * time.Millisecond, 0}}}, 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var rec results.Recorder
+			cfg := tc.cfg
+			cfg.Prefix = redistest.Prefix(t)
+			res, err := Run(t.Context(), cfg, s, c, &rec, nil)
+			if err != nil {
+				t.Fatalf("Run error: %v", err)
+			}
+			if res.Elapsed < 1500*time.Millisecond {
+				t.Errorf("Run(%s).Elapsed = %s; want 1.5s or more, the stages' sum", StagesText(cfg.Stages), res.Elapsed)
+			}
+			total := rec.Totals().Decisions
+			var sum int64
+			for _, st := range res.Stages {
+				sum += st.Decisions
+			}
+			if len(res.Stages) != 2 || sum != total || total == 0 {
+				t.Errorf("Run(%s): %d stages adding up to %d decisions; want 2 adding up to the run's %d (> 0)", StagesText(cfg.Stages), len(res.Stages), sum, total)
+			}
+			if tc.sched > 0 && (res.Scheduled != tc.sched || res.Sent < tc.sched*95/100 || res.Sent > tc.sched) {
+				t.Errorf("Run(%s): scheduled %d, sent %d; want %d scheduled, and sent within 5%% below", StagesText(cfg.Stages), res.Scheduled, res.Sent, tc.sched)
+			}
+		})
 	}
 }
