@@ -160,7 +160,10 @@ func (r *runner) openLoop(w int, wctx context.Context, pick picker, cr *crasher)
 		if r.limited && i >= r.cfg.Requests {
 			return
 		}
-		due := r.due(i)
+		due := slotOffset(i, r.interval)
+		if r.shape != nil {
+			due = r.shape.slotOffset(i)
+		}
 		if r.cfg.Duration > 0 && due >= r.cfg.Duration {
 			r.idle() // the schedule ends with the run
 			return
