@@ -62,6 +62,7 @@ func TestCompareBaselineRealSlowdown(t *testing.T) {
 	t.Parallel()
 	paths := pausedReports(t, 2*time.Millisecond, 2*time.Millisecond, 8*time.Millisecond)
 	same := mustRun(t, exitOK, "compare", "--baseline", paths[0], paths[1], "--max-regression", "5%")
+	t.Logf("two runs of the same settings:\n%s", same.stdout)
 	if !strings.Contains(same.stdout, "no regression beyond the noise past 5%") {
 		t.Errorf("compare --baseline of two runs of the same settings does not say no regression:\n%s", same.stdout)
 	}
