@@ -208,7 +208,7 @@ func (c *cell) warmUp(ctx, abort context.Context) error {
 	}
 	wl := c.cfg.Workload
 	wl.Prefix = c.warmupPrefix()
-	wl.Duration, wl.Requests, wl.CrashRate, wl.RacePause = c.cfg.Warmup, 0, 0, 0
+	wl.Duration, wl.Requests, wl.CrashRate, wl.RacePause, wl.Stages = c.cfg.Warmup, 0, 0, 0, nil
 	var rec results.Recorder
 	_, runErr := workload.Run(ctx, wl, c.impl, c.conn, &rec, nil)
 	// Deleted even after an interrupt: a non-atomic strategy's warm-up
@@ -262,6 +262,7 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	m.load, m.err = workload.Run(ctx, wl, watch.strategy(c.impl), c.conn, rec, admitted)
 	m.events = stopFaults()
 	m.series = stopMonitor()
+	wl.LabelSeries(m.series)
 	stopAudits()
 	m.admission = admitted.Result()
 	// Before the audit: its pipeline opens a connection of its own.
@@ -298,7 +299,7 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 		// A simulated crash served no one: it is not admitted.
 		run.Admitted += run.Errors - run.ErrorKinds[results.KindCrashed]
 	}
-	run.Faults, run.PerSecond = m.events, m.series
+	run.Faults, run.PerSecond, run.Stages = m.events, m.series, m.load.Stages
 	run.Failover = m.failover
 	run.Saturation = c.saturation(m)
 	if run.Saturation != nil && run.Decisions == 0 {

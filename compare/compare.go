@@ -9,6 +9,11 @@
 // same command line up), else the server's address. Two runs with the same
 // Key, in one file or in several, are runs of the same cell.
 //
+// Baseline judges the cells of later files against the first's from the
+// per-second samples of both, with a Mann-Whitney U test (that of
+// golang.org/x/perf/benchmath, as benchstat), for `rlbench compare
+// --baseline`; BaselineText prints its verdicts.
+//
 // Runs with different settings are never one cell: the settings (Settings)
 // that differ between the files are part of the Key, so that a cell's
 // ratios and spread are over like runs only, and its rows say which.

@@ -436,6 +436,7 @@ func TestSetting(t *testing.T) {
 		{"key_dist", `"zipf"`, "key-dist", "zipf"},
 		{"faults", `[{"kind":"stall","at_ns":2000000000,"arg_ns":500000000},{"kind":"kill-clients","at_ns":5000000000}]`, "faults", "stall@2s:500ms,kill-clients@5s"},
 		{"private_tls", `true`, "private-tls", "true"},
+		{"stages", `[{"duration_ns":10000000000,"target":100},{"duration_ns":500000000,"target":0}]`, "stages", "10s:100,500ms:0"},
 	}
 	for _, tc := range tests {
 		if name, value := setting(tc.field, []byte(tc.raw)); name != tc.name || value != tc.value {

@@ -86,7 +86,7 @@ func writeTable(buf *bytes.Buffer, rep *Report, multi bool) {
 // textSections are the text report's notes after the table, in order:
 // each writes what it has to say of one run, labelled label, or nothing.
 var textSections = []func(buf *bytes.Buffer, r Run, label string){
-	writePartial, writeOpenLoop, writeErrors, writeAdmissionSample, writeFaults, writeCounts, writePerNode, writeClusterErrors, writeSaturation,
+	writePartial, writeOpenLoop, writeStages, writeErrors, writeAdmissionSample, writeFaults, writeCounts, writePerNode, writeClusterErrors, writeSaturation,
 	writeFieldAudit, writeLibraries, writeUserCodeGuard,
 }
 
