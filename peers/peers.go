@@ -11,8 +11,9 @@
 // length, 100,000 by default; EVALSHA of the same script), prints each
 // run's throughput and CPU per request of each side, the ratios
 // rlbench/redis-benchmark and rlbench/bare loop of both, and their medians,
-// and writes every figure as JSON. It measures; it does not judge speed. cmd/benchpeers is its command line,
-// and scripts/bench-peers.sh builds and runs that.
+// and writes every figure as JSON. It measures; it does not judge speed.
+// cmd/benchpeers is its command line, and scripts/bench-peers.sh builds and
+// runs that.
 package peers
 
 import (
