@@ -301,7 +301,7 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 	}
 	run.Faults, run.PerSecond, run.Stages = m.events, m.series, m.load.Stages
 	run.Failover = m.failover
-	run.Saturation = c.saturation(m)
+	run.Saturation = c.saturation(m, run.Decisions)
 	if run.Saturation != nil && run.Decisions == 0 {
 		// No load, no verdict: the CPUs measured the set-up.
 		run.Saturation.Verdict = ""
@@ -313,13 +313,14 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 // saturation compares the servers' readings around the load; nil when a
 // reading failed, the masters changed (by address, or by process: a
 // Sentinel target's master failed over by hand), or a fault left the
-// figures unknown.
-func (c *cell) saturation(m *measurement) *saturation.Report {
+// figures unknown. Its CPU per decision is over the load's decisions.
+func (c *cell) saturation(m *measurement, decisions int64) *saturation.Report {
 	if m.samplesErr != nil || saturationUnknown(m.events) ||
 		!sameServers(m.connected, m.before) || !sameServers(m.before, m.after) {
 		return nil
 	}
 	sat := saturation.Compare(m.before.samples, m.after.samples)
+	saturation.PerDecision(&sat, m.before.samples, m.after.samples, decisions)
 	// Connections count from before the client connected.
 	sat.ConnectionsOpened = saturation.Compare(m.connected.samples, m.after.samples).ConnectionsOpened
 	if c.cfg.Workload.Rate > 0 && m.load.Reached() || slices.ContainsFunc(m.events, isStall) {
