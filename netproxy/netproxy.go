@@ -164,8 +164,12 @@ func (p *Proxy) Stats() Stats {
 	return Stats{LostReplies: p.state.lostReplies.Load(), Resets: p.state.resets.Load()}
 }
 
-// Close stops listening and closes (resets) every connection.
+// Close stops listening and closes (resets) every connection; on a nil
+// Proxy it does nothing.
 func (p *Proxy) Close() error {
+	if p == nil {
+		return nil
+	}
 	p.proxy.Stop()
 	return nil
 }
