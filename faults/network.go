@@ -160,7 +160,7 @@ func injectNetwork(ctx context.Context, f Fault, p *netproxy.Proxy, ev *Event) e
 		what = fmt.Sprintf("replies lost with probability %g", f.P)
 		apply, undo = func() error { return p.ReplyLoss(f.P) }, func() error { return p.ReplyLoss(0) }
 	case Partition:
-		what = "every byte dropped both ways"
+		what = "every byte held both ways"
 		apply, undo = p.Cut, p.Heal
 	default:
 		return fmt.Errorf("unknown network fault kind %q", f.Kind)

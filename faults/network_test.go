@@ -88,7 +88,7 @@ func TestNetworkFaults(t *testing.T) {
 	if !timedOut {
 		t.Fatal("no GET timed out during a partition")
 	}
-	if events := stop(); len(events) != 1 || events[0].Error != "" || !strings.Contains(events[0].Detail, "every byte dropped") {
+	if events := stop(); len(events) != 1 || events[0].Error != "" || !strings.Contains(events[0].Detail, "every byte held") {
 		t.Fatalf("partition events = %+v", events)
 	}
 	if err := rdb.Get(ctx, key).Err(); err != nil {

@@ -88,19 +88,20 @@ func (p *Proxy) Addr() string {
 // Upstream is the server the proxy forwards to.
 func (p *Proxy) Upstream() string { return p.proxy.Upstream }
 
-// Cut makes every byte vanish both ways, on the open connections and on
-// new ones, until Heal: no reset, no close; the clients see timeouts. A
-// new connection is still accepted (the kernel completes the handshake)
-// but nothing it sends arrives.
+// Cut makes every byte stop both ways, on the open connections and on new
+// ones, until Heal: no reset, no close; the clients see timeouts. A new
+// connection is still accepted (the kernel completes the handshake) but
+// nothing it sends arrives. What is sent meanwhile is held and delivered
+// at Heal, as TCP retransmits after a partition, also for a client that
+// closed its connection meanwhile: its request reaches the server late.
 func (p *Proxy) Cut() error {
-	p.state.cut.Store(true)
+	p.state.cut()
 	return nil
 }
 
-// Heal ends a Cut: bytes flow again on the connections still open (what
-// was sent meanwhile is lost).
+// Heal ends a Cut: the bytes held are delivered, and flow again.
 func (p *Proxy) Heal() error {
-	p.state.cut.Store(false)
+	p.state.heal()
 	return nil
 }
 
