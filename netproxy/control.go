@@ -20,6 +20,7 @@ func init() { toxics.Register(controlType, new(control)) }
 // counts.
 type state struct {
 	replyLoss   atomic.Uint64 // math.Float64bits of the probability
+	loseNext    atomic.Int64  // replies to lose next, whatever the probability
 	lostReplies atomic.Int64
 	resets      atomic.Int64
 
@@ -153,7 +154,7 @@ func (c *control) Pipe(stub *toxics.ToxicStub) {
 				return
 			case healed != nil:
 				h.chunks = append(h.chunks, chunk)
-			case c.down && lose(math.Float64frombits(c.state.replyLoss.Load())):
+			case c.down && (c.state.takeLoss() || lose(math.Float64frombits(c.state.replyLoss.Load()))):
 				c.state.lostReplies.Add(1)
 				c.close(stub)
 				return
@@ -176,6 +177,20 @@ func (c *control) deliver(stub *toxics.ToxicStub, h *held) bool {
 		stub.Close()
 	}
 	return h.ended
+}
+
+// takeLoss reports whether a reply is to be lost as one of the next ones
+// (LoseReplies), and counts it off.
+func (s *state) takeLoss() bool {
+	for {
+		n := s.loseNext.Load()
+		if n <= 0 {
+			return false
+		}
+		if s.loseNext.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
 }
 
 // lose reports, with probability prob, that a reply is lost.

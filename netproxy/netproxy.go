@@ -150,6 +150,13 @@ func (p *Proxy) ReplyLoss(prob float64) error {
 	return nil
 }
 
+// LoseReplies makes the next n replies (chunks of reply bytes, on any
+// connection) lost as ReplyLoss loses them: the server ran the request,
+// the connection is reset instead of the reply reaching the client.
+func (p *Proxy) LoseReplies(n int) {
+	p.state.loseNext.Store(int64(n))
+}
+
 // ResetAll resets every open connection at once (RST to both the client
 // and the server).
 func (p *Proxy) ResetAll() error {

@@ -109,6 +109,19 @@ func TestReplyLoss(t *testing.T) {
 	if n, err := client(t, p).Incr(t.Context(), key).Result(); err != nil || n != 2 {
 		t.Fatalf("INCR after ReplyLoss(0) = %d, %v; want 2", n, err)
 	}
+	// LoseReplies(1): the next reply only.
+	conn, r = dial(t, p)
+	p.LoseReplies(1)
+	if _, err := conn.Write([]byte("INCR " + key + "\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ReadString('\n'); !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("INCR after LoseReplies(1): %v, want connection reset", err)
+	}
+	dial(t, p) // the one after is answered
+	if n, err := plain.Get(t.Context(), key).Int(); err != nil || n != 3 {
+		t.Fatalf("the server's counter = %d, %v; want 3", n, err)
+	}
 	for _, bad := range []float64{-0.1, 1.5} {
 		if err := p.ReplyLoss(bad); err == nil {
 			t.Errorf("ReplyLoss(%v) accepted", bad)

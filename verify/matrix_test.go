@@ -51,6 +51,8 @@ func TestExpected(t *testing.T) {
 		{"noscript on a server not managed", verify.CheckNoscript, luaProps, verify.Server{RedisVersion: "7.0.15"}, []verify.Outcome{verify.NotApplicable}},
 		{"restart on the private server", verify.CheckRestart, naiveProps, private7, []verify.Outcome{verify.Pass}},
 		{"restart on a server not managed", verify.CheckRestart, naiveProps, external6, []verify.Outcome{verify.NotApplicable}},
+		{"retry, fixed window", verify.CheckRetry, luaProps, external6, []verify.Outcome{verify.Pass, verify.Fail}},
+		{"retry, no fixed window", verify.CheckRetry, gcraProps, private7, []verify.Outcome{verify.NotApplicable}},
 		{"unknown check", "nope", luaProps, private7, nil},
 	}
 	for _, tc := range tests {
