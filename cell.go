@@ -12,6 +12,7 @@ import (
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/netproxy"
 	"github.com/rlbench/rlbench/redirects"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/saturation"
@@ -42,6 +43,9 @@ type cell struct {
 	conn  clients.Conn
 	// guard confines a user strategy's code (usercode.go); nil otherwise.
 	guard *userCodeGuard
+	// proxy is what the client's connections go through when a network
+	// fault is asked for (faults.StartProxy); nil otherwise.
+	proxy *netproxy.Proxy
 }
 
 // newCell returns the cell of strategy x client on t.
@@ -106,6 +110,7 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 	var m measurement
 	// Before the client connects, so that its connections are counted.
 	m.connected, m.samplesErr = c.target.sample(ctx)
+	defer func() { c.proxy.Close() }() // after the client's connections
 	if err := c.connect(ctx, log); err != nil {
 		return results.Run{}, err
 	}
@@ -139,6 +144,10 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 func (c *cell) connect(ctx context.Context, log io.Writer) error {
 	o := c.target.clientOptions(c.cfg, c.cfg.Workload.Workers, clientName(c.prefix))
 	c.guard.login(&o)
+	var err error
+	if c.proxy, o.Addr, o.TLS, err = faults.StartProxy(c.cfg.Faults, o.Addr, o.TLS); err != nil {
+		return fmt.Errorf("%s: %w", c.label, err)
+	}
 	conn, err := clients.New(c.client, o)
 	if err != nil {
 		return err
@@ -254,6 +263,7 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	latestImmortal, stopAudits := periodicAudit(ctx, t, wl.Prefix, c.cfg.Window, c.cfg.AuditEvery, c.fieldAudit())
 	stopMonitor := monitor(progress, c.label, rec, latestImmortal)
 	ft := t.faultTarget(c.cfg, wl.Prefix)
+	ft.Proxy = c.proxy
 	watch := c.watchFailover(&ft) // nil for a cell that neither counts increments nor fails over (failover.go)
 	stopFaults := faults.Schedule(ctx, c.cfg.Faults, ft)
 	info, _ := strategies.Lookup(c.strategy)

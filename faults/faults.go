@@ -1,6 +1,9 @@
 // Package faults injects server-side faults into a load run at set times:
 // a script-cache flush, a server restart, a stall, the run's connections
-// killed, a cluster failover or a slot moved between masters. Each is counted and reported by the run, never a crash of rlbench.
+// killed, a cluster failover or a slot moved between masters; and, on the
+// network between the load's clients and the server (network.go), latency,
+// lost replies, a partition, every connection reset. Each is counted and
+// reported by the run, never a crash of rlbench.
 package faults
 
 import (
@@ -17,6 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rlbench/rlbench/netproxy"
 	"github.com/rlbench/rlbench/results"
 )
 
@@ -49,10 +53,10 @@ const (
 )
 
 // Kinds lists the accepted kinds.
-var Kinds = []string{ScriptFlush, Restart, Stall, KillClients, Failover, Reshard, SentinelFailover}
+var Kinds = []string{ScriptFlush, Restart, Stall, KillClients, Failover, Reshard, SentinelFailover, Latency, ReplyLoss, Partition, Reset}
 
 // ErrSyntax is returned by Parse for a malformed fault.
-var ErrSyntax = errors.New("fault must be KIND@T[:ARG], e.g. script-flush@10s, restart@10s, stall@10s:500ms, kill-clients@10s, failover@10s, reshard@10s:1s")
+var ErrSyntax = errors.New("fault must be KIND@T[:ARG], e.g. script-flush@10s, restart@10s, stall@10s:500ms, kill-clients@10s, failover@10s, reshard@10s:1s, latency@10s:5s:50~10, reply-loss@10s:5s:0.05, partition@10s:2s, reset@10s")
 
 // Fault is one fault at one time.
 type Fault struct {
@@ -60,14 +64,24 @@ type Fault struct {
 	Kind string `json:"kind"`
 	// At is when the fault happens, from the start of the load.
 	At time.Duration `json:"at_ns"`
-	// Arg is the stall's length, or how long a reshard keeps its slot
-	// migrating; 0 for the other kinds.
+	// Arg is the stall's length, how long a reshard keeps its slot
+	// migrating, or how long a network fault lasts (D); 0 for the other
+	// kinds.
 	Arg time.Duration `json:"arg_ns,omitempty"`
+	// LatencyMS and JitterMS are a latency fault's delay and its jitter,
+	// in milliseconds.
+	LatencyMS int `json:"latency_ms,omitempty"`
+	JitterMS  int `json:"jitter_ms,omitempty"`
+	// P is a reply-loss fault's probability of losing each reply.
+	P float64 `json:"p,omitempty"`
 }
 
 // String returns the fault in Parse's syntax.
 func (f Fault) String() string {
 	s := f.Kind + "@" + f.At.String()
+	if Network(f.Kind) {
+		return s + networkString(f)
+	}
 	if f.Arg > 0 {
 		s += ":" + f.Arg.String()
 	}
@@ -75,7 +89,8 @@ func (f Fault) String() string {
 }
 
 // Parse reads KIND@T[:ARG]. stall needs ARG, a duration of at least 1ms;
-// reshard takes one (a duration, 0 by default); the other kinds take none.
+// reshard takes one (a duration, 0 by default); the network kinds take
+// theirs (parseNetwork); the other kinds take none.
 func Parse(s string) (Fault, error) {
 	kind, rest, ok := strings.Cut(s, "@")
 	if !ok {
@@ -100,6 +115,10 @@ func Parse(s string) (Fault, error) {
 			if f.Arg, err = time.ParseDuration(arg); err != nil || f.Arg < 0 {
 				return Fault{}, fmt.Errorf("%w; got %q (bad migration hold %q)", ErrSyntax, s, arg)
 			}
+		}
+	case Latency, ReplyLoss, Partition, Reset:
+		if err := parseNetwork(&f, s, arg, hasArg); err != nil {
+			return Fault{}, err
 		}
 	case ScriptFlush, Restart, KillClients, Failover, SentinelFailover:
 		if hasArg {
@@ -136,6 +155,9 @@ type requirement struct {
 	// serverWide is true for the kinds that act on every client or tenant
 	// of the server, not only on the run's own connections and keys.
 	serverWide bool
+	// network is true for the kinds that act through a proxy between the
+	// load's clients and one server (network.go).
+	network bool
 	// needs reports whether c is enough; why says what is missing.
 	needs func(c Capabilities) bool
 	why   string
@@ -155,6 +177,10 @@ var requirements = map[string]requirement{
 		why: "needs a private cluster with replicas (--managed-cluster NxR)"},
 	Reshard: {needs: func(c Capabilities) bool { return c.Cluster && c.Private },
 		why: "needs a private cluster (--managed-cluster N): it moves a slot, keys outside the run's prefix included"},
+	Latency:   {single: true, network: true},
+	ReplyLoss: {single: true, network: true},
+	Partition: {single: true, network: true},
+	Reset:     {single: true, network: true},
 }
 
 // ServerWide reports whether a fault of kind acts on the whole server
@@ -169,6 +195,8 @@ func Check(f Fault, c Capabilities) error {
 	switch {
 	case !ok:
 		return fmt.Errorf("unknown fault kind %q (accepted: %s)", f.Kind, strings.Join(Kinds, ", "))
+	case req.network && (c.Cluster || c.Sentinel):
+		return fmt.Errorf("%s %s", f, networkWhy)
 	case c.Cluster && req.single:
 		return fmt.Errorf("%s: only %s are supported on a cluster", f, strings.Join(clusterKinds(), " and "))
 	case req.needs != nil && !req.needs(c):
@@ -215,6 +243,9 @@ type Target struct {
 	// keeping it migrating for hold, and returns what it did; nil when the
 	// target is not a private cluster.
 	Reshard func(ctx context.Context, hold time.Duration) (string, error)
+	// Proxy is what the load's connections go through when a network
+	// fault is asked for (StartProxy); nil otherwise.
+	Proxy *netproxy.Proxy
 }
 
 // Event records one fault as it happened. It is results.FaultEvent, which
@@ -263,6 +294,10 @@ func inject(ctx context.Context, f Fault, t Target) (string, error) {
 			return "", fmt.Errorf("%s: the target gives no reshard", f)
 		}
 		return timed(func() (string, error) { return t.Reshard(ctx, f.Arg) })
+	case Latency, ReplyLoss, Partition, Reset:
+		var ev Event
+		err := injectNetwork(ctx, f, t.Proxy, &ev)
+		return ev.Detail, err
 	}
 	return "", fmt.Errorf("unknown fault kind %q", f.Kind)
 }
@@ -334,10 +369,17 @@ func Schedule(ctx context.Context, fs []Fault, t Target) (stop func() []Event) {
 			case <-timer.C:
 			}
 			ev := Event{Fault: f.String(), AtS: time.Since(start).Seconds()}
-			// Once due, a fault runs to its end even if the load ends
-			// meanwhile: a restart cut short would leave no server.
-			detail, err := Inject(context.WithoutCancel(ctx), f, t)
-			ev.Detail = detail
+			var err error
+			if Network(f.Kind) {
+				// Ends with the load: the proxy goes with its connections.
+				if err = Check(f, t.Capabilities); err == nil {
+					err = injectNetwork(ctx, f, t.Proxy, &ev)
+				}
+			} else {
+				// Once due, a fault runs to its end even if the load ends
+				// meanwhile: a restart cut short would leave no server.
+				ev.Detail, err = Inject(context.WithoutCancel(ctx), f, t)
+			}
 			if err != nil {
 				ev.Error = err.Error()
 			}

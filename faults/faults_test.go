@@ -34,6 +34,22 @@ func TestParse(t *testing.T) {
 		{"stall too short", "stall@1s:10us", faults.Fault{}, true},
 		{"argument on restart", "restart@1s:2s", faults.Fault{}, true},
 		{"unknown kind", "meteor@1s", faults.Fault{}, true},
+		{"latency", "latency@1s:2s:50", faults.Fault{Kind: faults.Latency, At: time.Second, Arg: 2 * time.Second, LatencyMS: 50}, false},
+		{"latency with jitter", "latency@1s:2s:50~10", faults.Fault{Kind: faults.Latency, At: time.Second, Arg: 2 * time.Second, LatencyMS: 50, JitterMS: 10}, false},
+		{"reply loss", "reply-loss@1s:2s:0.05", faults.Fault{Kind: faults.ReplyLoss, At: time.Second, Arg: 2 * time.Second, P: 0.05}, false},
+		{"partition", "partition@1s:2s", faults.Fault{Kind: faults.Partition, At: time.Second, Arg: 2 * time.Second}, false},
+		{"reset", "reset@1s", faults.Fault{Kind: faults.Reset, At: time.Second}, false},
+		{"latency without ms", "latency@1s:2s", faults.Fault{}, true},
+		{"latency without length", "latency@1s", faults.Fault{}, true},
+		{"latency in a duration", "latency@1s:2s:50ms", faults.Fault{}, true},
+		{"latency jitter above it", "latency@1s:2s:50~60", faults.Fault{}, true},
+		{"latency of 0", "latency@1s:2s:0", faults.Fault{}, true},
+		{"reply loss above 1", "reply-loss@1s:2s:1.5", faults.Fault{}, true},
+		{"reply loss of 0", "reply-loss@1s:2s:0", faults.Fault{}, true},
+		{"reply loss without p", "reply-loss@1s:2s", faults.Fault{}, true},
+		{"partition with more", "partition@1s:2s:3", faults.Fault{}, true},
+		{"partition too short", "partition@1s:10us", faults.Fault{}, true},
+		{"reset with an argument", "reset@1s:2s", faults.Fault{}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,6 +211,10 @@ func TestCheck(t *testing.T) {
 		{"failover@1s", replicas, ""},
 		{"reshard@1s", cluster, "needs a private cluster (--managed-cluster N)"},
 		{"reshard@1s", managed, ""},
+		{"reply-loss@1s:1s:0.1", existing, ""}, // the run's own connections only
+		{"partition@1s:1s", private, ""},
+		{"reset@1s", managed, "needs a single server"},
+		{"latency@1s:1s:5", faults.Capabilities{Sentinel: true, Private: true, Replicas: true}, "needs a single server"},
 	}
 	for _, tc := range tests {
 		f, err := faults.Parse(tc.fault)

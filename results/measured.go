@@ -15,6 +15,11 @@ type FaultEvent struct {
 	Detail string `json:"detail,omitempty"`
 	// Error is why it failed, if it did.
 	Error string `json:"error,omitempty"`
+	// LostReplies counts the replies a reply-loss fault lost (the server
+	// ran the request; the client's connection was reset instead).
+	LostReplies int64 `json:"lost_replies,omitempty"`
+	// ResetConnections counts the connections a reset fault reset.
+	ResetConnections int `json:"reset_connections,omitempty"`
 }
 
 // Kind is the kind of the fault e records: Fault up to its "@".

@@ -61,6 +61,8 @@ func TestExpected(t *testing.T) {
 		{"state beside the key: first", verify.CheckFirst, besideProps, private7, []verify.Outcome{verify.Pass}},
 		{"state beside the key: wrong type", verify.CheckWrongType, besideProps, private7, []verify.Outcome{verify.NotApplicable}},
 		{"state beside the key: race", verify.CheckRace, besideProps, private7, []verify.Outcome{verify.NotApplicable}},
+		{"retry, fixed window", verify.CheckRetry, luaProps, external6, []verify.Outcome{verify.Pass, verify.Fail}},
+		{"retry, no fixed window", verify.CheckRetry, gcraProps, private7, []verify.Outcome{verify.NotApplicable}},
 		{"unknown check", "nope", luaProps, private7, nil},
 	}
 	for _, tc := range tests {

@@ -147,13 +147,23 @@ func interrupted(ctx context.Context, cell Cell) Cell {
 
 // connect opens a client and prepares the strategy if it needs preparing.
 func (r *row) connect(ctx context.Context) (*countingClient, error) {
+	return r.connectTo(ctx, r.server.Addr, 0)
+}
+
+// connectTo is connect to addr (the server, or a proxy in front of it),
+// with the client's retries (clients.Options.Retries).
+func (r *row) connectTo(ctx context.Context, addr string, retries int) (*countingClient, error) {
 	login := r.cfg.login()
 	tlsConfig, err := login.TLS.Config() // a *tls.Config of its own
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
+	if tlsConfig != nil && addr != r.server.Addr && tlsConfig.ServerName == "" {
+		tlsConfig.ServerName = proxiedServerName(r.server.Addr)
+	}
 	adapter, err := clients.New(r.clientName, clients.Options{
-		Addr: r.server.Addr, Username: login.Username, Password: login.Password, DB: login.DB, TLS: tlsConfig, Workers: r.cfg.Workers,
+		Addr: addr, Username: login.Username, Password: login.Password, DB: login.DB, TLS: tlsConfig, Workers: r.cfg.Workers,
+		Retries: retries,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
