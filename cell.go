@@ -42,6 +42,8 @@ type cell struct {
 	conn  clients.Conn
 	// guard confines a user strategy's code (usercode.go); nil otherwise.
 	guard *userCodeGuard
+	// live receives the measured load's figures as it runs; nil: none.
+	live LiveMetrics
 }
 
 // newCell returns the cell of strategy x client on t.
@@ -255,13 +257,15 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	stopMonitor := monitor(progress, c.label, rec, latestImmortal)
 	ft := t.faultTarget(c.cfg, wl.Prefix)
 	watch := c.watchFailover(&ft) // nil for a cell that neither counts increments nor fails over (failover.go)
-	stopFaults := faults.Schedule(ctx, c.cfg.Faults, ft)
+	fault, liveDone := c.measuring(rec, latestImmortal)
+	stopFaults := faults.ScheduleNotify(ctx, c.cfg.Faults, ft, fault)
 	info, _ := strategies.Lookup(c.strategy)
 	admitted := admission.New(info, wl.Keys, c.cfg.Limit, c.cfg.Window)
 	m.startedAt = time.Now()
 	m.load, m.err = workload.Run(ctx, wl, watch.strategy(c.impl), c.conn, rec, admitted)
 	m.events = stopFaults()
 	m.series = stopMonitor()
+	liveDone()
 	stopAudits()
 	m.admission = admitted.Result()
 	// Before the audit: its pipeline opens a connection of its own.
@@ -269,6 +273,15 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	m.after, m.samplesErr = after, errors.Join(m.samplesErr, afterErr)
 	m.redirectsAfter = t.redirects(context.WithoutCancel(ctx))
 	m.failover = watch.result(ctx, m.startedAt) // once its comparisons are done, before the audit deletes the keys
+}
+
+// measuring tells c.live, when there is one, that the measured load
+// starts: its fault and done functions, no-ops without it.
+func (c *cell) measuring(rec *results.Recorder, immortal func() *int64) (fault func(faults.Event), done func()) {
+	if c.live == nil {
+		return nil, func() {}
+	}
+	return c.live.Measuring(c.target.spec.Label, c.strategy, c.client, rec, immortal)
 }
 
 // result is the cell's results.Run, before the audit.

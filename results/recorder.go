@@ -3,6 +3,7 @@ package results
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -56,6 +57,9 @@ type shard struct {
 	allowed, rejected, errors int64
 	// kinds counts errors by ErrorKind; nil until the first error.
 	kinds map[string]int64
+	// begun counts Begin's calls, outside mu: the decisions sent, of
+	// which those not yet recorded are in flight.
+	begun atomic.Int64
 }
 
 // paddedShard pads a shard to a whole number of cache lines against false
@@ -182,6 +186,37 @@ func (s *shard) count(allowed bool, err error, kind string) {
 	}
 }
 
+// Begin notes that worker has sent a decision that it will record with
+// Record or RecordOpen, or give up with Abandon: InFlight counts it until
+// then. It takes no lock (one atomic add on the worker's shard) and
+// allocates nothing.
+func (r *Recorder) Begin(worker int) {
+	r.once.Do(r.init)
+	r.shards[uint(worker)%uint(len(r.shards))].begun.Add(1)
+}
+
+// Abandon notes that worker gave up the decision of its latest Begin
+// without recording it (an interrupt ended it).
+func (r *Recorder) Abandon(worker int) {
+	r.once.Do(r.init)
+	r.shards[uint(worker)%uint(len(r.shards))].begun.Add(-1)
+}
+
+// InFlight returns the decisions sent (Begin) and not yet recorded, given
+// t, a Totals read before the call. It is meant for a Recorder whose every
+// decision is begun, as workload.Run's are.
+func (r *Recorder) InFlight(t Totals) int64 {
+	r.once.Do(r.init)
+	var begun int64
+	for i := range r.shards {
+		begun += r.shards[i].begun.Load()
+	}
+	// Each Begin precedes its Record, and begun is read after t: the
+	// difference is never below zero, unless a caller records without
+	// Begin.
+	return max(begun-t.Decisions, 0)
+}
+
 // Totals is a snapshot of a Recorder's counters, for a live progress line.
 type Totals struct {
 	// Decisions is the number of decision attempts: Allowed + Rejected + Errors.
@@ -304,6 +339,7 @@ func (r *Recorder) Reset() {
 			s.uncorrected.Reset()
 		}
 		s.allowed, s.rejected, s.errors = 0, 0, 0
+		s.begun.Store(0)
 		clear(s.kinds)
 	})
 }

@@ -35,6 +35,8 @@ type loadOptions struct {
 	debug          bool
 	failOnImmortal bool
 	listStrategies bool
+	// metricsAddr is --metrics-addr: where to serve live metrics.
+	metricsAddr string
 	// The targets by flag, put in cfg.Targets in the documented order.
 	redisServers, addrs, managed, clusters, managedSentinels []rlbench.TargetSpec
 	// connection holds the login flags, --url and --sentinel.
@@ -90,6 +92,7 @@ func (c cli) newLoadFlagSet(o *loadOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (read it with go tool pprof)")
 	fs.BoolVar(&cfg.KeepKeys, "keep-keys", false, "leave each run's keys in Redis after the audit (default: UNLINK them)")
 	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when any run leaves an immortal key")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve live Prometheus metrics at http://HOST:PORT/metrics during the run (decisions, latency, in flight, immortal keys with --audit-every, faults; docs/metrics.md)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
 	fs.BoolVar(&o.debug, "debug", false, "on SIGQUIT (Ctrl-\\), also write every goroutine's stack to stderr before the clean-up (as GOTRACEBACK set does)")
 	addUserStrategyFlags(fs, &cfg.Scripts, &cfg.Functions, &cfg.Sequences)
@@ -135,6 +138,12 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		text = stderr
 	}
 	opts := rlbench.Options{Log: stderr, Abort: c.abort}
+	live, stopMetrics, err := serveMetrics(o.metricsAddr, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	opts.Metrics = live
 	if !o.quiet && isTerminal(text) {
 		opts.Progress = text
 	}
