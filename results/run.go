@@ -56,6 +56,9 @@ type Run struct {
 	// Libraries are the libraries of Redis Functions the cell's client
 	// was given and what became of each; absent for a strategy with none.
 	Libraries []Library `json:"function_libraries,omitempty"`
+	// Thresholds are the --threshold results of the cell (package
+	// thresholds), in the order given; absent without any.
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 	Failover
 	Cluster
 	Audits

@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/metrics"
+	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/thresholds"
 )
 
 // serveMetrics serves the run's live metrics on --metrics-addr, when given,
@@ -31,4 +35,46 @@ func serveMetrics(addr string, log io.Writer) (rlbench.LiveMetrics, func(), erro
 		}
 	}
 	return exp, stop, nil
+}
+
+// thresholdsValue is --threshold, repeatable: each expression is parsed
+// as it is given, so a malformed one is bad input before the run.
+type thresholdsValue struct{ p *[]thresholds.Threshold }
+
+func (v thresholdsValue) Set(s string) error {
+	th, err := thresholds.Parse(s)
+	if err != nil {
+		return flagErrorf("--threshold: %w", err)
+	}
+	*v.p = append(*v.p, th)
+	return nil
+}
+
+func (v thresholdsValue) String() string {
+	texts := make([]string, len(*v.p))
+	for i, th := range *v.p {
+		texts[i] = th.Expr
+	}
+	return strings.Join(texts, ",")
+}
+
+func (v thresholdsValue) Type() string { return "stringArray" }
+
+// errThresholds ends a run with exit status 1 when a threshold failed; the
+// summary above it lists each with its figure.
+var errThresholds = errors.New("a --threshold failed (see the thresholds in the summary)")
+
+// checkThresholds checks ths on rep's cells (before the report is
+// written, so that the JSON carries them) and returns the text that the
+// summary ends with and errThresholds, wrapped, when any failed.
+func checkThresholds(rep *results.Report, ths []thresholds.Threshold) (text func(io.Writer) error, err error) {
+	if len(ths) == 0 || rep == nil {
+		return func(io.Writer) error { return nil }, nil
+	}
+	checked, failed, unmatched := thresholds.Check(rep, ths)
+	text = func(w io.Writer) error { return thresholds.Text(w, rep, unmatched) }
+	if failed > 0 {
+		return text, fmt.Errorf("%d of %d thresholds failed: %w", failed, checked, errThresholds)
+	}
+	return text, nil
 }
