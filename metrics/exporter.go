@@ -95,11 +95,14 @@ func (e *Exporter) Handler() http.Handler {
 func (e *Exporter) Gatherer() prometheus.Gatherer { return e.reg }
 
 // Measuring adds a cell whose measured load starts: its workers record into
-// rec; immortal, when not nil, gives the periodic audit's latest count. It
+// rec, which it makes count the decisions in flight (TrackInFlight: call
+// Measuring before the load's first decision); immortal, when not nil,
+// gives the periodic audit's latest count. It
 // returns fault, to call as each injected fault ends, and done, to call
 // once the load has ended and rec holds its final figures: the cell's
 // metrics then stay at those (rlbench.LiveMetrics).
 func (e *Exporter) Measuring(target, strategy, client string, rec *results.Recorder, immortal func() *int64) (fault func(results.FaultEvent), done func()) {
+	rec.TrackInFlight() // before the load's first decision
 	c := &cell{
 		labels: []string{target, strategy, client}, started: time.Now(),
 		rec: rec, immortal: immortal, faults: make(map[[2]string]int64),

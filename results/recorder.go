@@ -83,6 +83,9 @@ type Recorder struct {
 	// n is the shard count NewRecorder asked for; 0 means defaultShards.
 	n      int
 	shards []paddedShard
+	// inFlight is set by TrackInFlight, before the workers start: Begin
+	// and Abandon count.
+	inFlight bool
 }
 
 // NewRecorder returns a Recorder with the given number of shards; shards <= 0
@@ -186,27 +189,46 @@ func (s *shard) count(allowed bool, err error, kind string) {
 	}
 }
 
+// TrackInFlight makes Begin and Abandon count, for InFlight (live
+// metrics); without it they do nothing. Call it before the first Begin
+// (before the workers start).
+func (r *Recorder) TrackInFlight() {
+	r.once.Do(r.init)
+	r.inFlight = true
+}
+
 // Begin notes that worker has sent a decision that it will record with
 // Record or RecordOpen, or give up with Abandon: InFlight counts it until
-// then. It takes no lock (one atomic add on the worker's shard) and
-// allocates nothing.
+// then. Unless TrackInFlight was called it does nothing; otherwise it takes
+// no lock (one atomic add on the worker's shard). It allocates nothing.
 func (r *Recorder) Begin(worker int) {
-	r.once.Do(r.init)
-	r.shards[uint(worker)%uint(len(r.shards))].begun.Add(1)
+	if r.inFlight {
+		r.begin(worker, 1)
+	}
 }
 
 // Abandon notes that worker gave up the decision of its latest Begin
 // without recording it (an interrupt ended it).
 func (r *Recorder) Abandon(worker int) {
-	r.once.Do(r.init)
-	r.shards[uint(worker)%uint(len(r.shards))].begun.Add(-1)
+	if r.inFlight {
+		r.begin(worker, -1)
+	}
+}
+
+// begin adds n to worker's shard's count of begun decisions.
+func (r *Recorder) begin(worker int, n int64) {
+	r.shards[uint(worker)%uint(len(r.shards))].begun.Add(n)
 }
 
 // InFlight returns the decisions sent (Begin) and not yet recorded, given
-// t, a Totals read before the call. It is meant for a Recorder whose every
-// decision is begun, as workload.Run's are.
+// t, a Totals read before the call; 0 unless TrackInFlight was called. It
+// is meant for a Recorder whose every decision is begun, as workload.Run's
+// are.
 func (r *Recorder) InFlight(t Totals) int64 {
 	r.once.Do(r.init)
+	if !r.inFlight {
+		return 0
+	}
 	var begun int64
 	for i := range r.shards {
 		begun += r.shards[i].begun.Load()
