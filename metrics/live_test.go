@@ -103,6 +103,7 @@ func TestLiveMetricsMatchTheJSON(t *testing.T) {
 	}()
 	var res outcome
 	sawLive, sawInFlight := false, false
+	var lastDecisions float64
 	deadline := time.Now().Add(60 * time.Second)
 poll:
 	for {
@@ -118,6 +119,12 @@ poll:
 		if value(mfs, metrics.MeasuringName, nil) == 1 && value(mfs, metrics.DecisionsName, nil) > 0 {
 			sawLive = true
 		}
+		// A counter never goes down, scrape after scrape.
+		n := value(mfs, metrics.DecisionsName, nil)
+		if n < lastDecisions {
+			t.Errorf("%s fell from %v to %v between two scrapes", metrics.DecisionsName, lastDecisions, n)
+		}
+		lastDecisions = n
 		if value(mfs, metrics.InFlightName, nil) > 0 {
 			sawInFlight = true
 		}
@@ -141,6 +148,13 @@ poll:
 		t.Fatal(err)
 	}
 	mfs := scrape(t, ms.URL())
+	var total int64
+	for _, r := range rep.Runs {
+		total += r.Decisions
+	}
+	if got := value(mfs, metrics.DecisionsName, nil); got != float64(total) || lastDecisions > got {
+		t.Errorf("%s = %v at the end, %v at the last scrape during the run; want the JSON's %d, and no more during", metrics.DecisionsName, got, lastDecisions, total)
+	}
 	if len(rep.Runs) != 2 {
 		t.Fatalf("%d runs; want 2", len(rep.Runs))
 	}

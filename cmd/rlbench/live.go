@@ -61,8 +61,8 @@ func (v thresholdsValue) String() string {
 func (v thresholdsValue) Type() string { return "stringArray" }
 
 // errThresholds ends a run with exit status 1 when a threshold failed; the
-// summary above it lists each with its figure.
-var errThresholds = errors.New("a --threshold failed (see the thresholds in the summary)")
+// lines after the summary list each with its figure.
+var errThresholds = errors.New("--threshold")
 
 // checkThresholds checks ths on rep's cells (before the report is
 // written, so that the JSON carries them) and returns the text that the
@@ -74,7 +74,7 @@ func checkThresholds(rep *results.Report, ths []thresholds.Threshold) (text func
 	checked, failed, unmatched := thresholds.Check(rep, ths)
 	text = func(w io.Writer) error { return thresholds.Text(w, rep, unmatched) }
 	if failed > 0 {
-		return text, fmt.Errorf("%d of %d thresholds failed: %w", failed, checked, errThresholds)
+		return text, fmt.Errorf("%w: %d of %d failed (listed after the summary, with their figures)", errThresholds, failed, checked)
 	}
 	return text, nil
 }
