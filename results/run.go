@@ -456,4 +456,7 @@ type Report struct {
 	Config any `json:"config"`
 	// Runs holds one entry per strategy x client load phase, in run order.
 	Runs []Run `json:"runs"`
+	// UnmatchedThresholds are the --thresholds whose STRATEGY/CLIENT:
+	// matched no run, each failed (package thresholds); absent when none.
+	UnmatchedThresholds []ThresholdResult `json:"thresholds_unmatched,omitempty"`
 }

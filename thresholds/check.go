@@ -53,8 +53,8 @@ func (th Threshold) measure(r *results.Run) (float64, string) {
 // Check checks every threshold against every cell of rep it applies to,
 // records each result in the cell's Thresholds (in the order given) and
 // returns the number checked and the number that failed. A threshold that
-// applies to no cell fails once, in the result returned beside them.
-func Check(rep *results.Report, ths []Threshold) (checked, failed int, unmatched []results.ThresholdResult) {
+// applies to no cell fails once, in rep.UnmatchedThresholds.
+func Check(rep *results.Report, ths []Threshold) (checked, failed int) {
 	for _, th := range ths {
 		matched := false
 		for i := range rep.Runs {
@@ -80,10 +80,10 @@ func Check(rep *results.Report, ths []Threshold) (checked, failed int, unmatched
 		if !matched {
 			checked++
 			failed++
-			unmatched = append(unmatched, results.ThresholdResult{Threshold: th.Expr, Note: "no cell " + th.Strategy + "/" + th.Client + " in the run"})
+			rep.UnmatchedThresholds = append(rep.UnmatchedThresholds, results.ThresholdResult{Threshold: th.Expr, Note: "no cell " + th.Strategy + "/" + th.Client + " in the run"})
 		}
 	}
-	return checked, failed, unmatched
+	return checked, failed
 }
 
 // format shows v in th.Metric's unit: a latency as a duration, a count as
@@ -97,7 +97,7 @@ func (th Threshold) format(v float64) string {
 
 // Text writes one line per checked threshold: the cell, the threshold, the
 // measured value and ok or FAILED, then the unmatched ones.
-func Text(w io.Writer, rep *results.Report, unmatched []results.ThresholdResult) error {
+func Text(w io.Writer, rep *results.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "thresholds:\tcell\tmeasured\tresult")
 	line := func(cell string, t results.ThresholdResult) {
@@ -119,7 +119,7 @@ func Text(w io.Writer, rep *results.Report, unmatched []results.ThresholdResult)
 			line(cell, t)
 		}
 	}
-	for _, t := range unmatched {
+	for _, t := range rep.UnmatchedThresholds {
 		line("-", t)
 	}
 	return tw.Flush()

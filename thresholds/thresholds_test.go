@@ -97,7 +97,8 @@ func TestCheck(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep := &results.Report{Runs: []results.Run{run("lua", "go-redis"), run("naive", "rueidis")}}
-		_, failed, unmatched := Check(rep, []Threshold{th})
+		_, failed := Check(rep, []Threshold{th})
+		unmatched := rep.UnmatchedThresholds
 		var got []bool
 		wantFailed := 0
 		for _, r := range rep.Runs {
@@ -129,7 +130,8 @@ func TestCheckUnmatched(t *testing.T) {
 	t.Parallel()
 	th, _ := Parse("lua/rueidis:errors==0")
 	rep := &results.Report{Runs: []results.Run{run("lua", "go-redis")}}
-	checked, failed, unmatched := Check(rep, []Threshold{th})
+	checked, failed := Check(rep, []Threshold{th})
+	unmatched := rep.UnmatchedThresholds
 	if checked != 1 || failed != 1 || len(unmatched) != 1 || !strings.Contains(unmatched[0].Note, "no cell lua/rueidis") {
 		t.Errorf("Check = %d, %d, %v; want the threshold failed as matching no cell", checked, failed, unmatched)
 	}

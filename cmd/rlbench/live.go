@@ -71,8 +71,8 @@ func checkThresholds(rep *results.Report, ths []thresholds.Threshold) (text func
 	if len(ths) == 0 || rep == nil {
 		return func(io.Writer) error { return nil }, nil
 	}
-	checked, failed, unmatched := thresholds.Check(rep, ths)
-	text = func(w io.Writer) error { return thresholds.Text(w, rep, unmatched) }
+	checked, failed := thresholds.Check(rep, ths)
+	text = func(w io.Writer) error { return thresholds.Text(w, rep) }
 	if failed > 0 {
 		return text, fmt.Errorf("%w: %d of %d failed (listed after the summary, with their figures)", errThresholds, failed, checked)
 	}

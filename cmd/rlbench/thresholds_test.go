@@ -12,7 +12,8 @@ import (
 
 // TestThresholds is issue 26, item 2: a threshold that holds passes (exit
 // 0), one that fails exits 1 and prints its figure, which is the JSON's;
-// each is in the cell's JSON with its measured value.
+// each is in the cell's JSON with its measured value; one whose cell is not
+// in the run fails, and is in the JSON's thresholds_unmatched.
 func TestThresholds(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -22,6 +23,8 @@ func TestThresholds(t *testing.T) {
 		line     *regexp.Regexp // in stdout
 		pass     []bool         // the JSON's thresholds, in order
 		measured func(r results.Run) float64
+		// unmatched is the JSON's thresholds_unmatched count.
+		unmatched int
 	}{
 		{
 			name: "holds",
@@ -35,6 +38,12 @@ func TestThresholds(t *testing.T) {
 			code: 1, line: regexp.MustCompile(`(?m)^  throughput>1e12 +lua/go-redis +(\d+) +FAILED$`),
 			pass:     []bool{true, false},
 			measured: func(r results.Run) float64 { return r.ThroughputPerS },
+		},
+		{
+			name: "matches no cell",
+			args: []string{"--threshold", "lua/rueidis:errors==0"},
+			code: 1, line: regexp.MustCompile(`(?m)^  lua/rueidis:errors==0 +- +no cell lua/rueidis in the run +FAILED$`),
+			unmatched: 1,
 		},
 	}
 	for _, tc := range tests {
@@ -51,6 +60,9 @@ func TestThresholds(t *testing.T) {
 			rep, err := results.ReadReportFile(jsonPath)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if n := len(rep.UnmatchedThresholds); n != tc.unmatched {
+				t.Errorf("JSON thresholds_unmatched = %+v; want %d", rep.UnmatchedThresholds, tc.unmatched)
 			}
 			got := rep.Runs[0].Thresholds
 			if len(got) != len(tc.pass) {
