@@ -2,8 +2,10 @@ package metrics
 
 import (
 	"testing"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // TestLatencyOf converts a recorder's histogram (microseconds) into
@@ -37,5 +39,30 @@ func TestLatencyOf(t *testing.T) {
 		if got := l.native[idx]; got != want {
 			t.Errorf("native bucket %d = %d; want %d (buckets %v)", idx, got, want, l.native)
 		}
+	}
+}
+
+// TestLatencyMetricHasBoth writes the histogram metric as a scrape in
+// protobuf reads it: the native buckets (schema, spans, deltas) and the
+// classic ones in one histogram.
+func TestLatencyMetricHasBoth(t *testing.T) {
+	t.Parallel()
+	h := hdrhistogram.New(1, 60_000_000, 3)
+	_ = h.RecordValues(200, 100)
+	_ = h.RecordValues(3000, 50)
+	m, err := latencyOf(h).metric(latencyDesc, time.Unix(1, 0), "t", "lua", "go-redis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out dto.Metric
+	if err := m.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	hist := out.GetHistogram()
+	if hist.GetSchema() != NativeSchema || len(hist.GetPositiveSpan()) == 0 || len(hist.GetPositiveDelta()) != 2 {
+		t.Errorf("native part: schema %d, spans %v, deltas %v; want schema %d and 2 buckets", hist.GetSchema(), hist.GetPositiveSpan(), hist.GetPositiveDelta(), NativeSchema)
+	}
+	if len(hist.GetBucket()) != len(ClassicBuckets) || hist.GetSampleCount() != 150 {
+		t.Errorf("classic part: %d buckets, count %d; want %d buckets, count 150", len(hist.GetBucket()), hist.GetSampleCount(), len(ClassicBuckets))
 	}
 }
