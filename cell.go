@@ -46,6 +46,8 @@ type cell struct {
 	// proxy is what the client's connections go through when a network
 	// fault is asked for (faults.StartProxy); nil otherwise.
 	proxy *netproxy.Proxy
+	// live receives the measured load's figures as it runs; nil: none.
+	live LiveMetrics
 }
 
 // newCell returns the cell of strategy x client on t.
@@ -265,7 +267,8 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	ft := t.faultTarget(c.cfg, wl.Prefix)
 	ft.Proxy = c.proxy
 	watch := c.watchFailover(&ft) // nil for a cell that neither counts increments nor fails over (failover.go)
-	stopFaults := faults.Schedule(ctx, c.cfg.Faults, ft)
+	fault, liveDone := c.measuring(rec, latestImmortal)
+	stopFaults := faults.ScheduleNotify(ctx, c.cfg.Faults, ft, fault)
 	info, _ := strategies.Lookup(c.strategy)
 	admitted := admission.New(info, wl.Keys, c.cfg.Limit, c.cfg.Window)
 	m.startedAt = time.Now()
@@ -273,6 +276,7 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	m.events = stopFaults()
 	m.series = stopMonitor()
 	wl.LabelSeries(m.series)
+	liveDone()
 	stopAudits()
 	m.admission = admitted.Result()
 	// Before the audit: its pipeline opens a connection of its own.
@@ -280,6 +284,15 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	m.after, m.samplesErr = after, errors.Join(m.samplesErr, afterErr)
 	m.redirectsAfter = t.redirects(context.WithoutCancel(ctx))
 	m.failover = watch.result(ctx, m.startedAt) // once its comparisons are done, before the audit deletes the keys
+}
+
+// measuring tells c.live, when there is one, that the measured load
+// starts: its fault and done functions, no-ops without it.
+func (c *cell) measuring(rec *results.Recorder, immortal func() *int64) (fault func(faults.Event), done func()) {
+	if c.live == nil {
+		return nil, func() {}
+	}
+	return c.live.Measuring(c.target.spec.Label, c.strategy, c.client, rec, immortal)
 }
 
 // result is the cell's results.Run, before the audit.

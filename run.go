@@ -29,6 +29,19 @@ type Options struct {
 	// audit and the clean-up of the cell that was interrupted (a second
 	// interrupt). Run then says which keys it left. nil means never.
 	Abort context.Context
+	// Metrics receives each cell's live figures while it measures
+	// (rlbench --metrics-addr: metrics.Exporter); nil means none.
+	Metrics LiveMetrics
+}
+
+// LiveMetrics is what Run tells while each cell's measured load runs.
+type LiveMetrics interface {
+	// Measuring is called as a cell's measured load starts: its workers
+	// record into rec; immortal, when not nil (AuditEvery), gives the
+	// periodic audit's latest count (nil before its first). Run calls
+	// fault as each injected fault ends, and done once the load has ended
+	// and rec holds the figures of the cell's results.Run.
+	Measuring(target, strategy, client string, rec *results.Recorder, immortal func() *int64) (fault func(results.FaultEvent), done func())
 }
 
 // Run validates cfg, opens every target and checks that it can run every
@@ -97,6 +110,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 				if err != nil {
 					return rep, err
 				}
+				c.live = opts.Metrics
 				run, err := c.run(ctx, log, opts.Progress, abort)
 				if stop, err := settle(ctx, rep, c, run, err, &failed); stop {
 					return rep, err

@@ -350,6 +350,12 @@ func killNamed(ctx context.Context, admin redis.Cmdable, name string) (int, erro
 // The returned function cancels the faults not yet due and returns the
 // events of those that were injected, in time order.
 func Schedule(ctx context.Context, fs []Fault, t Target) (stop func() []Event) {
+	return ScheduleNotify(ctx, fs, t, nil)
+}
+
+// ScheduleNotify is Schedule that also gives each event to notify, when
+// not nil, as its fault ends (from the fault's goroutine: live metrics).
+func ScheduleNotify(ctx context.Context, fs []Fault, t Target, notify func(Event)) (stop func() []Event) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	var (
@@ -386,6 +392,9 @@ func Schedule(ctx context.Context, fs []Fault, t Target) (stop func() []Event) {
 			mu.Lock()
 			events = append(events, ev)
 			mu.Unlock()
+			if notify != nil {
+				notify(ev)
+			}
 		}()
 	}
 	return func() []Event {

@@ -3,6 +3,7 @@ package results
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -56,6 +57,9 @@ type shard struct {
 	allowed, rejected, errors int64
 	// kinds counts errors by ErrorKind; nil until the first error.
 	kinds map[string]int64
+	// begun counts Begin's calls, outside mu: the decisions sent, of
+	// which those not yet recorded are in flight.
+	begun atomic.Int64
 }
 
 // paddedShard pads a shard to a whole number of cache lines against false
@@ -79,6 +83,9 @@ type Recorder struct {
 	// n is the shard count NewRecorder asked for; 0 means defaultShards.
 	n      int
 	shards []paddedShard
+	// inFlight is set by TrackInFlight, before the workers start: Begin
+	// and Abandon count.
+	inFlight bool
 }
 
 // NewRecorder returns a Recorder with the given number of shards; shards <= 0
@@ -180,6 +187,56 @@ func (s *shard) count(allowed bool, err error, kind string) {
 	default:
 		s.rejected++
 	}
+}
+
+// TrackInFlight makes Begin and Abandon count, for InFlight (live
+// metrics); without it they do nothing. Call it before the first Begin
+// (before the workers start).
+func (r *Recorder) TrackInFlight() {
+	r.once.Do(r.init)
+	r.inFlight = true
+}
+
+// Begin notes that worker has sent a decision that it will record with
+// Record or RecordOpen, or give up with Abandon: InFlight counts it until
+// then. Unless TrackInFlight was called it does nothing; otherwise it takes
+// no lock (one atomic add on the worker's shard). It allocates nothing.
+func (r *Recorder) Begin(worker int) {
+	if r.inFlight {
+		r.begin(worker, 1)
+	}
+}
+
+// Abandon notes that worker gave up the decision of its latest Begin
+// without recording it (an interrupt ended it).
+func (r *Recorder) Abandon(worker int) {
+	if r.inFlight {
+		r.begin(worker, -1)
+	}
+}
+
+// begin adds n to worker's shard's count of begun decisions.
+func (r *Recorder) begin(worker int, n int64) {
+	r.shards[uint(worker)%uint(len(r.shards))].begun.Add(n)
+}
+
+// InFlight returns the decisions sent (Begin) and not yet recorded, given
+// t, a Totals read before the call; 0 unless TrackInFlight was called. It
+// is meant for a Recorder whose every decision is begun, as workload.Run's
+// are.
+func (r *Recorder) InFlight(t Totals) int64 {
+	r.once.Do(r.init)
+	if !r.inFlight {
+		return 0
+	}
+	var begun int64
+	for i := range r.shards {
+		begun += r.shards[i].begun.Load()
+	}
+	// Each Begin precedes its Record, and begun is read after t: the
+	// difference is never below zero, unless a caller records without
+	// Begin.
+	return max(begun-t.Decisions, 0)
 }
 
 // Totals is a snapshot of a Recorder's counters, for a live progress line.
@@ -304,6 +361,7 @@ func (r *Recorder) Reset() {
 			s.uncorrected.Reset()
 		}
 		s.allowed, s.rejected, s.errors = 0, 0, 0
+		s.begun.Store(0)
 		clear(s.kinds)
 	})
 }

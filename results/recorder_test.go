@@ -371,6 +371,33 @@ func BenchmarkRecorderRecord(b *testing.B) {
 	}
 }
 
+// BenchmarkRecorderBegin isolates what Begin adds to a decision's
+// recording (the in-flight count of live metrics): Record alone, and Begin
+// then Record with TrackInFlight, by one worker number per goroutine, 64
+// per CPU.
+func BenchmarkRecorderBegin(b *testing.B) {
+	for _, begin := range []bool{false, true} {
+		b.Run(fmt.Sprintf("begin=%t", begin), func(b *testing.B) {
+			rec := NewRecorder(0)
+			if begin {
+				rec.TrackInFlight()
+			}
+			var nextWorker atomic.Int64
+			b.SetParallelism(64)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				w := int(nextWorker.Add(1) - 1)
+				for pb.Next() {
+					if begin {
+						rec.Begin(w)
+					}
+					rec.Record(w, 183*time.Microsecond, true, nil)
+				}
+			})
+		})
+	}
+}
+
 // BenchmarkRecorderRecordOpen isolates the cost of RecordOpen, the open
 // loop's Record with a second histogram, serial and with one worker number
 // per goroutine.
@@ -406,5 +433,29 @@ func TestDefaultShards(t *testing.T) {
 		if got := defaultShards(tc.procs); got != tc.want {
 			t.Errorf("defaultShards(%d) = %d; want %d", tc.procs, got, tc.want)
 		}
+	}
+}
+
+// TestInFlight counts the decisions begun and not yet recorded or
+// abandoned, only once TrackInFlight was called, with no allocation.
+// Not parallel: AllocsPerRun.
+func TestInFlight(t *testing.T) {
+	var off Recorder
+	off.Begin(0)
+	if got := off.InFlight(off.Totals()); got != 0 {
+		t.Errorf("InFlight without TrackInFlight = %d; want 0", got)
+	}
+	var rec Recorder
+	rec.TrackInFlight()
+	for w := range 3 {
+		rec.Begin(w)
+	}
+	rec.Record(0, time.Millisecond, true, nil)
+	rec.Abandon(1)
+	if got := rec.InFlight(rec.Totals()); got != 1 {
+		t.Errorf("InFlight after 3 Begin, 1 Record, 1 Abandon = %d; want 1", got)
+	}
+	if got := testing.AllocsPerRun(100, func() { rec.Begin(5); rec.Abandon(5) }); got != 0 {
+		t.Errorf("Begin and Abandon allocate %v times; want 0", got)
 	}
 }

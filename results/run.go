@@ -59,6 +59,9 @@ type Run struct {
 	// Libraries are the libraries of Redis Functions the cell's client
 	// was given and what became of each; absent for a strategy with none.
 	Libraries []Library `json:"function_libraries,omitempty"`
+	// Thresholds are the --threshold results of the cell (package
+	// thresholds), in the order given; absent without any.
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 	Failover
 	Cluster
 	Audits
@@ -467,4 +470,7 @@ type Report struct {
 	Config any `json:"config"`
 	// Runs holds one entry per strategy x client load phase, in run order.
 	Runs []Run `json:"runs"`
+	// UnmatchedThresholds are the --thresholds whose STRATEGY/CLIENT:
+	// matched no run, each failed (package thresholds); absent when none.
+	UnmatchedThresholds []ThresholdResult `json:"thresholds_unmatched,omitempty"`
 }

@@ -187,8 +187,10 @@ func (r *runner) openLoop(w int, wctx context.Context, pick picker, cr *crasher)
 		key := names.Name(k)
 		st.sent++
 		st.last, st.lag = t0, t0-due
+		r.rec.Begin(w)
 		d, t1, err := r.decide(wctx, cr, key, t0)
 		if err == errInterrupted {
+			r.rec.Abandon(w)
 			return
 		}
 		r.rec.RecordOpen(w, t1-due, t1-t0, d.Allowed, err)

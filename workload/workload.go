@@ -437,8 +437,10 @@ func (r *runner) closedLoop(w int, wctx context.Context, pick picker, cr *crashe
 		k := pick()
 		key := names.Name(k)
 		t0 := r.now()
+		r.rec.Begin(w)
 		d, t1, err := r.decide(wctx, cr, key, t0)
 		if err == errInterrupted {
+			r.rec.Abandon(w)
 			return
 		}
 		r.rec.Record(w, t1-t0, d.Allowed, err)

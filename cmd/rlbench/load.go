@@ -20,6 +20,7 @@ import (
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/thresholds"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -35,6 +36,10 @@ type loadOptions struct {
 	debug          bool
 	failOnImmortal bool
 	listStrategies bool
+	// metricsAddr is --metrics-addr: where to serve live metrics.
+	metricsAddr string
+	// thresholds are --threshold's, checked on every cell at the end.
+	thresholds []thresholds.Threshold
 	// The targets by flag, put in cfg.Targets in the documented order.
 	redisServers, addrs, managed, clusters, managedSentinels []rlbench.TargetSpec
 	// connection holds the login flags, --url and --sentinel.
@@ -91,6 +96,8 @@ func (c cli) newLoadFlagSet(o *loadOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (read it with go tool pprof)")
 	fs.BoolVar(&cfg.KeepKeys, "keep-keys", false, "leave each run's keys in Redis after the audit (default: UNLINK them)")
 	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when any run leaves an immortal key")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve live Prometheus metrics at http://HOST:PORT/metrics during the run (decisions, latency, in flight, immortal keys with --audit-every, faults; docs/metrics.md)")
+	fs.Var(thresholdsValue{p: &o.thresholds}, "threshold", "pass/fail criterion checked on each cell at the end, repeatable, k6-style: [STRATEGY/CLIENT:]METRIC OP VALUE, e.g. p99<5ms, p99.9<50ms, throughput>10000, errors==0, immortal==0, over==0, phantom==0; any failed: exit status 1")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
 	fs.BoolVar(&o.debug, "debug", false, "on SIGQUIT (Ctrl-\\), also write every goroutine's stack to stderr before the clean-up (as GOTRACEBACK set does)")
 	addUserStrategyFlags(fs, &cfg.Scripts, &cfg.Functions, &cfg.Sequences)
@@ -136,6 +143,12 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		text = stderr
 	}
 	opts := rlbench.Options{Log: stderr, Abort: c.abort}
+	live, stopMetrics, err := serveMetrics(o.metricsAddr, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	opts.Metrics = live
 	if !o.quiet && isTerminal(text) {
 		opts.Progress = text
 	}
@@ -150,8 +163,9 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	// The files first: stdout may be a pipe that closes early.
 	errs := []error{out.writeProfile()}
 	if rep != nil && len(rep.Runs) > 0 {
+		thresholdText, thresholdErr := checkThresholds(rep, o.thresholds)
 		errs = append(errs, out.writeReport(rep, stdout))
-		errs = append(errs, printed(results.Text(rep)(text)))
+		errs = append(errs, printed(results.Text(rep)(text)), printed(thresholdText(text)), thresholdErr)
 		if o.failOnImmortal && anyImmortal(rep) {
 			errs = append(errs, errReported)
 		}

@@ -355,6 +355,12 @@ func TestRunBadInput(t *testing.T) {
 			args: []string{"--redis-server", "/nonexistent/redis-server"},
 			want: []string{"--redis-server", "/nonexistent/redis-server", "name an executable redis-server"},
 		},
+		// Issue 26: the metrics address is checked, and listened on, first.
+		{name: "metrics-addr without a port", args: []string{"--metrics-addr", "localhost"}, target: true, want: []string{"--metrics-addr", `"localhost"`, "HOST:PORT"}},
+		{name: "metrics-addr port out of range", args: []string{"--metrics-addr", "127.0.0.1:70000"}, target: true, want: []string{"--metrics-addr", "70000", "HOST:PORT"}},
+		{name: "malformed threshold", args: []string{"--threshold", "p99<5"}, target: true, want: []string{"--threshold", `"p99<5"`, "METRIC OP VALUE", "p99<5ms"}},
+		{name: "threshold of no metric", args: []string{"--threshold", "latency<5ms"}, target: true, want: []string{"--threshold", "unknown metric", "throughput"}},
+		{name: "metrics-addr in use", args: []string{"--metrics-addr", "{closed}"}, target: true, want: []string{"--metrics-addr", "listen"}},
 		// Not covered: a strategy the server is too old to run (also exit 2,
 		// naming --strategy). redis-server 7.0 runs every strategy, so it
 		// cannot be produced here.
