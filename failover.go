@@ -119,14 +119,14 @@ type watchedKey struct {
 // done; nil (a watch that does nothing) for any other cell.
 func (c *cell) watchFailover(ft *faults.Target) *failoverWatch {
 	info, _ := strategies.Lookup(c.strategy)
-	s, _ := c.target.topology.(*sentinel)
-	failovers := s != nil && s.managed != nil && ft.Failover != nil &&
+	managed := c.target.ManagedSentinel()
+	failovers := managed != nil && ft.Failover != nil &&
 		slices.ContainsFunc(c.cfg.Faults, func(f faults.Fault) bool { return f.Kind == faults.SentinelFailover })
 	if !countsIncrements(info) && !failovers {
 		return nil
 	}
 	w := &failoverWatch{
-		admin: c.target.admin, server: c.target.server.Addr, prefix: c.workload().Prefix, limit: c.cfg.Limit,
+		admin: c.target.Admin, server: c.target.Server.Addr, prefix: c.workload().Prefix, limit: c.cfg.Limit,
 		window:    time.Duration(c.cfg.Window) * time.Second,
 		counts:    countsIncrements(info),
 		keys:      make([]watchedKey, min(c.cfg.Workload.Keys, admission.MaxTrackedKeys)),
@@ -135,7 +135,7 @@ func (c *cell) watchFailover(ft *faults.Target) *failoverWatch {
 	if !failovers {
 		return w
 	}
-	w.managed = s.managed
+	w.managed = managed
 	failover, name := ft.Failover, ft.ClientName
 	ft.Failover = func(ctx context.Context) (string, error) {
 		old, err := w.managed.MasterAddr(ctx)

@@ -14,6 +14,7 @@ import (
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/target"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -190,8 +191,8 @@ func TestLostIncrementsNotMeasured(t *testing.T) {
 func TestSaturationNeedsOneServer(t *testing.T) {
 	t.Parallel()
 	at := time.Now()
-	reading := func(runID string, cpu time.Duration, when time.Duration) serverSamples {
-		return serverSamples{addrs: []string{"FailoverClient"}, samples: []saturation.Sample{{At: at.Add(when), ServerCPU: cpu, ServerRunID: runID, ProcessCPUs: 1}}}
+	reading := func(runID string, cpu time.Duration, when time.Duration) target.ServerSamples {
+		return target.ServerSamples{Addrs: []string{"FailoverClient"}, Samples: []saturation.Sample{{At: at.Add(when), ServerCPU: cpu, ServerRunID: runID, ProcessCPUs: 1}}}
 	}
 	c := &cell{}
 	same := &measurement{connected: reading("a", 0, 0), before: reading("a", 0, 0), after: reading("a", time.Second, 2*time.Second)}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/target"
 )
 
 // monitor samples rec once a second into a time series (counts, p50 and
@@ -70,7 +71,7 @@ func monitor(w io.Writer, label string, rec *results.Recorder, immortal func() *
 // function is called, and returns a function that gives the latest count of
 // immortal keys (nil before the first audit). every <= 0 means none: both
 // functions are then no-ops and the second is nil.
-func periodicAudit(ctx context.Context, t *target, prefix string, window int64, every time.Duration, fields bool) (latest func() *int64, stop func()) {
+func periodicAudit(ctx context.Context, t *target.Target, prefix string, window int64, every time.Duration, fields bool) (latest func() *int64, stop func()) {
 	if every <= 0 {
 		return nil, func() {}
 	}
@@ -87,7 +88,7 @@ func periodicAudit(ctx context.Context, t *target, prefix string, window int64, 
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				if res, _, err := t.audit(ctx, prefix, window, fields); err == nil {
+				if res, _, err := t.Audit(ctx, prefix, window, fields); err == nil {
 					n.Store(res.Immortal)
 				}
 			}

@@ -48,7 +48,7 @@ func (c *cell) confine(ctx context.Context, log io.Writer) (context.Context, *us
 	if err != nil || info.Source == "" {
 		return ctx, nil, err
 	}
-	nodes, err := c.target.nodes(ctx)
+	nodes, err := c.target.Nodes(ctx)
 	if err != nil {
 		return ctx, nil, err
 	}
@@ -78,7 +78,7 @@ func (c *cell) confine(ctx context.Context, log io.Writer) (context.Context, *us
 
 // noACLUser says why the cell cannot run as a temporary ACL user, or "".
 func (c *cell) noACLUser() string {
-	if !serverinfo.VersionAtLeast(c.target.info.RedisVersion, "6.0.0") {
+	if !serverinfo.VersionAtLeast(c.target.Info.RedisVersion, "6.0.0") {
 		return "ACL needs Redis >= 6.0"
 	}
 	for _, f := range c.cfg.Faults {
@@ -93,8 +93,8 @@ func (c *cell) noACLUser() string {
 // refuses ACL SETUSER to the run's user (NOPERM) or does not have it
 // gives a reason to go without; another error is returned.
 func (g *userCodeGuard) createUser(ctx context.Context, c *cell) (why string, err error) {
-	cmds, err := acl.ClientCommands(acl.Needs{Strategies: []string{c.strategy}, Cluster: c.target.spec.isCluster(),
-		Sentinel: c.target.spec.isSentinel(), DB: c.target.login.DB})
+	cmds, err := acl.ClientCommands(acl.Needs{Strategies: []string{c.strategy}, Cluster: c.target.Spec.IsCluster(),
+		Sentinel: c.target.Spec.IsSentinel(), DB: c.target.Login.DB})
 	if err != nil {
 		return "", err
 	}

@@ -95,7 +95,7 @@ func (c *cell) checkUserStrategy(ctx context.Context) error {
 		return err
 	}
 	_, err = c.impl.Decide(ctx, c.conn, c.prefix+"{0}")
-	if cerr := c.target.cleanup(context.WithoutCancel(ctx), c.prefix); cerr != nil && err == nil {
+	if cerr := c.target.Cleanup(context.WithoutCancel(ctx), c.prefix); cerr != nil && err == nil {
 		err = cerr
 	}
 	if re, ok := errors.AsType[strategies.ReplyError](err); ok && c.guard.kind() == results.GuardStaticACL && keyRefused(string(re)) {

@@ -1,4 +1,9 @@
-package rlbench
+// Package target opens the servers a run loads, whatever their topology (a
+// single server, a Redis Cluster, a master that Sentinel manages; an
+// existing one or a private one that rlbench starts), checks before the
+// first write that a run can use them (Preflight, the claim on the run's
+// prefix), and deletes a killed run's keys (Cleanup).
+package target
 
 import (
 	"context"
@@ -25,28 +30,31 @@ import (
 	"github.com/rlbench/rlbench/workload"
 )
 
-// target is one opened target of a run. Whatever its topology, it is a set
+// Target is one opened target of a run. Whatever its topology, it is a set
 // of masters, reached through one admin connection of the run's own (for
 // audits, clean-ups, faults and self-checks): a single server is a
 // one-node cluster.
-type target struct {
-	spec   TargetSpec
-	info   serverinfo.Info
-	server results.Server
-	// login is how the clients and the admin connection log in; tls is
+type Target struct {
+	// Spec is what the target was opened from, labelled.
+	Spec Spec
+	// Info is what the server says of itself (INFO server).
+	Info serverinfo.Info
+	// Server names the server in reports.
+	Server results.Server
+	// Login is how the clients and the admin connection log in; tls is
 	// its TLS configuration, nil for plain TCP.
-	login connection.Settings
+	Login connection.Settings
 	tls   *tls.Config
-	// admin is the run's own connection to the target, beside the clients
+	// Admin is the run's own connection to the target, beside the clients
 	// under test.
-	admin    redis.UniversalClient
+	Admin    redis.UniversalClient
 	topology topology
 	// unlinkToDel is true on a server without UNLINK (before Redis 4.0):
 	// the clean-up sends DEL.
 	unlinkToDel bool
-	// leftOut are the strategies of --strategy all that the server cannot
-	// run, each with what it lacks (target.leaveOut): no cell runs them.
-	leftOut map[string][]string
+	// LeftOut are the strategies of --strategy all that the server cannot
+	// run, each with what it lacks (Target.leaveOut): no cell runs them.
+	LeftOut map[string][]string
 	// claim is the run's hold on its prefix (claim.go), released at
 	// close; nil when not taken, or taken by another target of the run
 	// on the same server.
@@ -78,29 +86,20 @@ type topology interface {
 // redis-server's defaults: room for 10,000 go-redis workers' connections.
 var privateServerArgs = []string{"--maxclients", "20000"}
 
-// openTarget opens spec: starts or reaches its servers and checks that
-// every cell of cfg can run there, before anything is written.
-func openTarget(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
-	t, err := openTopology(ctx, cfg, spec)
-	if err != nil {
-		return nil, err
-	}
-	if err := t.preflight(ctx, cfg); err != nil {
-		t.close()
-		return nil, err
-	}
-	return t, nil
-}
-
-// openTopology starts or reaches the servers spec names, and reads what
-// the server says of itself (INFO server).
-func openTopology(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
-	t, err := reachTopology(ctx, cfg, spec)
+// Open starts or reaches the servers spec names (a single server, a
+// cluster, a master that Sentinel manages; an existing one or a private
+// one), and reads what the server says of itself (INFO server). login is
+// how to log in to an existing server; spec.Login, when set, is used in
+// its place. It writes nothing: Preflight checks, before the first write,
+// that a run can use the target. Errors are *UsageError when the spec or
+// the login is at fault.
+func Open(ctx context.Context, spec Spec, login connection.Settings) (*Target, error) {
+	t, err := reachTopology(ctx, spec, spec.LoginOr(login))
 	if err != nil {
 		return nil, err
 	}
 	if err := t.readInfo(ctx); err != nil {
-		t.close()
+		t.Close()
 		return nil, err
 	}
 	return t, nil
@@ -109,21 +108,21 @@ func openTopology(ctx context.Context, cfg Config, spec TargetSpec) (*target, er
 // reachTopology starts or reaches the servers spec names and makes the
 // admin connection, sending nothing but the login check: a user allowed
 // only to read keys can be given it (Masters).
-func reachTopology(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
+func reachTopology(ctx context.Context, spec Spec, login connection.Settings) (*Target, error) {
 	switch {
-	case spec.isCluster():
-		return openCluster(ctx, cfg, spec)
-	case spec.isSentinel():
-		return openSentinel(ctx, cfg, spec)
+	case spec.IsCluster():
+		return openCluster(ctx, spec, login)
+	case spec.IsSentinel():
+		return openSentinel(ctx, spec, login)
 	}
-	return openServer(ctx, cfg, spec)
+	return openServer(ctx, spec, login)
 }
 
 // checkLogin is connection.Check of addr with login, as bad input: a
 // wrong CA, TLS on one side only, a refused user or password are found
 // before anything is written, and named by the flag to look at. An
 // interrupt during the check is returned as it is: not bad input.
-func checkLogin(ctx context.Context, spec TargetSpec, addr string, login connection.Settings) error {
+func checkLogin(ctx context.Context, spec Spec, addr string, login connection.Settings) error {
 	if err := connection.Check(ctx, addr, login); err != nil {
 		if errors.Is(err, connection.ErrCheckInterrupted) {
 			return err
@@ -135,103 +134,102 @@ func checkLogin(ctx context.Context, spec TargetSpec, addr string, login connect
 
 // newTarget completes t once its admin connection is made: the TLS
 // configuration of its clients.
-func newTarget(_ context.Context, t *target, managed bool) (*target, error) {
+func newTarget(_ context.Context, t *Target, managed bool) (*Target, error) {
 	var err error
-	if t.tls, err = t.login.TLS.Config(); err != nil {
-		t.close()
-		return nil, usage("Connection", fmt.Errorf("%s: %w", t.spec.Label, err))
+	if t.tls, err = t.Login.TLS.Config(); err != nil {
+		t.Close()
+		return nil, usage("Connection", fmt.Errorf("%s: %w", t.Spec.Label, err))
 	}
-	t.server.Managed = managed
+	t.Server.Managed = managed
 	return t, nil
 }
 
 // readInfo reads what the server says of itself: its name and version.
-func (t *target) readInfo(ctx context.Context) error {
-	info, err := serverinfo.Read(ctx, t.admin)
+func (t *Target) readInfo(ctx context.Context) error {
+	info, err := serverinfo.Read(ctx, t.Admin)
 	if denied := acl.Denied("info", err); denied != nil {
-		return usage("Username", fmt.Errorf("%s: %w", t.spec.Label, denied))
+		return usage("Username", fmt.Errorf("%s: %w", t.Spec.Label, denied))
 	}
 	if err != nil {
-		return usage(t.field(), fmt.Errorf("%s: %w", t.spec.Label, err))
+		return usage(t.field(), fmt.Errorf("%s: %w", t.Spec.Label, err))
 	}
-	t.info, t.server.Name, t.server.Version = info, info.Name, info.Version
+	t.Info, t.Server.Name, t.Server.Version = info, info.Name, info.Version
 	return nil
 }
 
-func (t *target) close() {
+// Close releases the run's claim on its prefix, closes the admin
+// connection and stops what Open started.
+func (t *Target) Close() {
 	t.claim.release()
-	t.admin.Close()
+	t.Admin.Close()
 	t.topology.close()
 }
 
-// nodes returns an admin connection to each master.
-func (t *target) nodes(ctx context.Context) ([]*redis.Client, error) {
+// Nodes returns an admin connection to each master, ordered by address.
+func (t *Target) Nodes(ctx context.Context) ([]*redis.Client, error) {
 	return t.topology.nodes(ctx)
 }
 
-// redirects reads the cluster's redirection counters on every node; nil
+// Redirects reads the cluster's redirection counters on every node; nil
 // for a single server, for a server without INFO errorstats, and when a
 // node could not be read.
-func (t *target) redirects(ctx context.Context) redirects.Snapshot {
-	if !serverinfo.VersionAtLeast(t.info.RedisVersion, redirects.MinRedis) {
+func (t *Target) Redirects(ctx context.Context) redirects.Snapshot {
+	if !serverinfo.VersionAtLeast(t.Info.RedisVersion, redirects.MinRedis) {
 		return nil
 	}
 	return t.topology.redirects(ctx)
 }
 
-// nodeFor returns the master of nodes that serves key.
-func (t *target) nodeFor(ctx context.Context, key string, nodes []*redis.Client) (*redis.Client, error) {
-	if c, ok := t.admin.(*redis.ClusterClient); ok {
+// NodeFor returns the master of nodes that serves key.
+func (t *Target) NodeFor(ctx context.Context, key string, nodes []*redis.Client) (*redis.Client, error) {
+	if c, ok := t.Admin.(*redis.ClusterClient); ok {
 		return c.MasterForKey(ctx, key)
 	}
 	return nodes[0], nil
 }
 
-// describe says what the target is, for the run's header.
-func (t *target) describe() string { return t.topology.describe(t.server) }
+// Describe says what the target is, for the run's header.
+func (t *Target) Describe() string { return t.topology.describe(t.Server) }
 
-// clientOptions are the options the clients under test connect with.
-func (t *target) clientOptions(cfg Config, workers int, name string) clients.Options {
-	o := clients.Options{
-		Username: t.login.Username, Password: t.login.Password, DB: t.login.DB, TLS: t.tls,
-		Workers: workers, FlushDelay: cfg.FlushDelay, ClientName: name,
-		Retries: cfg.Retries, DialTimeout: cfg.DialTimeout, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,
-	}
+// ClientOptions are o, the run's settings of the clients under test, with
+// where and how they connect to t: its endpoint and login.
+func (t *Target) ClientOptions(o clients.Options) clients.Options {
+	o.Username, o.Password, o.DB, o.TLS = t.Login.Username, t.Login.Password, t.Login.DB, t.tls
 	t.topology.endpoint(&o)
 	return o
 }
 
-// faultTarget is what the faults of the cell whose keys are under prefix
-// act on.
-func (t *target) faultTarget(cfg Config, prefix string) faults.Target {
+// FaultTarget is what the faults of the cell whose keys are under prefix
+// act on; allowServerWide is Config.AllowServerWideFaults.
+func (t *Target) FaultTarget(prefix string, allowServerWide bool) faults.Target {
 	ft := t.topology.faultActions(prefix)
-	ft.Admin = t.admin
-	ft.Capabilities = t.spec.capabilities(cfg.AllowServerWideFaults)
-	ft.Server = t.server.Addr
-	ft.ClientName = clientName(prefix)
+	ft.Admin = t.Admin
+	ft.Capabilities = t.Spec.Capabilities(allowServerWide)
+	ft.Server = t.Server.Addr
+	ft.ClientName = ClientName(prefix)
 	return ft
 }
 
-// serverSamples is one saturation.Sample per master, by address.
-type serverSamples struct {
-	addrs   []string
-	samples []saturation.Sample
+// ServerSamples is one saturation.Sample per master, by address.
+type ServerSamples struct {
+	Addrs   []string
+	Samples []saturation.Sample
 }
 
-// sample takes a saturation sample on every master.
-func (t *target) sample(ctx context.Context) (serverSamples, error) {
-	nodes, err := t.nodes(ctx)
+// Sample takes a saturation sample on every master.
+func (t *Target) Sample(ctx context.Context) (ServerSamples, error) {
+	nodes, err := t.Nodes(ctx)
 	if err != nil {
-		return serverSamples{}, err
+		return ServerSamples{}, err
 	}
-	var s serverSamples
+	var s ServerSamples
 	for _, n := range nodes {
 		x, err := saturation.Take(ctx, n)
 		if err != nil {
-			return serverSamples{}, fmt.Errorf("%s: %w", n.Options().Addr, err)
+			return ServerSamples{}, fmt.Errorf("%s: %w", n.Options().Addr, err)
 		}
-		s.addrs = append(s.addrs, n.Options().Addr)
-		s.samples = append(s.samples, x)
+		s.Addrs = append(s.Addrs, n.Options().Addr)
+		s.Samples = append(s.Samples, x)
 	}
 	return s, nil
 }
@@ -243,21 +241,20 @@ type server struct {
 	private *redisserver.Server
 	addr    string
 	admin   *redis.Client
-	spec    TargetSpec
+	spec    Spec
 }
 
 // openServer reaches an existing server, after a check of the login, or
 // starts a private one (with TLS when PrivateTLS).
-func openServer(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
+func openServer(ctx context.Context, spec Spec, login connection.Settings) (*Target, error) {
 	s := &server{addr: spec.Addr, spec: spec}
-	login := cfg.login(spec)
 	if spec.Addr != "" {
 		if err := checkLogin(ctx, spec, spec.Addr, login); err != nil {
 			return nil, err
 		}
 	} else {
 		opts := redisserver.Options{Binary: spec.RedisServer, Args: privateServerArgs}
-		if cfg.PrivateTLS {
+		if spec.PrivateTLS {
 			opts.TLS = &redisserver.TLSOptions{}
 		}
 		srv, err := redisserver.Start(ctx, opts)
@@ -280,7 +277,7 @@ func openServer(ctx context.Context, cfg Config, spec TargetSpec) (*target, erro
 		return nil, usage("Connection", fmt.Errorf("%s: %w", spec.Label, err))
 	}
 	s.admin = admin
-	t := &target{spec: spec, login: login, admin: admin, topology: s, server: results.Server{Addr: s.addr}}
+	t := &Target{Spec: spec, Login: login, Admin: admin, topology: s, Server: results.Server{Addr: s.addr}}
 	return newTarget(ctx, t, s.private != nil)
 }
 
@@ -327,14 +324,13 @@ type cluster struct {
 	seeds   []string
 	admin   *redis.ClusterClient
 	managed *redisserver.Cluster
-	spec    TargetSpec
+	spec    Spec
 }
 
 // openCluster starts the managed cluster, or checks the login on the
 // first seed node of an existing one.
-func openCluster(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
+func openCluster(ctx context.Context, spec Spec, login connection.Settings) (*Target, error) {
 	c := &cluster{seeds: spec.Cluster, spec: spec}
-	login := cfg.login(spec)
 	field := "Targets.Cluster"
 	if spec.ManagedCluster != "" {
 		field = "Targets.ManagedCluster"
@@ -356,9 +352,9 @@ func openCluster(ctx context.Context, cfg Config, spec TargetSpec) (*target, err
 		return nil, usage("Connection", fmt.Errorf("%s: %w", spec.Label, err))
 	}
 	c.admin = admin
-	t := &target{spec: spec, login: login, admin: admin, topology: c, server: results.Server{Addr: strings.Join(c.seeds, ",")}}
+	t := &Target{Spec: spec, Login: login, Admin: admin, topology: c, Server: results.Server{Addr: strings.Join(c.seeds, ",")}}
 	if _, err := c.nodes(ctx); err != nil {
-		t.close()
+		t.Close()
 		return nil, usage(field, fmt.Errorf("%s: %w (is a Redis Cluster node listening there?)", spec.Label, err))
 	}
 	return newTarget(ctx, t, c.managed != nil)
@@ -444,9 +440,9 @@ func (c *cluster) close() {
 	}
 }
 
-// clientName is the CLIENT SETNAME of a cell's connections, which the
+// ClientName is the CLIENT SETNAME of a cell's connections, which the
 // kill-clients fault closes: unique to the cell, since its prefix is.
-func clientName(cellPrefix string) string {
+func ClientName(cellPrefix string) string {
 	return "rlbench-" + strings.Map(func(r rune) rune {
 		if r <= ' ' || r > '~' {
 			return '_'
@@ -455,17 +451,27 @@ func clientName(cellPrefix string) string {
 	}, cellPrefix)
 }
 
-// scanKeys audits the keys under prefix on every master and, with del,
+// ScanKeys audits the keys under prefix on every master and, with del,
 // deletes them in the same pass (one SCAN of each master for both); with
 // fields, it audits hash fields too (audit.Options.Fields).
-func (t *target) scanKeys(ctx context.Context, prefix string, window int64, del, fields bool) (audit.Report, error) {
-	return t.scan(ctx, keyAudit(prefix, window, del, fields))
+func (t *Target) ScanKeys(ctx context.Context, prefix string, window int64, del, fields bool) (audit.Report, error) {
+	return t.Scan(ctx, KeyAudit(prefix, window, del, fields))
 }
 
-// scan runs audit.Scan with opts on every master (UseDel where the server
+// KeyAudit is the Options of Target.ScanKeys: the keys under prefix,
+// window (seconds) their longest TTL, deleted with del, their hash fields
+// audited with fields.
+func KeyAudit(prefix string, window int64, del, fields bool) audit.Options {
+	return audit.Options{
+		Prefix: prefix, MaxTTL: time.Duration(window) * time.Second, Dedup: true,
+		Unlink: del, Fields: fields,
+	}
+}
+
+// Scan runs audit.Scan with opts on every master (UseDel where the server
 // has no UNLINK).
-func (t *target) scan(ctx context.Context, opts audit.Options) (audit.Report, error) {
-	masters, err := t.nodes(ctx)
+func (t *Target) Scan(ctx context.Context, opts audit.Options) (audit.Report, error) {
+	masters, err := t.Nodes(ctx)
 	if err != nil {
 		return audit.Report{}, fmt.Errorf("audit: %w", err)
 	}
@@ -477,24 +483,24 @@ func (t *target) scan(ctx context.Context, opts audit.Options) (audit.Report, er
 	return audit.Scan(ctx, nodes, opts)
 }
 
-// audit audits the keys under prefix on every master; perNode has the
+// Audit audits the keys under prefix on every master; perNode has the
 // result per master on a cluster, and is nil for a single server.
-func (t *target) audit(ctx context.Context, prefix string, window int64, fields bool) (audit.Result, []audit.NodeResult, error) {
-	rep, err := t.scanKeys(ctx, prefix, window, false, fields)
-	return rep.Result(), t.perNode(rep), err
+func (t *Target) Audit(ctx context.Context, prefix string, window int64, fields bool) (audit.Result, []audit.NodeResult, error) {
+	rep, err := t.ScanKeys(ctx, prefix, window, false, fields)
+	return rep.Result(), t.PerNode(rep), err
 }
 
-// perNode is rep's result per master on a cluster; nil for a single
+// PerNode is rep's result per master on a cluster; nil for a single
 // server, whose one node is the whole.
-func (t *target) perNode(rep audit.Report) []audit.NodeResult {
-	if !t.spec.isCluster() {
+func (t *Target) PerNode(rep audit.Report) []audit.NodeResult {
+	if !t.Spec.IsCluster() {
 		return nil
 	}
 	return rep.NodeResults()
 }
 
-// cleanup deletes the keys under prefix on every master.
-func (t *target) cleanup(ctx context.Context, prefix string) error {
-	_, err := t.scanKeys(ctx, prefix, 0, true, false)
+// Cleanup deletes the keys under prefix on every master.
+func (t *Target) Cleanup(ctx context.Context, prefix string) error {
+	_, err := t.ScanKeys(ctx, prefix, 0, true, false)
 	return err
 }

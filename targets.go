@@ -1,0 +1,156 @@
+package rlbench
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/target"
+)
+
+// TargetSpec names one server of a run (target.Spec).
+type TargetSpec = target.Spec
+
+// UsageError is bad input: a Config field with a value rlbench does not
+// accept, or a target it cannot use. Nothing has been written to Redis when
+// Run returns one.
+type UsageError = target.UsageError
+
+func usage(field string, err error) error { return &UsageError{Field: field, Err: err} }
+
+// ParseTarget reads "[LABEL=]VALUE", as --addr and --redis-server take it.
+func ParseTarget(s string, private bool) TargetSpec { return target.ParseTarget(s, private) }
+
+// login is how to log in to t: its URL's settings, or cfg's.
+func (c Config) login(t TargetSpec) connection.Settings {
+	return t.LoginOr(c.defaultLogin())
+}
+
+// defaultLogin is how to log in to every existing server of c whose spec
+// has no login of its own.
+func (c Config) defaultLogin() connection.Settings {
+	return connection.Settings{Username: c.Username, Password: c.Password, DB: c.DB, TLS: c.TLS}
+}
+
+// checks are what cfg asks of each target before its first write.
+func (c Config) checks() target.Checks {
+	kinds := make([]string, len(c.Faults))
+	for i, f := range c.Faults {
+		kinds[i] = f.Kind
+	}
+	return target.Checks{
+		Prefix: c.Workload.Prefix, RunID: c.RunID, Strategies: c.Strategies, Optional: c.optional,
+		Clients: c.Clients, Workers: c.Workload.Workers, Faults: kinds,
+	}
+}
+
+// openTarget opens spec: starts or reaches its servers and checks that
+// every cell of cfg can run there, before anything is written.
+func openTarget(ctx context.Context, cfg Config, spec TargetSpec) (*target.Target, error) {
+	spec.PrivateTLS = cfg.PrivateTLS
+	t, err := target.Open(ctx, spec, cfg.defaultLogin())
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Preflight(ctx, cfg.checks()); err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// Masters opens the one target cfg names (cfg.Targets[0], or cfg.Addr; a
+// private server when neither is given) with its login, and returns an
+// admin connection to each of its masters (target.Masters); closeFn closes
+// them, and stops what Masters started. More than one target is a
+// *UsageError, as is a target that cannot be reached.
+func Masters(ctx context.Context, cfg Config) (masters []*redis.Client, closeFn func(), err error) {
+	n := len(cfg.Targets)
+	if cfg.Addr != "" || cfg.RedisServer != "" {
+		n++
+	}
+	if n > 1 {
+		return nil, nil, usage("Targets.Addr", fmt.Errorf("%d targets given; give one: --addr, --url, --cluster and --sentinel are exclusive, each given once", n))
+	}
+	cfg = cfg.withDefaults()
+	spec := cfg.Targets[0]
+	if err := cfg.validateTarget(spec); err != nil {
+		return nil, nil, err
+	}
+	if db := cfg.login(spec).DB; db < 0 {
+		return nil, nil, usage("DB", fmt.Errorf("db must be >= 0, got %d", db))
+	}
+	spec.PrivateTLS = cfg.PrivateTLS
+	return target.Masters(ctx, spec, cfg.defaultLogin())
+}
+
+// Preflight runs, on every target cfg names, the checks that Run makes
+// before its first write (the login; the prefix holds no key; the target
+// is a master and takes writes; the server knows every command of cfg's
+// strategies and the user may send them; maxclients fits the workers),
+// for a command that writes under cfg's prefix on its own (rlbench
+// verify), so that a replica, a server at maxmemory or a read-only user is
+// bad input naming the target rather than a failure of every check.
+// Errors are Run's *UsageError. The run's claim on the prefix is held
+// until release is called: the caller calls it when it has done writing.
+func Preflight(ctx context.Context, cfg Config) (release func(), err error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	var opened []*target.Target
+	release = func() {
+		for _, t := range opened {
+			t.Close()
+		}
+	}
+	for _, spec := range cfg.Targets {
+		t, err := openTarget(ctx, cfg, spec)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		opened = append(opened, t)
+	}
+	return release, nil
+}
+
+// CleanupOptions say how far Cleanup goes (target.CleanupOptions).
+type CleanupOptions = target.CleanupOptions
+
+// CleanupReport is what Cleanup found and did (target.CleanupReport).
+type CleanupReport = target.CleanupReport
+
+// Cleanup deletes every key under cfg.Workload.Prefix on every master of
+// every existing target of cfg (target.Cleanup), once each target's spec
+// is checked.
+func Cleanup(ctx context.Context, cfg Config, opts CleanupOptions) (CleanupReport, error) {
+	prefix := cfg.Workload.Prefix
+	if prefix != "" {
+		cfg = cfg.withDefaults()
+		for _, spec := range cfg.Targets {
+			if spec.Private() {
+				break // refused by target.Cleanup, naming it
+			}
+			if err := cfg.validateTarget(spec); err != nil {
+				return CleanupReport{Prefix: prefix, Left: -1}, err
+			}
+		}
+	}
+	return target.Cleanup(ctx, cfg.Targets, cfg.defaultLogin(), prefix, opts)
+}
+
+// The limits and errors of Cleanup (target.Cleanup).
+const (
+	CleanupConfirmAbove = target.CleanupConfirmAbove
+	CleanupSample       = target.CleanupSample
+	RunKeyShape         = target.RunKeyShape
+)
+
+// The errors of Cleanup (target.Cleanup).
+var (
+	ErrCleanupUnconfirmed = target.ErrCleanupUnconfirmed
+	ErrCleanupInterrupted = target.ErrCleanupInterrupted
+)
