@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/faults"
-	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/target"
 	"github.com/rlbench/rlbench/workload"
@@ -257,24 +255,9 @@ func (c *Config) validate() error {
 // validateTarget checks one target's spec, and that every fault can be
 // injected into it.
 func (c *Config) validateTarget(t TargetSpec) error {
-	if t.Kinds() > 1 {
-		return usage("Targets.Cluster", fmt.Errorf("%s: give one of --addr, --url, --cluster, --managed-cluster, --sentinel and --managed-sentinel", t.Label))
-	}
-	if t.ManagedCluster != "" {
-		if _, _, err := redisserver.ParseClusterSize(t.ManagedCluster); err != nil {
-			return usage("Targets.ManagedCluster", err)
-		}
-	}
-	if t.ManagedSentinel != "" {
-		if n, err := strconv.Atoi(t.ManagedSentinel); err != nil || n < 0 || n > target.MaxSentinelReplicas {
-			return usage("Targets.ManagedSentinel", fmt.Errorf("%s: want the number of replicas, 0 to %d, got %q", t.Label, target.MaxSentinelReplicas, t.ManagedSentinel))
-		}
-	}
-	if t.IsCluster() && c.login(t).DB != 0 {
-		return usage("DB", fmt.Errorf("%s: %w", t.Label, clients.ErrClusterDB))
-	}
-	if c.PrivateTLS && (t.ManagedCluster != "" || t.ManagedSentinel != "") {
-		return usage("PrivateTLS", fmt.Errorf("%s: a TLS private server is a single server; leave out --managed-cluster and --managed-sentinel", t.Label))
+	t.PrivateTLS = c.PrivateTLS
+	if err := t.Validate(c.defaultLogin()); err != nil {
+		return err
 	}
 	caps := t.Capabilities(c.AllowServerWideFaults)
 	for _, f := range c.Faults {

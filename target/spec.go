@@ -1,11 +1,13 @@
 package target
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/redisserver"
@@ -162,4 +164,30 @@ func Label(ts []Spec) []Spec {
 		}
 	}
 	return out
+}
+
+// Validate checks t without a server: one kind of target, a managed
+// cluster's or Sentinel set-up's size, no DB on a cluster (logged in with
+// login, or t's own), TLS only on a private single server.
+func (t Spec) Validate(login connection.Settings) error {
+	if t.Kinds() > 1 {
+		return usage("Targets.Cluster", fmt.Errorf("%s: give one of --addr, --url, --cluster, --managed-cluster, --sentinel and --managed-sentinel", t.Label))
+	}
+	if t.ManagedCluster != "" {
+		if _, _, err := redisserver.ParseClusterSize(t.ManagedCluster); err != nil {
+			return usage("Targets.ManagedCluster", err)
+		}
+	}
+	if t.ManagedSentinel != "" {
+		if n, err := strconv.Atoi(t.ManagedSentinel); err != nil || n < 0 || n > MaxSentinelReplicas {
+			return usage("Targets.ManagedSentinel", fmt.Errorf("%s: want the number of replicas, 0 to %d, got %q", t.Label, MaxSentinelReplicas, t.ManagedSentinel))
+		}
+	}
+	if t.IsCluster() && t.LoginOr(login).DB != 0 {
+		return usage("DB", fmt.Errorf("%s: %w", t.Label, clients.ErrClusterDB))
+	}
+	if t.PrivateTLS && (t.ManagedCluster != "" || t.ManagedSentinel != "") {
+		return usage("PrivateTLS", fmt.Errorf("%s: a TLS private server is a single server; leave out --managed-cluster and --managed-sentinel", t.Label))
+	}
+	return nil
 }

@@ -504,3 +504,26 @@ func (t *Target) Cleanup(ctx context.Context, prefix string) error {
 	_, err := t.ScanKeys(ctx, prefix, 0, true, false)
 	return err
 }
+
+// NewAdmin makes another admin connection to t, of a with t's login,
+// beside the one Admin holds: to the server, the cluster, or the master
+// the sentinels name (following it). The caller closes it.
+func (t *Target) NewAdmin(a connection.Admin) (redis.UniversalClient, error) {
+	a.Settings = t.Login
+	switch tp := t.topology.(type) {
+	case *cluster:
+		return a.Cluster(tp.seeds)
+	case *sentinel:
+		return a.Failover(tp.target)
+	}
+	return a.Client(t.Server.Addr)
+}
+
+// PrivateServer is the private single server t started, which can be
+// restarted; nil for any other target.
+func (t *Target) PrivateServer() *redisserver.Server {
+	if s, ok := t.topology.(*server); ok {
+		return s.private
+	}
+	return nil
+}
