@@ -10,6 +10,7 @@ import (
 
 	"github.com/rlbench/rlbench/admission"
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/failover"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/redirects"
 	"github.com/rlbench/rlbench/results"
@@ -257,12 +258,16 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	latestImmortal, stopAudits := periodicAudit(ctx, t, wl.Prefix, c.cfg.Window, c.cfg.AuditEvery, c.fieldAudit())
 	stopMonitor := monitor(progress, c.label, rec, latestImmortal)
 	ft := t.FaultTarget(wl.Prefix, c.cfg.AllowServerWideFaults)
-	watch := c.watchFailover(&ft) // nil for a cell that neither counts increments nor fails over (failover.go)
-	stopFaults := faults.Schedule(ctx, c.cfg.Faults, ft)
 	info, _ := strategies.Lookup(c.strategy)
+	watch := failover.New(&ft, failover.Options{ // nil for a cell that neither counts increments nor fails over
+		Strategy: info, Admin: t.Admin, Server: t.Server.Addr, Prefix: wl.Prefix, Keys: c.cfg.Workload.Keys,
+		Limit: c.cfg.Limit, Window: c.cfg.Window, Fallbacks: c.conn.Fallbacks,
+		Managed: t.ManagedSentinel(), Faults: c.cfg.Faults,
+	})
+	stopFaults := faults.Schedule(ctx, c.cfg.Faults, ft)
 	admitted := admission.New(info, wl.Keys, c.cfg.Limit, c.cfg.Window)
 	m.startedAt = time.Now()
-	m.load, m.err = workload.Run(ctx, wl, watch.strategy(c.impl), c.conn, rec, admitted)
+	m.load, m.err = workload.Run(ctx, wl, watch.Strategy(c.impl), c.conn, rec, admitted)
 	m.events = stopFaults()
 	m.series = stopMonitor()
 	stopAudits()
@@ -271,7 +276,7 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	after, afterErr := t.Sample(context.WithoutCancel(ctx))
 	m.after, m.samplesErr = after, errors.Join(m.samplesErr, afterErr)
 	m.redirectsAfter = t.Redirects(context.WithoutCancel(ctx))
-	m.failover = watch.result(ctx, m.startedAt) // once its comparisons are done, before the audit deletes the keys
+	m.failover = watch.Result(ctx, m.startedAt) // once its comparisons are done, before the audit deletes the keys
 }
 
 // result is the cell's results.Run, before the audit.
