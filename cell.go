@@ -17,6 +17,7 @@ import (
 	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/usercode"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -41,8 +42,8 @@ type cell struct {
 	label string
 	impl  strategies.Strategy
 	conn  clients.Conn
-	// guard confines a user strategy's code (usercode.go); nil otherwise.
-	guard *userCodeGuard
+	// guard confines a user strategy's code (package usercode); nil otherwise.
+	guard *usercode.Guard
 }
 
 // newCell returns the cell of strategy x client on t.
@@ -89,15 +90,18 @@ type measurement struct {
 // holds figures that explain it. A user strategy's cell runs confined
 // (usercode.go).
 func (c *cell) run(ctx context.Context, log, progress io.Writer, abort context.Context) (results.Run, error) {
-	ctx, guard, err := c.confine(ctx, log)
+	ctx, guard, err := usercode.Confine(ctx, log, usercode.Cell{
+		Strategy: c.strategy, Label: c.label, Prefix: c.prefix, WarmupPrefix: c.warmupPrefix(), RunPrefix: c.runPrefix,
+		ScriptTimeout: c.cfg.ScriptTimeout, Faults: c.cfg.Faults, Target: c.target,
+	})
 	if err != nil {
 		return results.Run{}, fmt.Errorf("%s: %w", c.label, err)
 	}
 	c.guard = guard
 	run, err := c.load(ctx, log, progress, abort)
-	err = guard.close(abort, c.label, err)
+	err = guard.Close(abort, c.label, err)
 	if run.Strategy != "" {
-		run.UserCodeGuard = guard.kind()
+		run.UserCodeGuard = guard.Kind()
 	}
 	return run, err
 }
@@ -125,7 +129,7 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 	// A user's script may still run on the server after the load (a
 	// decision's read timeout): the audit and the library's deletion wait
 	// for it (the guard's close reports the watchdog's error).
-	_ = c.guard.settle(abort)
+	_ = c.guard.Settle(abort)
 	run = c.result(&rec, &m)
 	if err := c.auditAndCleanUp(abort, &run); err != nil {
 		return run, fmt.Errorf("%s: %w", c.label, err)
@@ -142,7 +146,7 @@ func (c *cell) connect(ctx context.Context, log io.Writer) error {
 		Workers: c.cfg.Workload.Workers, FlushDelay: c.cfg.FlushDelay, ClientName: target.ClientName(c.prefix),
 		Retries: c.cfg.Retries, DialTimeout: c.cfg.DialTimeout, ReadTimeout: c.cfg.ReadTimeout, WriteTimeout: c.cfg.WriteTimeout,
 	})
-	c.guard.login(&o)
+	c.guard.Login(&o)
 	conn, err := clients.New(c.client, o)
 	if err != nil {
 		return err

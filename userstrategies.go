@@ -85,7 +85,7 @@ func unsupportedCell(strategy, client string, log io.Writer) bool {
 
 // checkUserStrategy makes the cell's first decision of a user strategy (--script,
 // --function) before its load, on the cell's client (as the temporary ACL
-// user, when the guard has one: see usercode.go), and deletes its keys. It
+// user, when the guard has one: see package usercode), and deletes its keys. It
 // shows a script that fails to load or replies in another shape; a key
 // the server refused (outside the prefix: the parse-time check lets none
 // through that it can see) is ErrOutsidePrefix, naming the file.
@@ -98,7 +98,7 @@ func (c *cell) checkUserStrategy(ctx context.Context) error {
 	if cerr := c.target.Cleanup(context.WithoutCancel(ctx), c.prefix); cerr != nil && err == nil {
 		err = cerr
 	}
-	if re, ok := errors.AsType[strategies.ReplyError](err); ok && c.guard.kind() == results.GuardStaticACL && keyRefused(string(re)) {
+	if re, ok := errors.AsType[strategies.ReplyError](err); ok && c.guard.Kind() == results.GuardStaticACL && keyRefused(string(re)) {
 		return fmt.Errorf("%s (%s): %w %q: %w", c.strategy, info.Source, ErrOutsidePrefix, c.prefix, err)
 	}
 	if err != nil {
