@@ -179,12 +179,11 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// validate checks everything that can be checked without a server, and
-// expands "all" in the strategy and client lists.
-func (c *Config) validate() error {
-	if err := c.registerUserStrategies(); err != nil {
-		return err
-	}
+// selected returns c with "all" expanded in the strategy and client
+// lists (and the strategies "all" brought in noted, c.optional): the
+// strategies must be registered (RegisterUserStrategies). It changes
+// nothing of c.
+func (c Config) selected() (Config, error) {
 	givenStrategies, givenClients := c.Strategies, c.Clients
 	if slices.Contains(c.Strategies, "all") {
 		// "all" is the built-in strategies; the run's own join them.
@@ -192,17 +191,24 @@ func (c *Config) validate() error {
 	}
 	var err error
 	if c.Strategies, err = strategies.Select(c.Strategies); err != nil {
-		return usage("Strategies", err)
+		return c, usage("Strategies", err)
 	}
 	if slices.Contains(givenStrategies, "all") {
 		c.optional = slices.DeleteFunc(slices.Clone(c.Strategies), func(s string) bool { return slices.Contains(givenStrategies, s) })
 	}
 	if c.Clients, err = clients.Select(c.Clients); err != nil {
-		return usage("Clients", err)
+		return c, usage("Clients", err)
 	}
 	if err := checkClientSupport(givenStrategies, givenClients, c.Strategies, c.Clients); err != nil {
-		return err
+		return c, err
 	}
+	return c, c.validate()
+}
+
+// validate checks everything that can be checked without a server, once
+// the strategy and client lists are expanded (selected); it changes
+// nothing.
+func (c Config) validate() error {
 	checks := []struct {
 		field string
 		bad   bool
@@ -254,7 +260,7 @@ func (c *Config) validate() error {
 
 // validateTarget checks one target's spec, and that every fault can be
 // injected into it.
-func (c *Config) validateTarget(t TargetSpec) error {
+func (c Config) validateTarget(t TargetSpec) error {
 	t.PrivateTLS = c.PrivateTLS
 	if err := t.Validate(c.defaultLogin()); err != nil {
 		return err

@@ -43,8 +43,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 	if len(cfg.Targets) > 0 && (cfg.Addr != "" || cfg.RedisServer != "") {
 		return nil, usage("Targets.Addr", errors.New("give Targets, or Addr and RedisServer, not both"))
 	}
-	cfg = cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
+	if err := RegisterUserStrategies(cfg); err != nil {
+		return nil, err
+	}
+	cfg, err := cfg.withDefaults().selected()
+	if err != nil {
 		return nil, err
 	}
 	log := opts.Log

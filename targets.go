@@ -86,37 +86,6 @@ func Masters(ctx context.Context, cfg Config) (masters []*redis.Client, closeFn 
 	return target.Masters(ctx, spec, cfg.defaultLogin())
 }
 
-// Preflight runs, on every target cfg names, the checks that Run makes
-// before its first write (the login; the prefix holds no key; the target
-// is a master and takes writes; the server knows every command of cfg's
-// strategies and the user may send them; maxclients fits the workers),
-// for a command that writes under cfg's prefix on its own (rlbench
-// verify), so that a replica, a server at maxmemory or a read-only user is
-// bad input naming the target rather than a failure of every check.
-// Errors are Run's *UsageError. The run's claim on the prefix is held
-// until release is called: the caller calls it when it has done writing.
-func Preflight(ctx context.Context, cfg Config) (release func(), err error) {
-	cfg = cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	var opened []*target.Target
-	release = func() {
-		for _, t := range opened {
-			t.Close()
-		}
-	}
-	for _, spec := range cfg.Targets {
-		t, err := openTarget(ctx, cfg, spec)
-		if err != nil {
-			release()
-			return nil, err
-		}
-		opened = append(opened, t)
-	}
-	return release, nil
-}
-
 // CleanupOptions say how far Cleanup goes (target.CleanupOptions).
 type CleanupOptions = target.CleanupOptions
 

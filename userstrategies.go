@@ -20,9 +20,12 @@ import (
 // touched a key outside the cell's prefix.
 var ErrOutsidePrefix = errors.New("touches a key outside the cell's prefix")
 
-// registerUserStrategies registers Config.Scripts and Config.Functions as
-// strategies, before the strategies are selected.
-func (c *Config) registerUserStrategies() error {
+// RegisterUserStrategies registers c's Scripts, Functions and Sequences
+// as strategies (strategies.RegisterScript, RegisterFunction,
+// RegisterSequence), in the process's registry: the one step of a run
+// that writes it, before the strategies are selected. Registering the
+// same ones again is allowed. Errors are *UsageError.
+func RegisterUserStrategies(c Config) error {
 	for _, spec := range c.Scripts {
 		if err := strategies.RegisterScript(spec); err != nil {
 			return usage("Scripts", err)

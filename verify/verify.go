@@ -209,7 +209,7 @@ func (c *Config) validate() error {
 // Bad input, an unreachable Addr, a login or TLS handshake that Addr
 // refuses (connection.Check), a server that the load run's pre-flight
 // refuses (a replica, one at maxmemory, a user who may not write:
-// rlbench.Preflight) and a missing redis-server are *UsageError, returned
+// target.Preflight) and a missing redis-server are *UsageError, returned
 // before anything is written. A check that cannot do
 // its work (a lost connection, say) is a FAIL cell, not an error. When ctx
 // ends early, the checks it stopped and those that had not started are
