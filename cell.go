@@ -14,6 +14,7 @@ import (
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/redirects"
 	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/samplers"
 	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/target"
@@ -259,8 +260,8 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	m.redirectsBefore = t.Redirects(ctx)
 
 	wl := c.workload()
-	latestImmortal, stopAudits := periodicAudit(ctx, t, wl.Prefix, c.cfg.Window, c.cfg.AuditEvery, c.fieldAudit())
-	stopMonitor := monitor(progress, c.label, rec, latestImmortal)
+	latestImmortal, stopAudits := samplers.PeriodicAudit(ctx, t, wl.Prefix, c.cfg.Window, c.cfg.AuditEvery, c.fieldAudit())
+	stopMonitor := samplers.Monitor(progress, c.label, rec, latestImmortal)
 	ft := t.FaultTarget(wl.Prefix, c.cfg.AllowServerWideFaults)
 	info, _ := strategies.Lookup(c.strategy)
 	watch := failover.New(&ft, failover.Options{ // nil for a cell that neither counts increments nor fails over
