@@ -296,3 +296,82 @@ func workloadField(err error) string {
 	}
 	return "Workload.Duration"
 }
+
+// TargetSpec names one server of a run (target.Spec).
+type TargetSpec = target.Spec
+
+// UsageError is bad input: a Config field with a value rlbench does not
+// accept, or a target it cannot use. Nothing has been written to Redis when
+// Run returns one.
+type UsageError = target.UsageError
+
+func usage(field string, err error) error { return &UsageError{Field: field, Err: err} }
+
+// ParseTarget reads "[LABEL=]VALUE", as --addr and --redis-server take it.
+func ParseTarget(s string, private bool) TargetSpec { return target.ParseTarget(s, private) }
+
+// login is how to log in to t: its URL's settings, or cfg's.
+func (c Config) login(t TargetSpec) connection.Settings {
+	return t.LoginOr(c.defaultLogin())
+}
+
+// defaultLogin is how to log in to every existing server of c whose spec
+// has no login of its own.
+func (c Config) defaultLogin() connection.Settings {
+	return connection.Settings{Username: c.Username, Password: c.Password, DB: c.DB, TLS: c.TLS}
+}
+
+// RegisterUserStrategies registers c's Scripts, Functions and Sequences
+// as strategies (strategies.RegisterScript, RegisterFunction,
+// RegisterSequence), in the process's registry: the one step of a run
+// that writes it, before the strategies are selected. Registering the
+// same ones again is allowed. Errors are *UsageError.
+func RegisterUserStrategies(c Config) error {
+	for _, spec := range c.Scripts {
+		if err := strategies.RegisterScript(spec); err != nil {
+			return usage("Scripts", err)
+		}
+	}
+	for _, spec := range c.Functions {
+		if err := strategies.RegisterFunction(spec); err != nil {
+			return usage("Functions", err)
+		}
+	}
+	for _, spec := range c.Sequences {
+		if err := strategies.RegisterSequence(spec); err != nil {
+			return usage("Sequences", err)
+		}
+	}
+	return nil
+}
+
+// userStrategyNames returns the names of Config.Scripts, Config.Functions
+// and Config.Sequences.
+func (c Config) userStrategyNames() []string {
+	var names []string
+	for _, spec := range slices.Concat(c.Scripts, c.Functions, c.Sequences) {
+		name, _, _ := strings.Cut(spec, "=")
+		names = append(names, name)
+	}
+	return names
+}
+
+// checkClientSupport refuses a strategy named on a client named, both
+// given by name (not by "all"), that the strategy cannot run on (a
+// published library written for go-redis, on rueidis). A pair that "all"
+// made is skipped by the run instead (unsupportedCell).
+func checkClientSupport(given, givenClients, selected, selectedClients []string) error {
+	for _, s := range selected {
+		info, err := strategies.Lookup(s)
+		if err != nil {
+			return usage("Strategies", err)
+		}
+		for _, c := range selectedClients {
+			if !info.Supports(c) && slices.Contains(given, s) && slices.Contains(givenClients, c) {
+				return usage("Clients", fmt.Errorf("strategy %s runs on %s only (a library written for it); it cannot run on %s",
+					s, strings.Join(info.Clients, ", "), c))
+			}
+		}
+	}
+	return nil
+}

@@ -6,33 +6,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/target"
 )
-
-// TargetSpec names one server of a run (target.Spec).
-type TargetSpec = target.Spec
-
-// UsageError is bad input: a Config field with a value rlbench does not
-// accept, or a target it cannot use. Nothing has been written to Redis when
-// Run returns one.
-type UsageError = target.UsageError
-
-func usage(field string, err error) error { return &UsageError{Field: field, Err: err} }
-
-// ParseTarget reads "[LABEL=]VALUE", as --addr and --redis-server take it.
-func ParseTarget(s string, private bool) TargetSpec { return target.ParseTarget(s, private) }
-
-// login is how to log in to t: its URL's settings, or cfg's.
-func (c Config) login(t TargetSpec) connection.Settings {
-	return t.LoginOr(c.defaultLogin())
-}
-
-// defaultLogin is how to log in to every existing server of c whose spec
-// has no login of its own.
-func (c Config) defaultLogin() connection.Settings {
-	return connection.Settings{Username: c.Username, Password: c.Password, DB: c.DB, TLS: c.TLS}
-}
 
 // checks are what cfg asks of each target before its first write.
 func (c Config) checks() target.Checks {
