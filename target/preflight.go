@@ -109,30 +109,6 @@ func (t *Target) checkCommands(ctx context.Context, cfg Checks, nodes []*redis.C
 	return nil
 }
 
-// where names node n of t in an error: the target's label, and the node's
-// address when the label is not already that.
-func (t *Target) where(n *redis.Client) string {
-	if addr := n.Options().Addr; addr != t.Spec.Label {
-		return t.Spec.Label + ": " + addr
-	}
-	return t.Spec.Label
-}
-
-// field is the Config field that names t, for errors about it.
-func (t *Target) field() string {
-	switch {
-	case t.Spec.Login != nil:
-		return "Targets.URL"
-	case t.Spec.ManagedCluster != "":
-		return "Targets.ManagedCluster"
-	case len(t.Spec.Cluster) > 0:
-		return "Targets.Cluster"
-	case t.Spec.Addr != "":
-		return "Targets.Addr"
-	}
-	return "Targets.RedisServer"
-}
-
 // checkWritable writes one key under prefix and deletes it: a replica
 // (READONLY) or a user without write access (NOPERM) is refused here, not
 // found out through a run in which every decision fails.

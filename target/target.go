@@ -141,6 +141,30 @@ func newTarget(_ context.Context, t *Target, managed bool) (*Target, error) {
 	return t, nil
 }
 
+// where names node n of t in an error: the target's label, and the node's
+// address when the label is not already that.
+func (t *Target) where(n *redis.Client) string {
+	if addr := n.Options().Addr; addr != t.Spec.Label {
+		return t.Spec.Label + ": " + addr
+	}
+	return t.Spec.Label
+}
+
+// field is the Config field that names t, for errors about it.
+func (t *Target) field() string {
+	switch {
+	case t.Spec.Login != nil:
+		return "Targets.URL"
+	case t.Spec.ManagedCluster != "":
+		return "Targets.ManagedCluster"
+	case len(t.Spec.Cluster) > 0:
+		return "Targets.Cluster"
+	case t.Spec.Addr != "":
+		return "Targets.Addr"
+	}
+	return "Targets.RedisServer"
+}
+
 // readInfo reads what the server says of itself: its name and version.
 func (t *Target) readInfo(ctx context.Context) error {
 	info, err := serverinfo.Read(ctx, t.Admin)
