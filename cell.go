@@ -9,14 +9,17 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench/admission"
-	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/failover"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/netproxy"
 	"github.com/rlbench/rlbench/redirects"
 	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/samplers"
 	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/usercode"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -30,7 +33,7 @@ func CellPrefix(runPrefix, strategy, client string) string {
 // make its results.Run: connect, warm up, measure, and audit and clean up.
 type cell struct {
 	cfg    Config
-	target *target
+	target *target.Target
 	// strategy and client are the registered names.
 	strategy, client string
 	// runPrefix is the run's key prefix on this target; prefix is the
@@ -41,8 +44,8 @@ type cell struct {
 	label string
 	impl  strategies.Strategy
 	conn  clients.Conn
-	// guard confines a user strategy's code (usercode.go); nil otherwise.
-	guard *userCodeGuard
+	// guard confines a user strategy's code (package usercode); nil otherwise.
+	guard *usercode.Guard
 	// proxy is what the client's connections go through when a network
 	// fault is asked for (faults.StartProxy); nil otherwise.
 	proxy *netproxy.Proxy
@@ -51,14 +54,14 @@ type cell struct {
 }
 
 // newCell returns the cell of strategy x client on t.
-func newCell(cfg Config, t *target, runPrefix, strategy, client string) (*cell, error) {
+func newCell(cfg Config, t *target.Target, runPrefix, strategy, client string) (*cell, error) {
 	impl, err := strategies.New(strategy, strategies.Config{Limit: cfg.Limit, Window: cfg.Window, Fields: cfg.Fields})
 	if err != nil {
 		return nil, usage("Strategies", err)
 	}
 	label := strategy + "/" + client
 	if len(cfg.Targets) > 1 {
-		label = t.spec.Label + ": " + label
+		label = t.Spec.Label + ": " + label
 	}
 	return &cell{
 		cfg: cfg, target: t, strategy: strategy, client: client,
@@ -81,7 +84,7 @@ type measurement struct {
 	// connected, before and after are the servers' readings before the
 	// client connected, before and after the load; their errors leave
 	// the saturation figures unknown.
-	connected, before, after serverSamples
+	connected, before, after target.ServerSamples
 	samplesErr               error
 	redirectsBefore          redirects.Snapshot
 	redirectsAfter           redirects.Snapshot
@@ -94,15 +97,18 @@ type measurement struct {
 // holds figures that explain it. A user strategy's cell runs confined
 // (usercode.go).
 func (c *cell) run(ctx context.Context, log, progress io.Writer, abort context.Context) (results.Run, error) {
-	ctx, guard, err := c.confine(ctx, log)
+	ctx, guard, err := usercode.Confine(ctx, log, usercode.Cell{
+		Strategy: c.strategy, Label: c.label, Prefix: c.prefix, WarmupPrefix: c.warmupPrefix(), RunPrefix: c.runPrefix,
+		ScriptTimeout: c.cfg.ScriptTimeout, Faults: c.cfg.Faults, Target: c.target,
+	})
 	if err != nil {
 		return results.Run{}, fmt.Errorf("%s: %w", c.label, err)
 	}
 	c.guard = guard
 	run, err := c.load(ctx, log, progress, abort)
-	err = guard.close(abort, c.label, err)
+	err = guard.Close(abort, c.label, err)
 	if run.Strategy != "" {
-		run.UserCodeGuard = guard.kind()
+		run.UserCodeGuard = guard.Kind()
 	}
 	return run, err
 }
@@ -111,7 +117,7 @@ func (c *cell) run(ctx context.Context, log, progress io.Writer, abort context.C
 func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.Context) (run results.Run, err error) {
 	var m measurement
 	// Before the client connects, so that its connections are counted.
-	m.connected, m.samplesErr = c.target.sample(ctx)
+	m.connected, m.samplesErr = c.target.Sample(ctx)
 	defer func() { c.proxy.Close() }() // after the client's connections
 	if err := c.connect(ctx, log); err != nil {
 		return results.Run{}, err
@@ -131,7 +137,7 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 	// A user's script may still run on the server after the load (a
 	// decision's read timeout): the audit and the library's deletion wait
 	// for it (the guard's close reports the watchdog's error).
-	_ = c.guard.settle(abort)
+	_ = c.guard.Settle(abort)
 	run = c.result(&rec, &m)
 	if err := c.auditAndCleanUp(abort, &run); err != nil {
 		return run, fmt.Errorf("%s: %w", c.label, err)
@@ -144,8 +150,11 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 
 // connect connects the client under test and prepares the strategy on it.
 func (c *cell) connect(ctx context.Context, log io.Writer) error {
-	o := c.target.clientOptions(c.cfg, c.cfg.Workload.Workers, clientName(c.prefix))
-	c.guard.login(&o)
+	o := c.target.ClientOptions(clients.Options{
+		Workers: c.cfg.Workload.Workers, FlushDelay: c.cfg.FlushDelay, ClientName: target.ClientName(c.prefix),
+		Retries: c.cfg.Retries, DialTimeout: c.cfg.DialTimeout, ReadTimeout: c.cfg.ReadTimeout, WriteTimeout: c.cfg.WriteTimeout,
+	})
+	c.guard.Login(&o)
 	var err error
 	if c.proxy, o.Addr, o.TLS, err = faults.StartProxy(c.cfg.Faults, o.Addr, o.TLS); err != nil {
 		return fmt.Errorf("%s: %w", c.label, err)
@@ -224,7 +233,7 @@ func (c *cell) warmUp(ctx, abort context.Context) error {
 	_, runErr := workload.Run(ctx, wl, c.impl, c.conn, &rec, nil)
 	// Deleted even after an interrupt: a non-atomic strategy's warm-up
 	// keys can be immortal.
-	err := c.aborted(abort, c.target.cleanup(abort, wl.Prefix))
+	err := c.aborted(abort, c.target.Cleanup(abort, wl.Prefix))
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return runErr
 	}
@@ -257,22 +266,26 @@ func (c *cell) awaitStart(ctx context.Context, log io.Writer) error {
 func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Recorder, m *measurement) {
 	t := c.target
 	// CPU counts from here: the measured load, not the set-up and warm-up.
-	before, beforeErr := t.sample(ctx)
+	before, beforeErr := t.Sample(ctx)
 	m.before, m.samplesErr = before, errors.Join(m.samplesErr, beforeErr)
-	m.redirectsBefore = t.redirects(ctx)
+	m.redirectsBefore = t.Redirects(ctx)
 
 	wl := c.workload()
-	latestImmortal, stopAudits := periodicAudit(ctx, t, wl.Prefix, c.cfg.Window, c.cfg.AuditEvery, c.fieldAudit())
-	stopMonitor := monitor(progress, c.label, rec, latestImmortal)
-	ft := t.faultTarget(c.cfg, wl.Prefix)
+	latestImmortal, stopAudits := samplers.PeriodicAudit(ctx, t, wl.Prefix, c.cfg.Window, c.cfg.AuditEvery, c.fieldAudit())
+	stopMonitor := samplers.Monitor(progress, c.label, rec, latestImmortal)
+	ft := t.FaultTarget(wl.Prefix, c.cfg.AllowServerWideFaults)
 	ft.Proxy = c.proxy
-	watch := c.watchFailover(&ft) // nil for a cell that neither counts increments nor fails over (failover.go)
+	info, _ := strategies.Lookup(c.strategy)
+	watch := failover.New(&ft, failover.Options{ // nil for a cell that neither counts increments nor fails over
+		Strategy: info, Admin: t.Admin, Server: t.Server.Addr, Prefix: wl.Prefix, Keys: c.cfg.Workload.Keys,
+		Limit: c.cfg.Limit, Window: c.cfg.Window, Fallbacks: c.conn.Fallbacks,
+		Managed: t.ManagedSentinel(), Faults: c.cfg.Faults,
+	})
 	fault, liveDone := c.measuring(rec, latestImmortal)
 	stopFaults := faults.ScheduleNotify(ctx, c.cfg.Faults, ft, fault)
-	info, _ := strategies.Lookup(c.strategy)
 	admitted := admission.New(info, wl.Keys, c.cfg.Limit, c.cfg.Window)
 	m.startedAt = time.Now()
-	m.load, m.err = workload.Run(ctx, wl, watch.strategy(c.impl), c.conn, rec, admitted)
+	m.load, m.err = workload.Run(ctx, wl, watch.Strategy(c.impl), c.conn, rec, admitted)
 	m.events = stopFaults()
 	m.series = stopMonitor()
 	wl.LabelSeries(m.series)
@@ -280,10 +293,10 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	stopAudits()
 	m.admission = admitted.Result()
 	// Before the audit: its pipeline opens a connection of its own.
-	after, afterErr := t.sample(context.WithoutCancel(ctx))
+	after, afterErr := t.Sample(context.WithoutCancel(ctx))
 	m.after, m.samplesErr = after, errors.Join(m.samplesErr, afterErr)
-	m.redirectsAfter = t.redirects(context.WithoutCancel(ctx))
-	m.failover = watch.result(ctx, m.startedAt) // once its comparisons are done, before the audit deletes the keys
+	m.redirectsAfter = t.Redirects(context.WithoutCancel(ctx))
+	m.failover = watch.Result(ctx, m.startedAt) // once its comparisons are done, before the audit deletes the keys
 }
 
 // measuring tells c.live, when there is one, that the measured load
@@ -292,7 +305,7 @@ func (c *cell) measuring(rec *results.Recorder, immortal func() *int64) (fault f
 	if c.live == nil {
 		return nil, func() {}
 	}
-	return c.live.Measuring(c.target.spec.Label, c.strategy, c.client, rec, immortal)
+	return c.live.Measuring(c.target.Spec.Label, c.strategy, c.client, rec, immortal)
 }
 
 // result is the cell's results.Run, before the audit.
@@ -307,7 +320,7 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 		run.Rate, run.AchievedRatePerS, run.RateNote = m.load.Rate, m.load.Achieved(), m.load.Note()
 		run.ScheduleLagMS = float64(m.load.Lag) / float64(time.Millisecond)
 	}
-	run.Target, run.Server = c.target.spec.Label, &c.target.server
+	run.Target, run.Server = c.target.Spec.Label, &c.target.Server
 	run.Strategy, run.Client, run.ClientOptions, run.Workers = c.strategy, c.client, c.conn.Options(), c.cfg.Workload.Workers
 	info, _ := strategies.Lookup(c.strategy) // registered: newCell built it
 	run.ImmortalKeysLeak = !info.FixedWindow || info.Heals
@@ -342,10 +355,10 @@ func (c *cell) saturation(m *measurement, decisions int64) *saturation.Report {
 		!sameServers(m.connected, m.before) || !sameServers(m.before, m.after) {
 		return nil
 	}
-	sat := saturation.Compare(m.before.samples, m.after.samples)
-	saturation.PerDecision(&sat, m.before.samples, m.after.samples, decisions)
+	sat := saturation.Compare(m.before.Samples, m.after.Samples)
+	saturation.PerDecision(&sat, m.before.Samples, m.after.Samples, decisions)
 	// Connections count from before the client connected.
-	sat.ConnectionsOpened = saturation.Compare(m.connected.samples, m.after.samples).ConnectionsOpened
+	sat.ConnectionsOpened = saturation.Compare(m.connected.Samples, m.after.Samples).ConnectionsOpened
 	if c.cfg.Workload.Rate > 0 && m.load.Reached() || slices.ContainsFunc(m.events, isStall) {
 		// The schedule set the pace, or a stall paused the server: neither
 		// side's CPU tells what bound the load.
@@ -356,8 +369,8 @@ func (c *cell) saturation(m *measurement, decisions int64) *saturation.Report {
 
 // sameServers reports whether a and b were read from the same server
 // processes: the same addresses and the same run_ids.
-func sameServers(a, b serverSamples) bool {
-	return slices.Equal(a.addrs, b.addrs) && slices.EqualFunc(a.samples, b.samples, func(x, y saturation.Sample) bool {
+func sameServers(a, b target.ServerSamples) bool {
+	return slices.Equal(a.Addrs, b.Addrs) && slices.EqualFunc(a.Samples, b.Samples, func(x, y saturation.Sample) bool {
 		return x.ServerRunID == y.ServerRunID
 	})
 }
@@ -379,13 +392,13 @@ func isStall(e faults.Event) bool { return e.Kind() == faults.Stall }
 // after an interrupt, since they are short and the user's keys should not
 // outlive the run; only abort (a second interrupt) stops them.
 func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
-	opts := keyAudit(c.prefix, c.maxTTL(), !c.cfg.KeepKeys, c.fieldAudit())
+	opts := target.KeyAudit(c.prefix, c.maxTTL(), !c.cfg.KeepKeys, c.fieldAudit())
 	info, _ := strategies.Lookup(c.strategy)
 	if info.Stamp != "" && info.Stamp != strategies.StampHashed && !info.StampHidden && info.WindowEnd == nil {
 		// The window is the name's last number (strategies.Info.Stamp).
 		opts.WindowStamp, opts.Window = info.Stamp, time.Duration(c.cfg.Window)*time.Second
 	}
-	rep, err := c.target.scan(abort, opts)
+	rep, err := c.target.Scan(abort, opts)
 	if err != nil {
 		err = c.aborted(abort, err)
 		run.Audit = results.Audit{Error: err.Error()}
@@ -393,7 +406,7 @@ func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
 	}
 	run.Audit = rep.Result()
 	run.Audit.Stamp = info.Stamp
-	if perNode := c.target.perNode(rep); perNode != nil {
+	if perNode := c.target.PerNode(rep); perNode != nil {
 		run.AuditPerNode = make(map[string]results.Audit, len(perNode))
 		for _, n := range perNode {
 			n.Result.Stamp = info.Stamp
@@ -401,16 +414,6 @@ func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
 		}
 	}
 	return nil
-}
-
-// keyAudit is the Options of target.scanKeys: the keys under prefix,
-// window (seconds) their longest TTL, deleted with del, their hash fields
-// audited with fields.
-func keyAudit(prefix string, window int64, del, fields bool) audit.Options {
-	return audit.Options{
-		Prefix: prefix, MaxTTL: time.Duration(window) * time.Second, Dedup: true,
-		Unlink: del, Fields: fields,
-	}
 }
 
 // ErrAuditFailed is returned, wrapped, when a cell's audit did not
@@ -450,5 +453,5 @@ func (c *cell) aborted(abort context.Context, err error) error {
 // leave, and how to remove them.
 func (c *cell) keysLeft() string {
 	return fmt.Sprintf("keys under %q may remain on %s (remove them with: rlbench cleanup --prefix '%s' and the same target flags)",
-		c.runPrefix, c.target.server.Addr, c.runPrefix)
+		c.runPrefix, c.target.Server.Addr, c.runPrefix)
 }

@@ -3,9 +3,7 @@ package rlbench
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,8 +11,8 @@ import (
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/faults"
-	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/target"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -130,106 +128,6 @@ type Config struct {
 	optional []string
 }
 
-// TargetSpec names one server of a run: an existing one at Addr, or a
-// private one started from RedisServer; or a Redis Cluster: an existing one
-// reached through the nodes in Cluster, or a private one of the size
-// ManagedCluster gives. At most one of Addr, Cluster and ManagedCluster.
-type TargetSpec struct {
-	// Label names the target in reports; "" means its address or binary.
-	Label string `json:"label"`
-	// Addr is host:port of an existing server; "" starts a private one.
-	Addr string `json:"addr,omitempty"`
-	// RedisServer is the binary of the private server (or of every node
-	// of a managed cluster); "" means redis-server on PATH.
-	RedisServer string `json:"redis_server,omitempty"`
-	// Cluster is host:port of one or more nodes of an existing Redis
-	// Cluster; the clients discover the rest.
-	Cluster []string `json:"cluster,omitempty"`
-	// ManagedCluster is "N" or "NxR": rlbench starts N private masters with
-	// R replicas each (redisserver.ParseClusterSize), forms the cluster,
-	// and stops it at the end.
-	ManagedCluster string `json:"managed_cluster,omitempty"`
-	// Sentinel, when not nil, is a master that Sentinel manages: the
-	// clients ask its sentinels where it is, and follow it across
-	// failovers.
-	Sentinel *connection.Sentinel `json:"-"`
-	// ManagedSentinel is "R": rlbench starts a private master with R
-	// replicas and three sentinels, and stops them at the end.
-	ManagedSentinel string `json:"managed_sentinel,omitempty"`
-	// Login, when not nil, is how to log in to this target (from its
-	// URL), in place of Config's Username, Password, DB and TLS.
-	Login *connection.Settings `json:"-"`
-}
-
-// isCluster reports whether t names a Redis Cluster.
-func (t TargetSpec) isCluster() bool { return len(t.Cluster) > 0 || t.ManagedCluster != "" }
-
-// isSentinel reports whether t names a master that Sentinel manages.
-func (t TargetSpec) isSentinel() bool { return t.Sentinel != nil || t.ManagedSentinel != "" }
-
-// private reports whether rlbench starts t's servers itself.
-func (t TargetSpec) private() bool { return t.Addr == "" && len(t.Cluster) == 0 && t.Sentinel == nil }
-
-// kinds counts the kinds of target t names at once; one is right.
-func (t TargetSpec) kinds() int {
-	n := 0
-	for _, set := range []bool{t.Addr != "", len(t.Cluster) > 0, t.ManagedCluster != "", t.Sentinel != nil, t.ManagedSentinel != ""} {
-		if set {
-			n++
-		}
-	}
-	return n
-}
-
-// managedReplicas is the replicas per master of a private cluster or
-// Sentinel set-up; 0 otherwise.
-func (t TargetSpec) managedReplicas() int {
-	switch {
-	case t.ManagedCluster != "":
-		_, replicas, err := redisserver.ParseClusterSize(t.ManagedCluster)
-		if err == nil {
-			return replicas
-		}
-	case t.ManagedSentinel != "":
-		replicas, err := strconv.Atoi(t.ManagedSentinel)
-		if err == nil {
-			return replicas
-		}
-	}
-	return 0
-}
-
-// capabilities says what the faults can count on in t.
-func (t TargetSpec) capabilities(allowServerWide bool) faults.Capabilities {
-	return faults.Capabilities{
-		Private: t.private(), Cluster: t.isCluster(), Sentinel: t.isSentinel(),
-		Replicas: t.managedReplicas() > 0, ServerWideConsent: allowServerWide,
-	}
-}
-
-// login is how to log in to t: its URL's settings, or cfg's.
-func (c Config) login(t TargetSpec) connection.Settings {
-	if t.Login != nil {
-		return *t.Login
-	}
-	return connection.Settings{Username: c.Username, Password: c.Password, DB: c.DB, TLS: c.TLS}
-}
-
-// ParseTarget reads "[LABEL=]VALUE", as --addr and --redis-server take it.
-func ParseTarget(s string, private bool) TargetSpec {
-	label, value, ok := strings.Cut(s, "=")
-	if !ok {
-		label, value = "", s
-	}
-	if private {
-		return TargetSpec{Label: label, RedisServer: value}
-	}
-	return TargetSpec{Label: label, Addr: value}
-}
-
-// maxSentinelReplicas is the most replicas a managed Sentinel set-up takes.
-const maxSentinelReplicas = 100
-
 // DefaultWarmup is the command line's warm-up before each cell.
 const DefaultWarmup = time.Second
 
@@ -247,22 +145,6 @@ var OnErrorPolicies = []string{"open", "closed"}
 // MaxWindow is the longest window, in seconds: 10 years. Longer windows
 // overflow the durations the clients and the admission tracker compute.
 const MaxWindow = 10 * 366 * 24 * 3600
-
-// UsageError is bad input: a Config field with a value rlbench does not
-// accept, or a target it cannot use. Nothing has been written to Redis when
-// Run returns one.
-type UsageError struct {
-	// Field is the Config field at fault, as a Go selector path from the
-	// Config: "Window", "Workload.Workers", "Targets.Addr".
-	Field string
-	// Err says what was wrong and what is accepted.
-	Err error
-}
-
-func (e *UsageError) Error() string { return e.Field + ": " + e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usage(field string, err error) error { return &UsageError{Field: field, Err: err} }
 
 // withDefaults returns c with defaults applied and a run prefix chosen.
 func (c Config) withDefaults() Config {
@@ -286,7 +168,7 @@ func (c Config) withDefaults() Config {
 	if len(c.Targets) == 0 {
 		c.Targets = []TargetSpec{{Addr: c.Addr, RedisServer: c.RedisServer}}
 	}
-	c.Targets = labelTargets(c.Targets)
+	c.Targets = target.Label(c.Targets)
 	if c.RunID == "" {
 		c.RunID = audit.NewRunID()
 	}
@@ -297,12 +179,11 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// validate checks everything that can be checked without a server, and
-// expands "all" in the strategy and client lists.
-func (c *Config) validate() error {
-	if err := c.registerUserStrategies(); err != nil {
-		return err
-	}
+// selected returns c with "all" expanded in the strategy and client
+// lists (and the strategies "all" brought in noted, c.optional): the
+// strategies must be registered (RegisterUserStrategies). It changes
+// nothing of c.
+func (c Config) selected() (Config, error) {
 	givenStrategies, givenClients := c.Strategies, c.Clients
 	if slices.Contains(c.Strategies, "all") {
 		// "all" is the built-in strategies; the run's own join them.
@@ -310,17 +191,24 @@ func (c *Config) validate() error {
 	}
 	var err error
 	if c.Strategies, err = strategies.Select(c.Strategies); err != nil {
-		return usage("Strategies", err)
+		return c, usage("Strategies", err)
 	}
 	if slices.Contains(givenStrategies, "all") {
 		c.optional = slices.DeleteFunc(slices.Clone(c.Strategies), func(s string) bool { return slices.Contains(givenStrategies, s) })
 	}
 	if c.Clients, err = clients.Select(c.Clients); err != nil {
-		return usage("Clients", err)
+		return c, usage("Clients", err)
 	}
 	if err := checkClientSupport(givenStrategies, givenClients, c.Strategies, c.Clients); err != nil {
-		return err
+		return c, err
 	}
+	return c, c.validate()
+}
+
+// validate checks everything that can be checked without a server, once
+// the strategy and client lists are expanded (selected); it changes
+// nothing.
+func (c Config) validate() error {
 	checks := []struct {
 		field string
 		bad   bool
@@ -372,27 +260,12 @@ func (c *Config) validate() error {
 
 // validateTarget checks one target's spec, and that every fault can be
 // injected into it.
-func (c *Config) validateTarget(t TargetSpec) error {
-	if t.kinds() > 1 {
-		return usage("Targets.Cluster", fmt.Errorf("%s: give one of --addr, --url, --cluster, --managed-cluster, --sentinel and --managed-sentinel", t.Label))
+func (c Config) validateTarget(t TargetSpec) error {
+	t.PrivateTLS = c.PrivateTLS
+	if err := t.Validate(c.defaultLogin()); err != nil {
+		return err
 	}
-	if t.ManagedCluster != "" {
-		if _, _, err := redisserver.ParseClusterSize(t.ManagedCluster); err != nil {
-			return usage("Targets.ManagedCluster", err)
-		}
-	}
-	if t.ManagedSentinel != "" {
-		if n, err := strconv.Atoi(t.ManagedSentinel); err != nil || n < 0 || n > maxSentinelReplicas {
-			return usage("Targets.ManagedSentinel", fmt.Errorf("%s: want the number of replicas, 0 to %d, got %q", t.Label, maxSentinelReplicas, t.ManagedSentinel))
-		}
-	}
-	if t.isCluster() && c.login(t).DB != 0 {
-		return usage("DB", fmt.Errorf("%s: %w", t.Label, clients.ErrClusterDB))
-	}
-	if c.PrivateTLS && (t.ManagedCluster != "" || t.ManagedSentinel != "") {
-		return usage("PrivateTLS", fmt.Errorf("%s: a TLS private server is a single server; leave out --managed-cluster and --managed-sentinel", t.Label))
-	}
-	caps := t.capabilities(c.AllowServerWideFaults)
+	caps := t.Capabilities(c.AllowServerWideFaults)
 	for _, f := range c.Faults {
 		if err := faults.Check(f, caps); err != nil {
 			return usage("Faults", fmt.Errorf("%s: %w", t.Label, err))
@@ -426,35 +299,81 @@ func workloadField(err error) string {
 	return "Workload.Duration"
 }
 
-// labelTargets gives every target a label, unique in the run: its own, or
-// its address, or its binary's name, with "#2", "#3" ... after repeats.
-func labelTargets(ts []TargetSpec) []TargetSpec {
-	out := slices.Clone(ts)
-	seen := map[string]int{}
-	for i := range out {
-		t := &out[i]
-		if t.Label == "" {
-			switch {
-			case t.Addr != "":
-				t.Label = t.Addr
-			case len(t.Cluster) > 0:
-				t.Label = "cluster " + t.Cluster[0]
-			case t.ManagedCluster != "":
-				t.Label = "cluster " + t.ManagedCluster
-			case t.Sentinel != nil:
-				t.Label = "sentinel " + t.Sentinel.String()
-			case t.ManagedSentinel != "":
-				t.Label = "sentinel " + t.ManagedSentinel
-			case t.RedisServer != "":
-				t.Label = filepath.Base(t.RedisServer)
-			default:
-				t.Label = redisserver.DefaultBinary
-			}
-		}
-		seen[t.Label]++
-		if n := seen[t.Label]; n > 1 {
-			t.Label += "#" + strconv.Itoa(n)
+// TargetSpec names one server of a run (target.Spec).
+type TargetSpec = target.Spec
+
+// UsageError is bad input: a Config field with a value rlbench does not
+// accept, or a target it cannot use. Nothing has been written to Redis when
+// Run returns one.
+type UsageError = target.UsageError
+
+func usage(field string, err error) error { return &UsageError{Field: field, Err: err} }
+
+// ParseTarget reads "[LABEL=]VALUE", as --addr and --redis-server take it.
+func ParseTarget(s string, private bool) TargetSpec { return target.ParseTarget(s, private) }
+
+// login is how to log in to t: its URL's settings, or cfg's.
+func (c Config) login(t TargetSpec) connection.Settings {
+	return t.LoginOr(c.defaultLogin())
+}
+
+// defaultLogin is how to log in to every existing server of c whose spec
+// has no login of its own.
+func (c Config) defaultLogin() connection.Settings {
+	return connection.Settings{Username: c.Username, Password: c.Password, DB: c.DB, TLS: c.TLS}
+}
+
+// RegisterUserStrategies registers c's Scripts, Functions and Sequences
+// as strategies (strategies.RegisterScript, RegisterFunction,
+// RegisterSequence), in the process's registry: the one step of a run
+// that writes it, before the strategies are selected. Registering the
+// same ones again is allowed. Errors are *UsageError.
+func RegisterUserStrategies(c Config) error {
+	for _, spec := range c.Scripts {
+		if err := strategies.RegisterScript(spec); err != nil {
+			return usage("Scripts", err)
 		}
 	}
-	return out
+	for _, spec := range c.Functions {
+		if err := strategies.RegisterFunction(spec); err != nil {
+			return usage("Functions", err)
+		}
+	}
+	for _, spec := range c.Sequences {
+		if err := strategies.RegisterSequence(spec); err != nil {
+			return usage("Sequences", err)
+		}
+	}
+	return nil
+}
+
+// userStrategyNames returns the names of Config.Scripts, Config.Functions
+// and Config.Sequences.
+func (c Config) userStrategyNames() []string {
+	var names []string
+	for _, spec := range slices.Concat(c.Scripts, c.Functions, c.Sequences) {
+		name, _, _ := strings.Cut(spec, "=")
+		names = append(names, name)
+	}
+	return names
+}
+
+// checkClientSupport refuses a strategy named on a client named, both
+// given by name (not by "all"), that the strategy cannot run on (a
+// published library written for go-redis, on rueidis). A pair that "all"
+// made is skipped by the run instead (unsupportedCell).
+func checkClientSupport(given, givenClients, selected, selectedClients []string) error {
+	for _, s := range selected {
+		info, err := strategies.Lookup(s)
+		if err != nil {
+			return usage("Strategies", err)
+		}
+		for _, c := range selectedClients {
+			if !info.Supports(c) && slices.Contains(given, s) && slices.Contains(givenClients, c) {
+				return usage("Clients", fmt.Errorf("strategy %s runs on %s only (a library written for it); it cannot run on %s",
+					s, strings.Join(info.Clients, ", "), c))
+			}
+		}
+	}
+	return nil
 }

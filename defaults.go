@@ -54,7 +54,7 @@ const flushDelayWorkers = 100
 // private server or cluster) or when its address is a loopback one.
 // docs/performance.md has the measurements behind it.
 func DefaultProcs(cfg Config, ncpu int) int {
-	if ncpu > 1 && slices.ContainsFunc(cfg.withDefaults().Targets, TargetSpec.local) {
+	if ncpu > 1 && slices.ContainsFunc(cfg.withDefaults().Targets, local) {
 		return ncpu - 1
 	}
 	return max(ncpu, 1)
@@ -62,7 +62,7 @@ func DefaultProcs(cfg Config, ncpu int) int {
 
 // local reports whether t runs on this machine: a private server or
 // cluster, or one whose (first) address is a loopback one.
-func (t TargetSpec) local() bool {
+func local(t TargetSpec) bool {
 	addr := t.Addr
 	if len(t.Cluster) > 0 {
 		addr = t.Cluster[0]

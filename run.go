@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/target"
 )
 
 // Options says where Run writes while it works. Its zero value is silent.
@@ -55,8 +56,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 	if len(cfg.Targets) > 0 && (cfg.Addr != "" || cfg.RedisServer != "") {
 		return nil, usage("Targets.Addr", errors.New("give Targets, or Addr and RedisServer, not both"))
 	}
-	cfg = cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
+	if err := RegisterUserStrategies(cfg); err != nil {
+		return nil, err
+	}
+	cfg, err := cfg.withDefaults().selected()
+	if err != nil {
 		return nil, err
 	}
 	log := opts.Log
@@ -66,10 +70,10 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 
 	// Every target is opened and checked before the first write: bad input
 	// on any of them is found before anything touches Redis.
-	var targets []*target
+	var targets []*target.Target
 	defer func() {
 		for _, t := range targets {
-			t.close()
+			t.Close()
 		}
 	}()
 	for _, spec := range cfg.Targets {
@@ -83,16 +87,16 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 	rep := &results.Report{
 		Tool:    "rlbench",
 		Started: time.Now().UTC(),
-		Server:  targets[0].server,
+		Server:  targets[0].Server,
 		Config:  cfg,
 	}
 	for _, t := range targets {
-		t.logHeader(log)
+		t.LogHeader(log)
 	}
 	fmt.Fprintf(log, "rlbench: run %s, prefix %q (claimed: %s), %d clients, %d keys (%s), limit %d per %ds window\n",
-		cfg.RunID, cfg.Workload.Prefix, claimKey(cfg.Workload.Prefix), cfg.Workload.Workers, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
+		cfg.RunID, cfg.Workload.Prefix, target.ClaimKey(cfg.Workload.Prefix), cfg.Workload.Workers, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
 
-	abort, cancel := abortContext(ctx, opts.Abort)
+	abort, cancel := target.AbortContext(ctx, opts.Abort)
 	defer cancel()
 	var failed []error
 	for i, t := range targets {
@@ -103,7 +107,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 		}
 		for _, strategy := range cfg.Strategies {
 			for _, client := range cfg.Clients {
-				if t.leftOut[strategy] != nil || unsupportedCell(strategy, client, log) {
+				if t.LeftOut[strategy] != nil || unsupportedCell(strategy, client, log) {
 					continue
 				}
 				c, err := newCell(cfg, t, runPrefix, strategy, client)
@@ -204,15 +208,4 @@ func allFailed(label string, run results.Run) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w (%s): the target refused the cell's commands", label, ErrAllFailed, results.FormatErrorKinds(run.ErrorKinds, ", "))
-}
-
-// abortContext is the context of what a run still does after ctx is done:
-// not cancelled with ctx, but once abort (when not nil) is done.
-func abortContext(ctx, abort context.Context) (context.Context, context.CancelFunc) {
-	after, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	if abort != nil {
-		stop := context.AfterFunc(abort, cancel)
-		return after, func() { stop(); cancel() }
-	}
-	return after, cancel
 }

@@ -250,7 +250,7 @@ func (b *bench) checkScript(ctx context.Context) error {
 
 // runTarget calibrates redis-benchmark's -n, then runs o.Runs pairs, printing
 // each as it completes and the medians at the end.
-func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResult) error {
+func (b *bench) runTarget(ctx context.Context, num int, t comparison, tr *targetResult) error {
 	threads := "single-threaded"
 	if b.o.RBThreads > 0 {
 		threads = fmt.Sprintf("--threads %d", b.o.RBThreads)
@@ -301,7 +301,7 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 // every rlbench side that runs first sets (the first run's, before any
 // even run; rlbench's JSON always has it). Without it (*procs 0) the bare
 // loop would have no GOMAXPROCS to match, so rlbench goes first.
-func (b *bench) rlbenchAndBare(ctx context.Context, t target, run int, procs *int) (a, bare side, err error) {
+func (b *bench) rlbenchAndBare(ctx context.Context, t comparison, run int, procs *int) (a, bare side, err error) {
 	if run%2 == 0 && *procs > 0 {
 		if bare, err = b.bareRun(ctx, t, *procs); err != nil {
 			return a, bare, err
@@ -332,7 +332,7 @@ func cpuCell(r saturation.Report) string {
 
 // rlbenchArgs is the lua strategy on client against the shared server, with
 // workers and keyCount keys, for seconds, writing its JSON to jsonPath.
-func (b *bench) rlbenchArgs(t target, seconds, workers, keyCount int, jsonPath string) []string {
+func (b *bench) rlbenchArgs(t comparison, seconds, workers, keyCount int, jsonPath string) []string {
 	return []string{
 		"--strategy", "lua", "--client", t.client,
 		"--clients", strconv.Itoa(workers), "--keys", strconv.Itoa(keyCount),
@@ -343,7 +343,7 @@ func (b *bench) rlbenchArgs(t target, seconds, workers, keyCount int, jsonPath s
 }
 
 // rlbenchRun runs one rlbench side and reads its JSON.
-func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error) {
+func (b *bench) rlbenchRun(ctx context.Context, t comparison, run int) (side, error) {
 	jsonPath := filepath.Join(b.tmp, fmt.Sprintf("rlbench-%s-%d.json", t.client, run))
 	args := b.rlbenchArgs(t, b.o.Seconds, t.workers, b.o.Keys, jsonPath)
 	m, err := b.measure(ctx, time.Duration(b.o.Seconds)*time.Second+rlbenchSlack, nil, b.o.Rlbench, args...)
@@ -383,7 +383,7 @@ func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error)
 }
 
 // redisBenchmark runs redis-benchmark for n requests and parses its CSV.
-func (b *bench) redisBenchmark(ctx context.Context, t target, n int64, timeout time.Duration) (side, error) {
+func (b *bench) redisBenchmark(ctx context.Context, t comparison, n int64, timeout time.Duration) (side, error) {
 	pipelineDepth := t.pipeline
 	args := []string{"-h", b.host, "-p", b.port, "-c", strconv.Itoa(t.rbClients), "-n", strconv.FormatInt(n, 10),
 		"-r", strconv.Itoa(b.o.Keys), "-P", strconv.Itoa(pipelineDepth)}

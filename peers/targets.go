@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// target is one comparison at matched shape: an rlbench client with
+// comparison is one comparison at matched shape: an rlbench client with
 // workers workers, each with one request in flight, against
 // redis-benchmark with rbClients connections of pipeline requests each.
-type target struct {
+type comparison struct {
 	client    string // rlbench --client
 	workers   int    // rlbench --clients, the bare loop's --clients
 	rbClients int    // redis-benchmark -c
@@ -23,7 +23,7 @@ type target struct {
 // rueidis (its workers auto-pipelined over a few connections, gathered
 // with rlbench.DefaultFlushDelay) against redis-benchmark -P 16, as 512
 // (-c 32) and as 8,000 (-c 500) requests in flight.
-var targets = []target{
+var targets = []comparison{
 	{client: "go-redis", workers: 500, rbClients: 500, pipeline: 1},
 	{client: "rueidis", workers: 512, rbClients: 32, pipeline: 16},
 	{client: "rueidis", workers: 8000, rbClients: 500, pipeline: 16},

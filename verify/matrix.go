@@ -129,6 +129,9 @@ type Server struct {
 	// Managed is true for a private server that rlbench controls, which the
 	// server-wide checks need.
 	Managed bool `json:"managed"`
+	// Cluster is true for a Redis Cluster, whose clients learn the nodes'
+	// addresses from the nodes (past a proxy in front of one of them).
+	Cluster bool `json:"cluster,omitempty"`
 }
 
 // Row is one strategy x client: its documented properties and one Cell per

@@ -190,10 +190,14 @@ func (r *row) immortal(ctx context.Context, prefix string, window int64) (int64,
 // audit audits the keys under prefix, and their fields for a hash-field
 // strategy.
 func (r *row) audit(ctx context.Context, prefix string, window int64) (audit.Result, error) {
-	if !r.hashFields() {
-		return audit.Run(ctx, r.observer, prefix, window)
+	if !r.hashFields() && len(r.nodes) == 1 {
+		return audit.Run(ctx, r.nodes[0], prefix, window)
 	}
-	rep, err := audit.Scan(ctx, []audit.Node{r.observer}, audit.Options{Prefix: prefix, MaxTTL: time.Duration(window) * time.Second, Dedup: true, Fields: true})
+	nodes := make([]audit.Node, len(r.nodes))
+	for i, n := range r.nodes {
+		nodes[i] = n
+	}
+	rep, err := audit.Scan(ctx, nodes, audit.Options{Prefix: prefix, MaxTTL: time.Duration(window) * time.Second, Dedup: true, Fields: r.hashFields()})
 	return rep.Result(), err
 }
 
@@ -290,26 +294,28 @@ func (r *row) waitGone(ctx context.Context, key string, timeout time.Duration) (
 	}
 }
 
-// keysUnder lists the keys under prefix.
+// keysUnder lists the keys under prefix, on every master.
 func (r *row) keysUnder(ctx context.Context, prefix string) ([]string, error) {
 	var keys []string
-	var cursor uint64
-	for {
-		batch, next, err := r.observer.Scan(ctx, cursor, audit.MatchPattern(prefix), 1000).Result()
-		if err != nil {
-			return nil, fmt.Errorf("scan %s: %w", prefix, err)
-		}
-		for _, k := range batch {
-			if strings.HasPrefix(k, prefix) && !slices.Contains(keys, k) {
-				keys = append(keys, k)
+	for _, n := range r.nodes {
+		var cursor uint64
+		for {
+			batch, next, err := n.Scan(ctx, cursor, audit.MatchPattern(prefix), 1000).Result()
+			if err != nil {
+				return nil, fmt.Errorf("scan %s: %w", prefix, err)
+			}
+			for _, k := range batch {
+				if strings.HasPrefix(k, prefix) && !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
+			if cursor = next; cursor == 0 {
+				break
 			}
 		}
-		if next == 0 {
-			slices.Sort(keys)
-			return keys, nil
-		}
-		cursor = next
 	}
+	slices.Sort(keys)
+	return keys, nil
 }
 
 func failf(format string, args ...any) Cell {

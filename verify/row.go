@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/serverinfo"
@@ -23,11 +24,14 @@ type row struct {
 	properties    Properties // PropertiesOf(info)
 	clientName    string     // the client library, e.g. "rueidis"
 	server        Server
-	privateServer *redisserver.Server // nil for a server rlbench does not manage
-	observer      *redis.Client       // independent reads and seeds, through go-redis
-	prefix        string              // <Prefix><strategy>:<client>:
-	cells         []Cell              // one per allChecks
-	scripts       int64               // EvalInts calls seen by the per-key checks
+	privateServer *redisserver.Server   // nil for a server rlbench does not manage
+	observer      redis.UniversalClient // independent reads and seeds, through go-redis
+	nodes         []*redis.Client       // the masters, for the checks' SCANs
+	endpoint      clients.Options       // where and how the clients connect, but TLS
+	tlsFiles      *connection.TLSFiles  // the clients' TLS files; nil for plain TCP
+	prefix        string                // <Prefix><strategy>:<client>:
+	cells         []Cell                // one per allChecks
+	scripts       int64                 // EvalInts calls seen by the per-key checks
 	// shared is the per-key checks' client, closed by runRows once every
 	// row's are done: a library one row's client loaded and deletes is
 	// not deleted under another row's checks.
@@ -39,7 +43,7 @@ type row struct {
 
 // newRow returns the row of strategy info x the client named clientName,
 // its cells not run yet.
-func newRow(cfg Config, info strategies.Info, clientName string, server Server, privateServer *redisserver.Server, observer *redis.Client) *row {
+func newRow(cfg Config, info strategies.Info, clientName string, server Server, privateServer *redisserver.Server, observer redis.UniversalClient) *row {
 	r := &row{
 		cfg:           cfg,
 		info:          info,
@@ -147,24 +151,27 @@ func interrupted(ctx context.Context, cell Cell) Cell {
 
 // connect opens a client and prepares the strategy if it needs preparing.
 func (r *row) connect(ctx context.Context) (*countingClient, error) {
-	return r.connectTo(ctx, r.server.Addr, 0)
+	return r.connectTo(ctx, "", 0)
 }
 
-// connectTo is connect to addr (the server, or a proxy in front of it),
-// with the client's retries (clients.Options.Retries).
+// connectTo is connect through a proxy at addr in front of the server
+// ("": straight to the target), with the client's retries
+// (clients.Options.Retries). Through a proxy, the client is a plain one to
+// the server behind it (a Sentinel set-up's master).
 func (r *row) connectTo(ctx context.Context, addr string, retries int) (*countingClient, error) {
-	login := r.cfg.login()
-	tlsConfig, err := login.TLS.Config() // a *tls.Config of its own
-	if err != nil {
+	o := r.endpoint
+	var err error
+	if o.TLS, err = r.tlsFiles.Config(); err != nil { // a *tls.Config of its own
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	if tlsConfig != nil && addr != r.server.Addr && tlsConfig.ServerName == "" {
-		tlsConfig.ServerName = proxiedServerName(r.server.Addr)
+	if addr != "" {
+		if o.TLS != nil && o.TLS.ServerName == "" {
+			o.TLS.ServerName = proxiedServerName(r.server.Addr)
+		}
+		o.Addr, o.Cluster, o.Sentinel = addr, nil, connection.Sentinel{}
 	}
-	adapter, err := clients.New(r.clientName, clients.Options{
-		Addr: addr, Username: login.Username, Password: login.Password, DB: login.DB, TLS: tlsConfig, Workers: r.cfg.Workers,
-		Retries: retries,
-	})
+	o.Workers, o.Retries = r.cfg.Workers, retries
+	adapter, err := clients.New(r.clientName, o)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}

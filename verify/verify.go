@@ -30,18 +30,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"time"
 
-	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
-	"github.com/rlbench/rlbench/workload"
+	"github.com/rlbench/rlbench/target"
+	// The published limiters and the models of deployed ones register
+	// their strategies, which verify checks too (as the load run does).
+	_ "github.com/rlbench/rlbench/strategies/deployed"
+	_ "github.com/rlbench/rlbench/strategies/published"
 )
 
 // Defaults of Config.
@@ -118,6 +120,12 @@ type Config struct {
 	// stops at the end, when neither Addr nor Server is set; "" means
 	// redis-server on PATH.
 	RedisServer string
+	// Target, when not nil, is the target to check, of any kind the load
+	// run takes (target.Spec: a Redis Cluster, a private one, a master
+	// that Sentinel manages, a private Sentinel set-up), in place of Addr
+	// and RedisServer; not with Server. The server-wide checks need a
+	// private single server: on any other target they are n/a.
+	Target *target.Spec
 
 	// Log receives a line when the checks start and when each phase ends;
 	// nil discards them.
@@ -126,7 +134,7 @@ type Config struct {
 
 // UsageError is bad input, as in rlbench.Run: the Config field at fault
 // and what it accepts. Nothing has been written to Redis when Run returns one.
-type UsageError = rlbench.UsageError
+type UsageError = target.UsageError
 
 func usage(field string, err error) error { return &UsageError{Field: field, Err: err} }
 
@@ -182,8 +190,12 @@ func (c *Config) validate() error {
 		return usage("Addr", ErrConflictingTarget)
 	case c.login().DB < 0:
 		return usage("DB", fmt.Errorf("%w, got %d", ErrInvalidDB, c.login().DB))
-	case c.login().TLS != nil && c.Addr == "":
+	case c.login().TLS != nil && c.spec().Private():
 		return usage("TLS", ErrTLSWithoutAddr)
+	case c.Target != nil && (c.Addr != "" || c.Server != nil || c.RedisServer != ""):
+		return usage("Addr", ErrConflictingTarget)
+	case c.Target != nil:
+		return c.Target.Validate(c.login())
 	}
 	return nil
 }
@@ -197,7 +209,7 @@ func (c *Config) validate() error {
 // Bad input, an unreachable Addr, a login or TLS handshake that Addr
 // refuses (connection.Check), a server that the load run's pre-flight
 // refuses (a replica, one at maxmemory, a user who may not write:
-// rlbench.Preflight) and a missing redis-server are *UsageError, returned
+// target.Preflight) and a missing redis-server are *UsageError, returned
 // before anything is written. A check that cannot do
 // its work (a lost connection, say) is a FAIL cell, not an error. When ctx
 // ends early, the checks it stopped and those that had not started are
@@ -212,13 +224,12 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	target, release, err := openTarget(ctx, cfg)
+	on, err := openTarget(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer release() // the claim on the prefix, held while verify writes
-	defer target.Close()
-	server := serverOf(target.Addr, target.Info, target.Private != nil)
+	defer on.close() // and the claim on the prefix, held while verify writes
+	server := on.server
 
 	m := &Matrix{
 		Tool:    "rlbench verify",
@@ -230,21 +241,17 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 		Workers: cfg.Workers,
 		Checks:  checkNames(),
 	}
-	observer, err := connection.Admin{Settings: cfg.login(), PoolSize: 32}.Client(server.Addr)
-	if err != nil {
-		return nil, usage("TLS", err) // openTarget's check has read the files already
-	}
-	defer observer.Close()
-
 	var rows []*row
 	for _, strategyName := range cfg.Strategies {
 		info, _ := strategies.Lookup(strategyName) // validated
 		for _, clientName := range cfg.Clients {
-			rows = append(rows, newRow(cfg, info, clientName, server, target.Private, observer))
+			r := newRow(cfg, info, clientName, server, on.private, on.observer)
+			r.nodes, r.endpoint, r.tlsFiles = on.nodes, on.endpoint, on.tlsFiles
+			rows = append(rows, r)
 		}
 	}
 	fmt.Fprintf(log, "rlbench verify: %s; prefix %q; %d rows x %d checks, limit %d, window %ds\n",
-		describeServer(server), cfg.Prefix, len(rows), len(allChecks), cfg.Limit, cfg.Window)
+		on.describe, cfg.Prefix, len(rows), len(allChecks), cfg.Limit, cfg.Window)
 	runRows(ctx, rows, log)
 
 	for _, r := range rows {
@@ -263,8 +270,10 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 
 	// The clean-up runs even after an interrupt: it is short, and the
 	// user's server should not keep the checks' keys.
-	if _, err := audit.Cleanup(context.WithoutCancel(ctx), observer, cfg.Prefix); err != nil {
-		return m, fmt.Errorf("verify: %w", err)
+	for _, n := range on.nodes {
+		if _, err := audit.Cleanup(context.WithoutCancel(ctx), n, cfg.Prefix); err != nil {
+			return m, fmt.Errorf("verify: %w", err)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return m, fmt.Errorf("verify: %w", err)
@@ -295,93 +304,6 @@ func runRows(ctx context.Context, rows []*row, log io.Writer) {
 		r.run(ctx, true)
 	}
 	fmt.Fprintf(log, "rlbench verify: server-wide checks done in %s\n", time.Since(start).Round(time.Millisecond))
-}
-
-// openTarget finds or starts the server for cfg. A failure is bad input:
-// of Addr when nothing answers there, of the login (a "Connection" error
-// that names its flag) when the server refuses the TLS handshake, the user
-// or the password, of RedisServer when the private server does not start.
-func openTarget(ctx context.Context, cfg Config) (*redisserver.Target, func(), error) {
-	if cfg.Addr != "" {
-		return reachTarget(ctx, cfg)
-	}
-	t, err := redisserver.Open(ctx, redisserver.TargetOptions{
-		Password: cfg.login().Password, DB: cfg.login().DB,
-		Server: cfg.Server,
-		Start:  redisserver.Options{Binary: cfg.RedisServer},
-	})
-	if err != nil {
-		return nil, nil, usage("RedisServer", err)
-	}
-	return t, func() {}, nil
-}
-
-// reachTarget logs in to the server at cfg.Addr as the clients will
-// (connection.Check: TLS, AUTH, SELECT, PING) and reads what it says of
-// itself.
-func reachTarget(ctx context.Context, cfg Config) (*redisserver.Target, func(), error) {
-	if err := connection.Check(ctx, cfg.Addr, cfg.login()); err != nil {
-		if errors.Is(err, connection.ErrCheckInterrupted) {
-			return nil, nil, err // not bad input
-		}
-		if ce, ok := errors.AsType[*connection.CheckError](err); ok && errors.Is(err, connection.ErrUnreachable) {
-			return nil, nil, usage("Addr", fmt.Errorf("%s: %w: %s; %s", ce.Addr, ce.Kind, ce.Said, ce.Hint))
-		}
-		return nil, nil, usage("Connection", err) // it names the flag
-	}
-	admin, err := connection.Admin{Settings: cfg.login(), PoolSize: 1}.Client(cfg.Addr)
-	if err != nil {
-		return nil, nil, usage("Connection", err)
-	}
-	defer admin.Close()
-	pctx, cancel := context.WithTimeout(ctx, redisserver.ProbeTimeout)
-	defer cancel()
-	info, err := serverinfo.Read(pctx, admin)
-	if err != nil {
-		return nil, nil, usage("Addr", fmt.Errorf("%s: %w", cfg.Addr, err))
-	}
-	release, err := preflight(ctx, cfg, info)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &redisserver.Target{Addr: cfg.Addr, Info: info}, release, nil
-}
-
-// preflight runs the load run's pre-flight (rlbench.Preflight) on the
-// server at cfg.Addr before any check writes: a replica, a server at
-// maxmemory or a user who may not write is bad input naming the server,
-// not a matrix of FAIL cells that blames the strategies. It checks the
-// strategies that the server's version runs on every client of cfg; the
-// others are unsupported cells, or are checked as they run.
-func preflight(ctx context.Context, cfg Config, info serverinfo.Info) (release func(), err error) {
-	var runnable []string
-	for _, name := range cfg.Strategies {
-		s, _ := strategies.Lookup(name) // validated
-		if serverinfo.VersionAtLeast(info.RedisVersion, s.MinRedis) && !slices.ContainsFunc(cfg.Clients, func(c string) bool { return !s.Supports(c) }) {
-			runnable = append(runnable, name)
-		}
-	}
-	login := cfg.login()
-	release, err = rlbench.Preflight(ctx, rlbench.Config{
-		Strategies: runnable, // none: lua, which every server runs
-		Clients:    cfg.Clients,
-		Limit:      cfg.Limit,
-		Window:     cfg.Window,
-		Workload:   workload.Config{Workers: cfg.Workers, Prefix: cfg.Prefix},
-		Targets:    []rlbench.TargetSpec{{Label: cfg.Addr, Addr: cfg.Addr, Login: &login}},
-	})
-	uerr, ok := errors.AsType[*UsageError](err)
-	if !ok {
-		return release, err
-	}
-	// The load run's fields, as verify.Config names them.
-	field, known := map[string]string{
-		"Targets.Addr": "Addr", "Targets.URL": "Addr", "Workload.Workers": "Workers", "Workload.Prefix": "Prefix",
-	}[uerr.Field]
-	if !known {
-		field = uerr.Field
-	}
-	return nil, usage(field, uerr.Err)
 }
 
 func serverOf(addr string, info serverinfo.Info, managed bool) Server {

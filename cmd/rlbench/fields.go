@@ -59,6 +59,11 @@ var verifyFlags = map[string]string{
 	"RedisServer": "--redis-server",
 	"TLS":         "--tls",
 	"Connection":  "",
+	// The target's own, as the load run names them.
+	"Targets.Cluster":         "--cluster",
+	"Targets.ManagedCluster":  "--managed-cluster",
+	"Targets.Sentinel":        "--sentinel",
+	"Targets.ManagedSentinel": "--managed-sentinel",
 }
 
 // usageMessage says what a *rlbench.UsageError says, with the flag that

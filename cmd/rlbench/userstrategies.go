@@ -1,36 +1,33 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
-	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench"
 )
 
-// registerUserStrategies registers --script, --function and --sequence strategies, so
+// registerUserStrategies registers --script, --function and --sequence
+// strategies (rlbench.RegisterUserStrategies, the run's one way), so
 // that --list-strategies and --strategy know them, and, when --strategy is
 // not given, makes them the strategies to run (*run).
 func registerUserStrategies(fs *pflag.FlagSet, scripts, functions, sequences []string, run *[]string) error {
+	err := rlbench.RegisterUserStrategies(rlbench.Config{Scripts: scripts, Functions: functions, Sequences: sequences})
+	if uerr, ok := errors.AsType[*rlbench.UsageError](err); ok {
+		flag := map[string]string{"Scripts": "--script", "Functions": "--function", "Sequences": "--sequence"}[uerr.Field]
+		return badInput(fmt.Errorf("%s: %w", flag, uerr.Err))
+	}
+	if err != nil {
+		return badInput(err)
+	}
 	var names []string
-	for _, f := range []struct {
-		flag     string
-		specs    []string
-		register func(string) error
-	}{
-		{"--script", scripts, strategies.RegisterScript},
-		{"--function", functions, strategies.RegisterFunction},
-		{"--sequence", sequences, strategies.RegisterSequence},
-	} {
-		for _, spec := range f.specs {
-			if err := f.register(spec); err != nil {
-				return badInput(fmt.Errorf("%s: %w", f.flag, err))
-			}
-			name, _, _ := strings.Cut(spec, "=")
-			names = append(names, name)
-		}
+	for _, spec := range slices.Concat(scripts, functions, sequences) {
+		name, _, _ := strings.Cut(spec, "=")
+		names = append(names, name)
 	}
 	if names != nil && !fs.Changed("strategy") {
 		*run = names

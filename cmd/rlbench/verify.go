@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/verify"
@@ -21,8 +22,11 @@ type verifyOptions struct {
 	jsonPath           string
 	scripts, functions []string
 	sequences          []string
-	// connection holds the login flags and --url.
+	// connection holds the login flags, --url and --sentinel.
 	connection connectionFlags
+	// targets are those of --cluster, --managed-cluster and
+	// --managed-sentinel: at most one, as of every target flag.
+	targets []rlbench.TargetSpec
 }
 
 func newVerifyFlagSet(o *verifyOptions, stderr io.Writer) *pflag.FlagSet {
@@ -33,6 +37,9 @@ func newVerifyFlagSet(o *verifyOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.Var(newListValue(&c.Strategies, []string{"all"}, "--strategy", strategies.Names()), "strategy", "strategies to check, comma-separated, or all ("+strings.Join(strategies.Names(), ", ")+")")
 	fs.Var(newListValue(&c.Clients, []string{"all"}, "--client", clients.Names), "client", "Redis clients to drive, comma-separated, or all ("+strings.Join(clients.Names, ", ")+")")
 	fs.Var(textValue{p: &c.Addr, flag: "--addr", check: checkAddr, hint: "give host:port, or leave out --addr to start a private server"}, "addr", "host:port of an existing server (default: start a private redis-server on a free loopback port); the noscript and restart checks need the private server")
+	fs.Var(targetValue{specs: &o.targets, flag: "--cluster", kind: targetCluster}, "cluster", "[LABEL=]host:port[,host:port...] of nodes of an existing Redis Cluster; the clients discover the rest and route by slot")
+	fs.Var(targetValue{specs: &o.targets, flag: "--managed-cluster", kind: targetManagedCluster}, "managed-cluster", "[LABEL=]N[xR]: start a private Redis Cluster of N masters with R replicas each (redis-server on PATH) on free loopback ports; stopped at the end")
+	fs.Var(targetValue{specs: &o.targets, flag: "--managed-sentinel", kind: targetManagedSentinel}, "managed-sentinel", "[LABEL=]R: start a private master with R replicas and three sentinels on free loopback ports; the clients reach it through the sentinels; stopped at the end")
 	o.connection.add(fs)
 	fs.Var(textValue{p: &c.RedisServer, flag: "--redis-server", hint: "give PATH, or leave out --redis-server for redis-server on PATH"}, "redis-server", "redis-server binary for the private server (default: redis-server on PATH)")
 	fs.Var(textValue{p: &c.Prefix, flag: "--prefix", hint: `leave out --prefix for "rlbench-verify:<id>:"`}, "prefix", `key prefix; every key the checks write starts with it, and is deleted at the end (default "rlbench-verify:<id>:")`)
@@ -43,8 +50,11 @@ func newVerifyFlagSet(o *verifyOptions, stderr io.Writer) *pflag.FlagSet {
 			"Check each strategy's documented guarantees on each client against a real Redis\n"+
 			"and print a matrix: one row per strategy x client, one column per check\n"+
 			"(%s).\n"+
-			"It checks one server: a private one, or the one --addr or a single --url\n"+
-			"names, logged in with the connection flags (--user, --tls, ...; no --sentinel).\n"+
+			"It checks one target: a private server, the server --addr or a single --url\n"+
+			"names, a Redis Cluster (--cluster, --managed-cluster) or a master that\n"+
+			"Sentinel manages (--sentinel, --managed-sentinel), logged in with the\n"+
+			"connection flags (--user, --tls, ...). The noscript and restart checks act on\n"+
+			"the whole server: they need a private single server, and are n/a elsewhere.\n"+
 			"Exit status 0 when every cell is what its strategy documents, 1 otherwise,\n"+
 			"2 for bad input.\n\nFlags:\n%s", strings.Join(verifyCheckNames(), ", "), fs.FlagUsages())
 	}
@@ -107,30 +117,40 @@ func (c cli) verify(ctx context.Context, args []string, stdout, stderr io.Writer
 	return errors.Join(append(errs, err)...)
 }
 
-// login puts the connection flags into o.cfg: the login, and the server
-// of a --url in place of --addr. verify checks one server, so it takes at
-// most one --url and no --sentinel. It returns the flag of each Config
-// field, for the library's errors: --url sets Addr when it names the server.
+// login puts the connection flags into o.cfg: the login, the server of a
+// --url in place of --addr, and the target of any other target flag
+// (Config.Target). verify checks one target, so it takes one target flag
+// at most, given once. It returns the flag of each Config field, for the
+// library's errors: --url sets Addr when it names the server.
 func (o *verifyOptions) login(fs *pflag.FlagSet) (map[string]string, error) {
 	s, err := o.connection.settings(fs)
 	if err != nil {
 		return nil, badInput(err)
 	}
+	n := len(o.targets) + len(o.connection.urls) + len(o.connection.sentinels)
+	if o.cfg.Addr != "" {
+		n++
+	}
 	switch {
-	case len(o.connection.sentinels) > 0:
-		return nil, badInput(errors.New("--sentinel: verify checks one server; give its master with --addr or --url (the restart and noscript checks need a private server anyway)"))
 	case len(o.connection.urls) > 1:
 		return nil, badInput(fmt.Errorf("--url: verify checks one server; got %d URLs", len(o.connection.urls)))
 	case len(o.connection.urls) == 1 && o.cfg.Addr != "":
 		return nil, badInput(errors.New("--url and --addr: give one server, not both"))
+	case n > 1:
+		return nil, badInput(fmt.Errorf("verify checks one target; got %d (give one of --addr, --url, --cluster, --managed-cluster, --sentinel and --managed-sentinel, once)", n))
+	case n == 1 && o.cfg.Addr == "" && o.cfg.RedisServer != "":
+		return nil, badInput(errors.New("--redis-server: it starts a private server, a target of its own; verify checks one target"))
 	}
 	o.cfg.Username, o.cfg.Password, o.cfg.DB, o.cfg.TLS = s.Username, s.Password, s.DB, s.TLS
-	if len(o.connection.urls) == 0 {
-		return verifyFlags, nil
-	}
 	targets, err := o.connection.targets(s)
 	if err != nil {
 		return nil, badInput(err)
+	}
+	if targets = append(targets, o.targets...); len(targets) == 1 && len(o.connection.urls) == 0 {
+		o.cfg.Target = &targets[0]
+	}
+	if len(o.connection.urls) == 0 {
+		return verifyFlags, nil
 	}
 	o.cfg.Addr, o.cfg.Login = targets[0].Addr, targets[0].Login
 	flags := maps.Clone(verifyFlags)

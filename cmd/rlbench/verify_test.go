@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -134,6 +135,12 @@ func TestVerifyBadInput(t *testing.T) {
 		{"empty client", []string{"--addr", srv.Addr(), "--client", ""}, []string{"--client", "empty name"}},
 		{"URL with credentials", []string{"--addr", "redis://user:secret@" + closed}, []string{"--addr", "redis://xxxxx@" + closed}},
 		{"json is a directory", []string{"--addr", srv.Addr(), "--json", t.TempDir()}, []string{"--json", "is a directory"}},
+		// Issue 25: every target flag of the load run, one target at most.
+		{"two targets", []string{"--addr", srv.Addr(), "--managed-cluster", "3"}, []string{"verify checks one target", "--managed-cluster"}},
+		{"a bad cluster size", []string{"--managed-cluster", "1x"}, []string{"--managed-cluster"}},
+		{"too many sentinel replicas", []string{"--managed-sentinel", "101"}, []string{"--managed-sentinel", "0 to 100"}},
+		{"a db on a cluster", []string{"--cluster", srv.Addr(), "--db", "1"}, []string{"--db", "cluster"}},
+		{"a redis-server beside a cluster", []string{"--managed-cluster", "3", "--redis-server", "/nonexistent/redis-server"}, []string{"--redis-server", "one target"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -232,5 +239,62 @@ func TestVerifySequences(t *testing.T) {
 	code, stdout, stderr = verifyCLI(t, liar...)
 	if code != exitFailure || !strings.Contains(stdout, "seq-liar/rueidis crash") || !strings.Contains(stdout, "NOT AS DOCUMENTED") {
 		t.Errorf("run(verify %q) = %d; want %d, the crash cell not as documented\nstdout:\n%s\nstderr:\n%s", liar, code, exitFailure, stdout, stderr)
+	}
+}
+
+// TestVerifyManagedCluster runs the matrix on a private Redis Cluster
+// (issue 25): every cell as documented, exit 0, the checks that act on the
+// whole server n/a (a cluster is not the private single server they
+// restart and flush), and no key left on any master.
+func TestVerifyManagedCluster(t *testing.T) {
+	t.Parallel()
+	verifyElsewhere(t, "--managed-cluster", "3")
+}
+
+// TestVerifyManagedSentinel runs the matrix through the sentinels of a
+// private Sentinel set-up (issue 25), as TestVerifyManagedCluster does.
+func TestVerifyManagedSentinel(t *testing.T) {
+	t.Parallel()
+	verifyElsewhere(t, "--managed-sentinel", "1")
+}
+
+// verifyElsewhere runs verify on the target of the flags target, on a
+// strategy of each kind (a script, a function, several commands, two keys),
+// and checks that its matrix is as documented, with the server-wide checks
+// n/a.
+func verifyElsewhere(t *testing.T, target ...string) {
+	t.Helper()
+	jsonPath := filepath.Join(t.TempDir(), "verify.json")
+	args := append(slices.Clone(target), "--strategy", "lua,function,incr-expire,sliding-log", "--json", jsonPath)
+	code, stdout, stderr := verifyCLI(t, args...)
+	if code != exitOK {
+		t.Fatalf("run(verify %q) = %d; want %d (every cell as documented)\nstdout:\n%s\nstderr:\n%s", args, code, exitOK, stdout, stderr)
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Rows []struct {
+			Strategy, Client string
+			Cells            []struct{ Check, Outcome string }
+		}
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("verify JSON: %v", err)
+	}
+	if len(m.Rows) != 8 {
+		t.Fatalf("verify JSON has %d rows; want 8 (4 strategies x 2 clients)", len(m.Rows))
+	}
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			serverWide := c.Check == "noscript" || c.Check == "restart"
+			if serverWide && c.Outcome != "n/a" {
+				t.Errorf("%s/%s %s = %s; want n/a: it acts on the whole server", r.Strategy, r.Client, c.Check, c.Outcome)
+			}
+			if c.Check == "first" && c.Outcome != "pass" {
+				t.Errorf("%s/%s first = %s; want pass", r.Strategy, r.Client, c.Outcome)
+			}
+		}
 	}
 }

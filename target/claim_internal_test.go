@@ -1,4 +1,4 @@
-package rlbench
+package target
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ func TestClaimRenewAndRelease(t *testing.T) {
 		t.Fatalf("takeClaim(run-a) = %v, %v; want a claim", c, err)
 	}
 	defer c.release()
-	key := claimKey(prefix)
+	key := ClaimKey(prefix)
 	if again, err := takeClaim(ctx, rdb, prefix, "run-a"); again != nil || err != nil {
 		t.Errorf("takeClaim(run-a) again = %v, %v; want nil, nil (the run holds it already)", again, err)
 	}
@@ -55,7 +55,7 @@ func TestClaimRenewAndRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	own.release()
-	if n := rdb.Exists(ctx, claimKey(prefix+"own:")).Val(); n != 0 {
+	if n := rdb.Exists(ctx, ClaimKey(prefix+"own:")).Val(); n != 0 {
 		t.Errorf("after release, the run's claim exists (%d); want it deleted", n)
 	}
 }

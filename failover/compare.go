@@ -1,4 +1,4 @@
-package rlbench
+package failover
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // old master until then are lost too. The wait also leaves the set-up
 // whole, with a replica to promote, for the next failover. Comparisons run
 // one at a time.
-func (w *failoverWatch) compare(ctx context.Context, old string) {
+func (w *Watch) compare(ctx context.Context, old string) {
 	defer w.reads.Done()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*failoverReadTimeout)
 	defer cancel()
@@ -38,7 +38,7 @@ func (w *failoverWatch) compare(ctx context.Context, old string) {
 }
 
 // fail notes why a comparison failed.
-func (w *failoverWatch) fail(err error) {
+func (w *Watch) fail(err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.errs = append(w.errs, err)
@@ -48,7 +48,7 @@ func (w *failoverWatch) fail(err error) {
 // flight, reads the followed keys' counters on the new master and settles
 // each key's count against its counter; nothing for a strategy whose
 // increments the watch does not count.
-func (w *failoverWatch) compareOnce(ctx context.Context) {
+func (w *Watch) compareOnce(ctx context.Context) {
 	if !w.counts {
 		return
 	}
@@ -60,7 +60,7 @@ func (w *failoverWatch) compareOnce(ctx context.Context) {
 }
 
 // readAndSettle is compareOnce; the caller holds w.mu.
-func (w *failoverWatch) readAndSettle(ctx context.Context) (err error) {
+func (w *Watch) readAndSettle(ctx context.Context) (err error) {
 	master, err := w.managed.MasterAddr(ctx)
 	if err != nil {
 		return fmt.Errorf("lost increments: %w", err)
@@ -98,7 +98,7 @@ type ackedKey struct {
 // drain waits until no reply has arrived for failoverDrainQuiet checks in
 // a row, at most failoverDrainMax: the replies of the increments that ran
 // before the pause.
-func (w *failoverWatch) drain(ctx context.Context) {
+func (w *Watch) drain(ctx context.Context) {
 	deadline := time.Now().Add(failoverDrainMax)
 	last, quiet := int64(-1), 0
 	for quiet < failoverDrainQuiet && time.Now().Before(deadline) && ctx.Err() == nil {
@@ -120,7 +120,7 @@ func (w *failoverWatch) drain(ctx context.Context) {
 
 // snapshot returns each followed key's increments told in its current
 // window.
-func (w *failoverWatch) snapshot() []ackedKey {
+func (w *Watch) snapshot() []ackedKey {
 	out := make([]ackedKey, len(w.keys))
 	for i := range w.keys {
 		wk := &w.keys[i]
@@ -163,7 +163,7 @@ func readCounters(ctx context.Context, rdb redis.Cmdable, prefix string, n int) 
 // its current window, read through the target's admin connection (which
 // follows a Sentinel master); nothing for a strategy whose increments the
 // watch does not count.
-func (w *failoverWatch) settleAtEnd(ctx context.Context) {
+func (w *Watch) settleAtEnd(ctx context.Context) {
 	if !w.counts {
 		return
 	}
@@ -201,7 +201,7 @@ func (w *failoverWatch) settleAtEnd(ctx context.Context) {
 // skipped; so is a missing key whose window may have ended (a missing key
 // whose window is still open lost every increment). It returns the number
 // of keys compared.
-func (w *failoverWatch) settle(acked []ackedKey, counters []int64, readAt time.Time) int64 {
+func (w *Watch) settle(acked []ackedKey, counters []int64, readAt time.Time) int64 {
 	var compared int64
 	for i, a := range acked {
 		if a.acked == 0 {
@@ -232,7 +232,7 @@ func (w *failoverWatch) settle(acked []ackedKey, counters []int64, readAt time.T
 
 // lostIncrements sums the keys' lost increments; the windows still open
 // count their over-admission as they stand. The caller holds w.mu.
-func (w *failoverWatch) lostIncrements(start time.Time) *results.LostIncrements {
+func (w *Watch) lostIncrements(start time.Time) *results.LostIncrements {
 	if !w.counts {
 		return &results.LostIncrements{Error: "the strategy keeps no increment-first counter"}
 	}

@@ -1,4 +1,4 @@
-package rlbench
+package target
 
 import (
 	"context"
@@ -15,22 +15,22 @@ import (
 )
 
 // leaveOut asks every master of t whether it can run each strategy that
-// "all" brought in (Config.optional), and leaves out of t's cells those it
-// cannot (t.leftOut), so that --strategy all means every strategy this
+// "all" brought in (Checks.Optional), and leaves out of t's cells those it
+// cannot (t.LeftOut), so that --strategy all means every strategy this
 // target supports. It returns cfg with the strategies t runs, for the
 // pre-flight's other checks; a strategy named on the command line is not
 // left out: those checks refuse it, naming what it needs.
-func (t *target) leaveOut(ctx context.Context, cfg Config, nodes []*redis.Client) (Config, error) {
-	if len(cfg.optional) == 0 {
+func (t *Target) leaveOut(ctx context.Context, cfg Checks, nodes []*redis.Client) (Checks, error) {
+	if len(cfg.Optional) == 0 {
 		return cfg, nil
 	}
-	key := cfg.Workload.Prefix + "preflight"
-	probe, err := t.nodeFor(ctx, key, nodes)
+	key := cfg.Prefix + "preflight"
+	probe, err := t.NodeFor(ctx, key, nodes)
 	if err != nil {
-		return cfg, usage(t.field(), fmt.Errorf("%s: %w", t.spec.Label, err))
+		return cfg, usage(t.field(), fmt.Errorf("%s: %w", t.Spec.Label, err))
 	}
-	t.leftOut = map[string][]string{}
-	for _, s := range cfg.optional {
+	t.LeftOut = map[string][]string{}
+	for _, s := range cfg.Optional {
 		// The commands on every master; the options once, on the node of
 		// the probe key.
 		var lacks []string
@@ -50,26 +50,26 @@ func (t *target) leaveOut(ctx context.Context, cfg Config, nodes []*redis.Client
 			}
 		}
 		if len(lacks) > 0 {
-			t.leftOut[s] = lacks
+			t.LeftOut[s] = lacks
 		}
 	}
-	cfg.Strategies = slices.DeleteFunc(slices.Clone(cfg.Strategies), func(s string) bool { return t.leftOut[s] != nil })
+	cfg.Strategies = slices.DeleteFunc(slices.Clone(cfg.Strategies), func(s string) bool { return t.LeftOut[s] != nil })
 	if len(cfg.Strategies) == 0 {
-		return cfg, usage("Strategies", fmt.Errorf("%s: the server runs none of the strategies", t.spec.Label))
+		return cfg, usage("Strategies", fmt.Errorf("%s: the server runs none of the strategies", t.Spec.Label))
 	}
 	return cfg, nil
 }
 
-// logHeader writes t's line of the run's header, what it is, then one
+// LogHeader writes t's line of the run's header, what it is, then one
 // line per Redis version that the strategies t left out need: which ones,
 // and what the server lacks, e.g. "rlbench: target redis-server:
 // --strategy all leaves out hash-lua: it needs Redis >= 7.4.0 (redis
 // 7.0.15 lacks HEXPIRE, HTTL, HPTTL)".
-func (t *target) logHeader(log io.Writer) {
-	fmt.Fprintf(log, "rlbench: target %s: %s\n", t.spec.Label, t.describe())
+func (t *Target) LogHeader(log io.Writer) {
+	fmt.Fprintf(log, "rlbench: target %s: %s\n", t.Spec.Label, t.Describe())
 	byVersion := map[string][]string{} // strategies by the version they need
 	var versions []string
-	for _, s := range slices.Sorted(maps.Keys(t.leftOut)) {
+	for _, s := range slices.Sorted(maps.Keys(t.LeftOut)) {
 		v := "?"
 		if info, err := strategies.Lookup(s); err == nil && info.MinRedis != "" {
 			v = info.MinRedis
@@ -82,7 +82,7 @@ func (t *target) logHeader(log io.Writer) {
 	for _, v := range versions {
 		var lacks []string
 		for _, s := range byVersion[v] {
-			for _, c := range t.leftOut[s] {
+			for _, c := range t.LeftOut[s] {
 				if !slices.Contains(lacks, c) {
 					lacks = append(lacks, c)
 				}
@@ -93,6 +93,6 @@ func (t *target) logHeader(log io.Writer) {
 			need = "it needs"
 		}
 		fmt.Fprintf(log, "rlbench: target %s: --strategy all leaves out %s: %s Redis >= %s (%s %s lacks %s)\n",
-			t.spec.Label, strings.Join(byVersion[v], ", "), need, v, t.server.Name, t.server.Version, strings.Join(lacks, ", "))
+			t.Spec.Label, strings.Join(byVersion[v], ", "), need, v, t.Server.Name, t.Server.Version, strings.Join(lacks, ", "))
 	}
 }

@@ -1,4 +1,4 @@
-package rlbench
+package usercode
 
 import (
 	"context"
@@ -53,11 +53,11 @@ type scriptWatch struct {
 }
 
 // watchScripts starts the watchdog of c on nodes; cancel stops c's load.
-func watchScripts(c *cell, info strategies.Info, nodes []*redis.Client, cancel context.CancelCauseFunc) *scriptWatch {
-	w := &scriptWatch{label: c.strategy, source: info.Source, timeout: c.cfg.ScriptTimeout, prefix: c.runPrefix,
+func watchScripts(c Cell, info strategies.Info, nodes []*redis.Client, cancel context.CancelCauseFunc) *scriptWatch {
+	w := &scriptWatch{label: c.Strategy, source: info.Source, timeout: c.ScriptTimeout, prefix: c.RunPrefix,
 		cancel: cancel, stopped: make(chan struct{})}
 	if strings.Contains(info.Commands, "FCALL") {
-		w.function = c.strategy
+		w.function = c.Strategy
 	}
 	for _, n := range nodes {
 		o := *n.Options()

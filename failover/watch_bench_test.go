@@ -1,4 +1,4 @@
-package rlbench
+package failover
 
 import (
 	"context"
@@ -38,9 +38,9 @@ func BenchmarkWatchOverhead(b *testing.B) {
 		var s strategies.Strategy = instantCounter{}
 		if watched {
 			name = "watch=on"
-			w := &failoverWatch{prefix: "rl:", limit: 1 << 40, window: time.Minute, counts: true,
+			w := &Watch{prefix: "rl:", limit: 1 << 40, window: time.Minute, counts: true,
 				keys: make([]watchedKey, admission.MaxTrackedKeys)}
-			s = w.strategy(s)
+			s = w.Strategy(s)
 		}
 		b.Run(name, func(b *testing.B) {
 			var seed atomic.Uint64

@@ -1,4 +1,4 @@
-package rlbench
+package target
 
 import "testing"
 

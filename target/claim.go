@@ -1,4 +1,4 @@
-package rlbench
+package target
 
 import (
 	"context"
@@ -19,11 +19,11 @@ import (
 // claim that expires this long after its last renewal.
 const claimTTL = 30 * time.Second
 
-// claimKey is the key by which a run claims prefix: one key, on the one
+// ClaimKey is the key by which a run claims prefix: one key, on the one
 // node that serves it on a cluster.
-func claimKey(prefix string) string { return prefix + audit.ClaimName }
+func ClaimKey(prefix string) string { return prefix + audit.ClaimName }
 
-// claim is a run's hold on its prefix: the key claimKey(prefix), set with
+// claim is a run's hold on its prefix: the key ClaimKey(prefix), set with
 // SET NX before the empty-prefix check, so that of two runs started
 // together on one prefix exactly one proceeds. It is renewed while the run
 // runs and deleted at its end, only while it still holds the run's value.
@@ -51,7 +51,7 @@ var errClaimed = errors.New("another run holds the prefix")
 // naming one server); the holder's value, wrapped in errClaimed, when
 // another run does.
 func takeClaim(ctx context.Context, rdb redis.UniversalClient, prefix, runID string) (*claim, error) {
-	c := &claim{rdb: rdb, key: claimKey(prefix), value: claimValue(runID), stop: make(chan struct{})}
+	c := &claim{rdb: rdb, key: ClaimKey(prefix), value: claimValue(runID), stop: make(chan struct{})}
 	for range 2 { // a second time if the holder's claim expires between SET NX and GET
 		ok, err := rdb.SetNX(ctx, c.key, c.value, claimTTL).Result()
 		if err != nil {

@@ -1,4 +1,9 @@
-package rlbench
+// Package failover keeps the counts of an increment-first counter exact:
+// at the end of a cell's load it compares the server's counters with the
+// increments the clients were told of (lost and phantom increments), and
+// measures what a sentinel-failover fault does to the cell (its recovery,
+// the increments the promoted replica never saw). New is its entry point.
+package failover
 
 import (
 	"context"
@@ -39,7 +44,7 @@ const (
 	failoverReadChunk = 1000
 )
 
-// failoverWatch keeps the counts of an increment-first counter strategy
+// Watch keeps the counts of an increment-first counter strategy
 // exact: at the end of every such cell's load it compares the server's
 // counters with the increments the clients were told of (lost and phantom
 // increments). It also measures what the sentinel-failover fault does to
@@ -48,7 +53,7 @@ const (
 // the measured load through watchedStrategy, which only a cell of such a
 // strategy, or with that fault, pays for, and it follows the keys that
 // package admission follows, with the same bound.
-type failoverWatch struct {
+type Watch struct {
 	// managed is the Sentinel set-up a sentinel-failover fault fails
 	// over; nil without one.
 	managed *redisserver.Sentinel
@@ -112,30 +117,52 @@ type watchedKey struct {
 	abandoned, turned bool
 }
 
-// watchFailover returns the watch of the cell's measured load: for a
-// strategy whose increments it counts (countsIncrements), or a
-// sentinel-failover fault on a managed Sentinel set-up, whose ft.Failover
-// it wraps so that each failover's lost increments are read once it is
-// done; nil (a watch that does nothing) for any other cell.
-func (c *cell) watchFailover(ft *faults.Target) *failoverWatch {
-	info, _ := strategies.Lookup(c.strategy)
-	s, _ := c.target.topology.(*sentinel)
-	failovers := s != nil && s.managed != nil && ft.Failover != nil &&
-		slices.ContainsFunc(c.cfg.Faults, func(f faults.Fault) bool { return f.Kind == faults.SentinelFailover })
+// Options are what a Watch of one cell's measured load reads and follows.
+type Options struct {
+	// Strategy is the cell's strategy; the watch counts its increments
+	// when countsIncrements says so.
+	Strategy strategies.Info
+	// Admin is the target's admin connection, which reads the counters at
+	// the end of the load; Server names the target for the report.
+	Admin  redis.UniversalClient
+	Server string
+	// Prefix is the cell's key prefix; Keys its number of keys.
+	Prefix string
+	Keys   int
+	// Limit and Window are the cell's, Window in whole seconds.
+	Limit, Window int64
+	// Fallbacks reads the client's NOSCRIPT fallbacks.
+	Fallbacks func() int64
+	// Managed is the private Sentinel set-up of the target; nil for any
+	// other. Faults are the cell's.
+	Managed *redisserver.Sentinel
+	Faults  []faults.Fault
+}
+
+// New returns the watch of a cell's measured load: for a strategy whose
+// increments it counts (countsIncrements), or a sentinel-failover fault on
+// a managed Sentinel set-up, whose ft.Failover it wraps so that each
+// failover's lost increments are read once it is done; nil (a watch that
+// does nothing) for any other cell. The cell decides through
+// Watch.Strategy, and reads the figures with Watch.Result.
+func New(ft *faults.Target, o Options) *Watch {
+	info, managed := o.Strategy, o.Managed
+	failovers := managed != nil && ft.Failover != nil &&
+		slices.ContainsFunc(o.Faults, func(f faults.Fault) bool { return f.Kind == faults.SentinelFailover })
 	if !countsIncrements(info) && !failovers {
 		return nil
 	}
-	w := &failoverWatch{
-		admin: c.target.admin, server: c.target.server.Addr, prefix: c.workload().Prefix, limit: c.cfg.Limit,
-		window:    time.Duration(c.cfg.Window) * time.Second,
+	w := &Watch{
+		admin: o.Admin, server: o.Server, prefix: o.Prefix, limit: o.Limit,
+		window:    time.Duration(o.Window) * time.Second,
 		counts:    countsIncrements(info),
-		keys:      make([]watchedKey, min(c.cfg.Workload.Keys, admission.MaxTrackedKeys)),
-		fallbacks: c.conn.Fallbacks,
+		keys:      make([]watchedKey, min(o.Keys, admission.MaxTrackedKeys)),
+		fallbacks: o.Fallbacks,
 	}
 	if !failovers {
 		return w
 	}
-	w.managed = s.managed
+	w.managed = managed
 	failover, name := ft.Failover, ft.ClientName
 	ft.Failover = func(ctx context.Context) (string, error) {
 		old, err := w.managed.MasterAddr(ctx)
@@ -169,7 +196,7 @@ func countsIncrements(info strategies.Info) bool {
 }
 
 // begin notes that a failover begins, and returns when.
-func (w *failoverWatch) begin() time.Time {
+func (w *Watch) begin() time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := time.Now()
@@ -182,7 +209,7 @@ func (w *failoverWatch) begin() time.Time {
 // awaitClients waits, at most failoverReadTimeout, until a connection
 // named name (the cell's client's) is open on the new master, notes how
 // long after began that was, and says so for the fault's report.
-func (w *failoverWatch) awaitClients(ctx context.Context, name string, began time.Time) string {
+func (w *Watch) awaitClients(ctx context.Context, name string, began time.Time) string {
 	ctx, cancel := context.WithTimeout(ctx, failoverReadTimeout)
 	defer cancel()
 	master, err := w.managed.MasterAddr(ctx)
@@ -211,18 +238,18 @@ func (w *failoverWatch) awaitClients(ctx context.Context, name string, began tim
 	return fmt.Sprintf(" (the cell's clients reached it %s after the failover began)", switched.Round(time.Millisecond))
 }
 
-// strategy returns s, watched; s itself when w is nil.
-func (w *failoverWatch) strategy(s strategies.Strategy) strategies.Strategy {
+// Strategy returns s, watched; s itself when w is nil.
+func (w *Watch) Strategy(s strategies.Strategy) strategies.Strategy {
 	if w == nil {
 		return s
 	}
 	return &watchedStrategy{Strategy: s, w: w}
 }
 
-// watchedStrategy is a strategy whose decisions a failoverWatch sees.
+// watchedStrategy is a strategy whose decisions a Watch sees.
 type watchedStrategy struct {
 	strategies.Strategy
-	w *failoverWatch
+	w *Watch
 }
 
 // Decide decides as the strategy does, and shows the watch the outcome.
@@ -250,7 +277,7 @@ func (s *watchedStrategy) Decide(ctx context.Context, c strategies.Client, key s
 
 // abandon marks key's counter as not to be compared at the end of the load
 // (watchedKey.abandoned).
-func (w *failoverWatch) abandon(key string) {
+func (w *Watch) abandon(key string) {
 	if !w.counts {
 		return
 	}
@@ -262,7 +289,7 @@ func (w *failoverWatch) abandon(key string) {
 }
 
 // observe counts a successful decision d on key.
-func (w *failoverWatch) observe(key string, d strategies.Decision) {
+func (w *Watch) observe(key string, d strategies.Decision) {
 	if !w.counts {
 		return
 	}
@@ -324,11 +351,11 @@ func keyIndex(key, prefix string) (int, bool) {
 	return n, true
 }
 
-// result returns, once every failover's comparison is done, the lost and
+// Result returns, once every failover's comparison is done, the lost and
 // phantom increments of the load that started at start, compared at its
 // end (settleAtEnd), and the figures of its failovers; empty when w is nil,
 // or when it counts no increments and no failover began.
-func (w *failoverWatch) result(ctx context.Context, start time.Time) results.Failover {
+func (w *Watch) Result(ctx context.Context, start time.Time) results.Failover {
 	if w == nil {
 		return results.Failover{}
 	}

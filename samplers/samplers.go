@@ -1,4 +1,7 @@
-package rlbench
+// Package samplers runs what a cell samples while its load runs: the
+// progress line and the per-second series (Monitor), and the periodic
+// audit of its keys (PeriodicAudit).
+package samplers
 
 import (
 	"context"
@@ -8,14 +11,15 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/target"
 )
 
-// monitor samples rec once a second into a time series (counts, p50 and
+// Monitor samples rec once a second into a time series (counts, p50 and
 // p99, and the latest immortal count from immortal, when not nil) and,
 // when w is not nil, rewrites a one-line progress display on w. The
 // returned function stops it, ends the line, and returns the series, whose
 // last entry covers the part-second since the last tick.
-func monitor(w io.Writer, label string, rec *results.Recorder, immortal func() *int64) func() []results.Second {
+func Monitor(w io.Writer, label string, rec *results.Recorder, immortal func() *int64) func() []results.Second {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	start := time.Now()
@@ -66,11 +70,11 @@ func monitor(w io.Writer, label string, rec *results.Recorder, immortal func() *
 	return func() []results.Second { close(done); <-finished; return series }
 }
 
-// periodicAudit audits prefix every `every` until the returned stop
+// PeriodicAudit audits prefix every `every` until the returned stop
 // function is called, and returns a function that gives the latest count of
 // immortal keys (nil before the first audit). every <= 0 means none: both
 // functions are then no-ops and the second is nil.
-func periodicAudit(ctx context.Context, t *target, prefix string, window int64, every time.Duration, fields bool) (latest func() *int64, stop func()) {
+func PeriodicAudit(ctx context.Context, t *target.Target, prefix string, window int64, every time.Duration, fields bool) (latest func() *int64, stop func()) {
 	if every <= 0 {
 		return nil, func() {}
 	}
@@ -87,7 +91,7 @@ func periodicAudit(ctx context.Context, t *target, prefix string, window int64, 
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				if res, _, err := t.audit(ctx, prefix, window, fields); err == nil {
+				if res, _, err := t.Audit(ctx, prefix, window, fields); err == nil {
 					n.Store(res.Immortal)
 				}
 			}

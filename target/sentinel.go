@@ -1,4 +1,4 @@
-package rlbench
+package target
 
 import (
 	"context"
@@ -24,14 +24,13 @@ type sentinel struct {
 	target  connection.Sentinel
 	admin   *redis.Client
 	managed *redisserver.Sentinel
-	spec    TargetSpec
+	spec    Spec
 }
 
 // openSentinel starts the private set-up, or asks the sentinels of an
 // existing one for its master and checks the login there.
-func openSentinel(ctx context.Context, cfg Config, spec TargetSpec) (*target, error) {
+func openSentinel(ctx context.Context, spec Spec, login connection.Settings) (*Target, error) {
 	s := &sentinel{spec: spec}
-	login := cfg.login(spec)
 	if spec.ManagedSentinel != "" {
 		replicas, _ := strconv.Atoi(spec.ManagedSentinel)
 		m, err := redisserver.StartSentinel(ctx, redisserver.SentinelOptions{
@@ -61,7 +60,7 @@ func openSentinel(ctx context.Context, cfg Config, spec TargetSpec) (*target, er
 		return nil, usage("Connection", fmt.Errorf("%s: %w", spec.Label, err))
 	}
 	s.admin = admin
-	t := &target{spec: spec, login: login, admin: admin, topology: s, server: results.Server{Addr: master}}
+	t := &Target{Spec: spec, Login: login, Admin: admin, topology: s, Server: results.Server{Addr: master}}
 	return newTarget(ctx, t, s.managed != nil)
 }
 
@@ -96,4 +95,13 @@ func (s *sentinel) close() {
 	if s.managed != nil {
 		s.managed.Close()
 	}
+}
+
+// ManagedSentinel is the private Sentinel set-up t started; nil for any
+// other target.
+func (t *Target) ManagedSentinel() *redisserver.Sentinel {
+	if s, ok := t.topology.(*sentinel); ok {
+		return s.managed
+	}
+	return nil
 }

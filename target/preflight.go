@@ -1,4 +1,4 @@
-package rlbench
+package target
 
 import (
 	"context"
@@ -18,17 +18,33 @@ import (
 	"github.com/rlbench/rlbench/serverinfo"
 )
 
-// preflight checks, before anything is written but the run's claim on its
+// Checks are what a run asks of a target before its first write
+// (Target.Preflight).
+type Checks struct {
+	// Prefix is the run's key prefix; RunID names the run in its claim.
+	Prefix, RunID string
+	// Strategies are every strategy the cells run; Optional are those
+	// that "all" brought in, which a target that cannot run them leaves
+	// out (Target.LeftOut) rather than refusing the run.
+	Strategies, Optional []string
+	// Clients are the clients under test; Workers their workers each.
+	Clients []string
+	Workers int
+	// Faults are the kinds of the faults injected.
+	Faults []string
+}
+
+// Preflight checks, before anything is written but the run's claim on its
 // prefix, that every cell of cfg can run on t: the server's version runs
 // every strategy, the go-redis pool fits under maxclients on every master,
 // no other run holds the prefix (claimPrefix), the prefix holds no key yet
 // but the claim (the audit and the clean-up treat every key under it as
 // the run's), and the target takes writes (not a replica, not a read-only
 // user).
-func (t *target) preflight(ctx context.Context, cfg Config) error {
-	nodes, err := t.nodes(ctx)
+func (t *Target) Preflight(ctx context.Context, cfg Checks) error {
+	nodes, err := t.Nodes(ctx)
 	if err != nil {
-		return usage(t.field(), fmt.Errorf("%s: %w", t.spec.Label, err))
+		return usage(t.field(), fmt.Errorf("%s: %w", t.Spec.Label, err))
 	}
 	if err := checkConnections(ctx, nodes, cfg); err != nil {
 		return err
@@ -42,16 +58,16 @@ func (t *target) preflight(ctx context.Context, cfg Config) error {
 		return err
 	}
 	for _, n := range nodes {
-		if key, err := firstKey(ctx, n, cfg.Workload.Prefix); err != nil {
+		if key, err := firstKey(ctx, n, cfg.Prefix); err != nil {
 			if denied := acl.Denied("scan", err); denied != nil {
 				return usage("Username", fmt.Errorf("%s: %w", t.where(n), denied))
 			}
 			return usage(t.field(), fmt.Errorf("%s: scan: %w", t.where(n), err))
 		} else if key != "" {
-			return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q already holds keys (e.g. %q on %s): rlbench audits and deletes every key under its prefix, so it must start empty; choose another --prefix", t.spec.Label, cfg.Workload.Prefix, excerpt.Text(key), n.Options().Addr))
+			return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q already holds keys (e.g. %q on %s): rlbench audits and deletes every key under its prefix, so it must start empty; choose another --prefix", t.Spec.Label, cfg.Prefix, excerpt.Text(key), n.Options().Addr))
 		}
 	}
-	if err := t.checkWritable(ctx, cfg.Workload.Prefix); err != nil {
+	if err := t.checkWritable(ctx, cfg.Prefix); err != nil {
 		return err
 	}
 	if cfg, err = t.leaveOut(ctx, cfg, nodes); err != nil {
@@ -65,12 +81,8 @@ func (t *target) preflight(ctx context.Context, cfg Config) error {
 // with UNLINK -> DEL as the one fallback) and every option they need
 // (EXPIRE NX, SET EXAT), and whether the run's user may send them all
 // (nothing is executed). Each refusal names the commands.
-func (t *target) checkCommands(ctx context.Context, cfg Config, nodes []*redis.Client) error {
-	kinds := make([]string, len(cfg.Faults))
-	for i, f := range cfg.Faults {
-		kinds[i] = f.Kind
-	}
-	cmds, err := acl.Commands(acl.Needs{Strategies: cfg.Strategies, Faults: kinds, Cluster: t.spec.isCluster(), Sentinel: t.spec.isSentinel(), DB: t.login.DB})
+func (t *Target) checkCommands(ctx context.Context, cfg Checks, nodes []*redis.Client) error {
+	cmds, err := acl.Commands(acl.Needs{Strategies: cfg.Strategies, Faults: cfg.Faults, Cluster: t.Spec.IsCluster(), Sentinel: t.Spec.IsSentinel(), DB: t.Login.DB})
 	if err != nil {
 		return usage("Strategies", err)
 	}
@@ -83,52 +95,28 @@ func (t *target) checkCommands(ctx context.Context, cfg Config, nodes []*redis.C
 		}
 	}
 	t.unlinkToDel = !slices.ContainsFunc(cmds, func(c acl.Command) bool { return c.Name == "unlink" })
-	key := cfg.Workload.Prefix + "preflight"
-	node, err := t.nodeFor(ctx, key, nodes)
+	key := cfg.Prefix + "preflight"
+	node, err := t.NodeFor(ctx, key, nodes)
 	if err != nil {
-		return usage(t.field(), fmt.Errorf("%s: %w", t.spec.Label, err))
+		return usage(t.field(), fmt.Errorf("%s: %w", t.Spec.Label, err))
 	}
 	if err := acl.SupportedOptions(ctx, node, key, acl.Options(cfg.Strategies)); err != nil {
-		return usage("Strategies", fmt.Errorf("%s: %w", t.spec.Label, err))
+		return usage("Strategies", fmt.Errorf("%s: %w", t.Spec.Label, err))
 	}
 	if err := acl.Permitted(ctx, node, key, cmds); err != nil {
-		return usage("Username", fmt.Errorf("%s: %w", t.spec.Label, err))
+		return usage("Username", fmt.Errorf("%s: %w", t.Spec.Label, err))
 	}
 	return nil
-}
-
-// where names node n of t in an error: the target's label, and the node's
-// address when the label is not already that.
-func (t *target) where(n *redis.Client) string {
-	if addr := n.Options().Addr; addr != t.spec.Label {
-		return t.spec.Label + ": " + addr
-	}
-	return t.spec.Label
-}
-
-// field is the Config field that names t, for errors about it.
-func (t *target) field() string {
-	switch {
-	case t.spec.Login != nil:
-		return "Targets.URL"
-	case t.spec.ManagedCluster != "":
-		return "Targets.ManagedCluster"
-	case len(t.spec.Cluster) > 0:
-		return "Targets.Cluster"
-	case t.spec.Addr != "":
-		return "Targets.Addr"
-	}
-	return "Targets.RedisServer"
 }
 
 // checkWritable writes one key under prefix and deletes it: a replica
 // (READONLY) or a user without write access (NOPERM) is refused here, not
 // found out through a run in which every decision fails.
-func (t *target) checkWritable(ctx context.Context, prefix string) error {
+func (t *Target) checkWritable(ctx context.Context, prefix string) error {
 	key := prefix + "preflight"
-	err := t.admin.Set(ctx, key, 1, time.Minute).Err()
+	err := t.Admin.Set(ctx, key, 1, time.Minute).Err()
 	if err == nil {
-		err = t.admin.Del(ctx, key).Err()
+		err = t.Admin.Del(ctx, key).Err()
 	}
 	if err != nil {
 		return t.notWritable("SET "+key, err)
@@ -140,10 +128,10 @@ func (t *target) checkWritable(ctx context.Context, prefix string) error {
 // says role:slave), even one that takes writes (replica-read-only no): its
 // writes are not the master's, the clients of the master never see them,
 // and the next full sync from the master discards them.
-func (t *target) checkMaster(ctx context.Context) error {
-	nodes, err := t.nodes(ctx)
+func (t *Target) checkMaster(ctx context.Context) error {
+	nodes, err := t.Nodes(ctx)
 	if err != nil {
-		return usage(t.field(), fmt.Errorf("%s: %w", t.spec.Label, err))
+		return usage(t.field(), fmt.Errorf("%s: %w", t.Spec.Label, err))
 	}
 	for _, n := range nodes {
 		text, err := n.Info(ctx, "replication").Result()
@@ -165,34 +153,34 @@ func (t *target) checkMaster(ctx context.Context) error {
 
 // notWritable is the error of a write (what) that t refused under the
 // prefix.
-func (t *target) notWritable(what string, err error) error {
-	return usage(t.field(), fmt.Errorf("%s: the target does not take writes under the prefix (%s): %w; a replica, or a user without write access, cannot run a load", t.spec.Label, what, err))
+func (t *Target) notWritable(what string, err error) error {
+	return usage(t.field(), fmt.Errorf("%s: the target does not take writes under the prefix (%s): %w; a replica, or a user without write access, cannot run a load", t.Spec.Label, what, err))
 }
 
 // claimPrefix claims the run's prefix on t (takeClaim) before its
 // emptiness is checked: of two runs started together on one prefix, which
 // would count into each other's counters and delete each other's keys,
 // the second is refused, naming the first.
-func (t *target) claimPrefix(ctx context.Context, cfg Config) error {
+func (t *Target) claimPrefix(ctx context.Context, cfg Checks) error {
 	// A live run on a shorter prefix would audit and delete this run's
 	// keys as its own. (A run on a longer one is found by the emptiness
 	// check.) A user who may not read that claim is not refused.
-	for _, anc := range ancestorPrefixes(cfg.Workload.Prefix) {
-		if holder, err := t.admin.Get(ctx, claimKey(anc)).Result(); err == nil && holderRunID(holder) != cfg.RunID {
+	for _, anc := range ancestorPrefixes(cfg.Prefix) {
+		if holder, err := t.Admin.Get(ctx, ClaimKey(anc)).Result(); err == nil && holderRunID(holder) != cfg.RunID {
 			return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q lies under %q, which a live run claims (%s): that run audits and deletes every key under its prefix, this run's too; choose a prefix outside it",
-				t.spec.Label, cfg.Workload.Prefix, anc, excerpt.Text(holder)))
+				t.Spec.Label, cfg.Prefix, anc, excerpt.Text(holder)))
 		}
 	}
-	c, err := takeClaim(ctx, t.admin, cfg.Workload.Prefix, cfg.RunID)
+	c, err := takeClaim(ctx, t.Admin, cfg.Prefix, cfg.RunID)
 	if errors.Is(err, errClaimed) {
 		return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q is in use: %w (key %s): two runs on one prefix would count into each other's counters and delete each other's keys; wait for it to end, or choose another --prefix (the claim of a run that was killed expires within %s)",
-			t.spec.Label, cfg.Workload.Prefix, err, claimKey(cfg.Workload.Prefix), claimTTL))
+			t.Spec.Label, cfg.Prefix, err, ClaimKey(cfg.Prefix), claimTTL))
 	}
 	if denied := acl.Denied("get", err); denied != nil && strings.HasPrefix(err.Error(), "get ") {
-		return usage("Username", fmt.Errorf("%s: %w", t.spec.Label, denied))
+		return usage("Username", fmt.Errorf("%s: %w", t.Spec.Label, denied))
 	}
 	if err != nil {
-		return t.notWritable("SET "+claimKey(cfg.Workload.Prefix)+" NX", err)
+		return t.notWritable("SET "+ClaimKey(cfg.Prefix)+" NX", err)
 	}
 	t.claim = c
 	return nil
@@ -208,7 +196,7 @@ func firstKey(ctx context.Context, node *redis.Client, prefix string) (string, e
 			return "", err
 		}
 		for _, key := range keys {
-			if key != claimKey(prefix) {
+			if key != ClaimKey(prefix) {
 				return key, nil
 			}
 		}
@@ -224,7 +212,7 @@ func firstKey(ctx context.Context, node *redis.Client, prefix string) (string, e
 // instead of letting it end in a storm of connection errors. Each master is
 // checked, since the pool is per node. A server that does not answer CONFIG
 // GET is not checked.
-func checkConnections(ctx context.Context, nodes []*redis.Client, cfg Config) error {
+func checkConnections(ctx context.Context, nodes []*redis.Client, cfg Checks) error {
 	if !slices.Contains(cfg.Clients, "go-redis") {
 		return nil
 	}
@@ -242,7 +230,7 @@ func checkConnections(ctx context.Context, nodes []*redis.Client, cfg Config) er
 			inUse, _ = strconv.Atoi(serverinfo.Parse(info)["connected_clients"])
 		}
 		free := maxClients - inUse
-		if cfg.Workload.Workers <= free {
+		if cfg.Workers <= free {
 			continue
 		}
 		server := "the server"
@@ -250,7 +238,7 @@ func checkConnections(ctx context.Context, nodes []*redis.Client, cfg Config) er
 			server = "master " + admin.Options().Addr
 		}
 		return usage("Workload.Workers", fmt.Errorf("go-redis opens one connection per worker: %d workers need %d connections, but %s accepts %d more (maxclients %d, %d in use); lower --clients, raise the server's maxclients, or use --client rueidis",
-			cfg.Workload.Workers, cfg.Workload.Workers, server, free, maxClients, inUse))
+			cfg.Workers, cfg.Workers, server, free, maxClients, inUse))
 	}
 	return nil
 }

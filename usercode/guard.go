@@ -1,4 +1,8 @@
-package rlbench
+// Package usercode confines a user strategy's cell (--script, --function,
+// --sequence) at run time: the whole load as a temporary ACL user holding
+// the cell's commands on the cell's keys, and the --script-timeout
+// watchdog (SCRIPT KILL, FUNCTION KILL). Confine is its entry point.
+package usercode
 
 import (
 	"context"
@@ -19,16 +23,17 @@ import (
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/target"
 )
 
-// userCodeGuard is what confines a user strategy's cell (--script,
+// Guard is what confines a user strategy's cell (--script,
 // --function) beside the parse-time check (strategies.ErrUnconfined): a
 // temporary ACL user, holding exactly the commands the cell's client
 // sends on the cell's keys, that the client logs in as for the whole
 // load (warm-up, first decision, measured load); and the watchdog of
 // Config.ScriptTimeout (scriptwatch.go). A nil guard, a built-in
 // strategy's, does nothing.
-type userCodeGuard struct {
+type Guard struct {
 	// guard is results.GuardStatic or results.GuardStaticACL.
 	guard string
 	// user and password are the temporary user's; "" with GuardStatic.
@@ -37,33 +42,48 @@ type userCodeGuard struct {
 	watch          *scriptWatch
 }
 
-// confine sets up the guard of a user strategy's cell, and returns the
+// Cell is the cell a Guard confines.
+type Cell struct {
+	// Strategy is the name of the cell's strategy; Label names the cell
+	// in the log.
+	Strategy, Label string
+	// Prefix and WarmupPrefix are those of the cell's keys and of its
+	// warm-up keys, which the temporary user may touch; RunPrefix is the
+	// run's on the target, which names the watchdog's scripts.
+	Prefix, WarmupPrefix, RunPrefix string
+	// ScriptTimeout is Config.ScriptTimeout; Faults are the cell's.
+	ScriptTimeout time.Duration
+	Faults        []faults.Fault
+	Target        *target.Target
+}
+
+// Confine sets up the guard of a user strategy's cell, and returns the
 // context of the cell's load, which the watchdog cancels when it kills
 // a script. The temporary user is created on every master; the run's own
 // user may not be allowed to (NOPERM), or the server may have no ACL
 // (Redis < 6.0), and then the parse-time check alone applies, and log
 // says why.
-func (c *cell) confine(ctx context.Context, log io.Writer) (context.Context, *userCodeGuard, error) {
-	info, err := strategies.Lookup(c.strategy)
+func Confine(ctx context.Context, log io.Writer, c Cell) (context.Context, *Guard, error) {
+	info, err := strategies.Lookup(c.Strategy)
 	if err != nil || info.Source == "" {
 		return ctx, nil, err
 	}
-	nodes, err := c.target.nodes(ctx)
+	nodes, err := c.Target.Nodes(ctx)
 	if err != nil {
 		return ctx, nil, err
 	}
-	g := &userCodeGuard{guard: results.GuardStatic, nodes: nodes}
+	g := &Guard{guard: results.GuardStatic, nodes: nodes}
 	why := c.noACLUser()
 	if why == "" {
 		if why, err = g.createUser(ctx, c); err != nil {
-			return ctx, nil, fmt.Errorf("%s (%s): temporary ACL user: %w", c.strategy, info.Source, err)
+			return ctx, nil, fmt.Errorf("%s (%s): temporary ACL user: %w", c.Strategy, info.Source, err)
 		}
 	}
 	if why != "" {
-		fmt.Fprintf(log, "rlbench: %s: %s is confined by the parse-time check alone: %s\n", c.label, info.Source, why)
+		fmt.Fprintf(log, "rlbench: %s: %s is confined by the parse-time check alone: %s\n", c.Label, info.Source, why)
 	} else {
 		fmt.Fprintf(log, "rlbench: %s: %s runs as the temporary ACL user %s (the cell's commands only, on keys %s and %s)\n",
-			c.label, info.Source, g.user, acl.KeyPattern(c.prefix), acl.KeyPattern(c.warmupPrefix()))
+			c.Label, info.Source, g.user, acl.KeyPattern(c.Prefix), acl.KeyPattern(c.WarmupPrefix))
 	}
 	if info.Source == strategies.SequenceSource {
 		// A sequence sends commands, never a script: there is nothing of
@@ -77,11 +97,11 @@ func (c *cell) confine(ctx context.Context, log io.Writer) (context.Context, *us
 }
 
 // noACLUser says why the cell cannot run as a temporary ACL user, or "".
-func (c *cell) noACLUser() string {
-	if !serverinfo.VersionAtLeast(c.target.info.RedisVersion, "6.0.0") {
+func (c Cell) noACLUser() string {
+	if !serverinfo.VersionAtLeast(c.Target.Info.RedisVersion, "6.0.0") {
 		return "ACL needs Redis >= 6.0"
 	}
-	for _, f := range c.cfg.Faults {
+	for _, f := range c.Faults {
 		if slices.Contains([]string{faults.Restart, faults.Failover, faults.SentinelFailover}, f.Kind) {
 			return "the " + f.Kind + " fault (on a server rlbench started) gives the cell servers that do not have the user"
 		}
@@ -92,9 +112,9 @@ func (c *cell) noACLUser() string {
 // createUser creates the temporary user on every master. A server that
 // refuses ACL SETUSER to the run's user (NOPERM) or does not have it
 // gives a reason to go without; another error is returned.
-func (g *userCodeGuard) createUser(ctx context.Context, c *cell) (why string, err error) {
-	cmds, err := acl.ClientCommands(acl.Needs{Strategies: []string{c.strategy}, Cluster: c.target.spec.isCluster(),
-		Sentinel: c.target.spec.isSentinel(), DB: c.target.login.DB})
+func (g *Guard) createUser(ctx context.Context, c Cell) (why string, err error) {
+	cmds, err := acl.ClientCommands(acl.Needs{Strategies: []string{c.Strategy}, Cluster: c.Target.Spec.IsCluster(),
+		Sentinel: c.Target.Spec.IsSentinel(), DB: c.Target.Login.DB})
 	if err != nil {
 		return "", err
 	}
@@ -103,7 +123,7 @@ func (g *userCodeGuard) createUser(ctx context.Context, c *cell) (why string, er
 		return "", err
 	}
 	user, password := "rlbench-run-"+hex.EncodeToString(b[:8]), hex.EncodeToString(b[8:])
-	words := append(acl.SetUserArgs(user, password, c.prefix, cmds), "~"+acl.KeyPattern(c.warmupPrefix()))
+	words := append(acl.SetUserArgs(user, password, c.Prefix, cmds), "~"+acl.KeyPattern(c.WarmupPrefix))
 	args := make([]any, len(words))
 	for i, w := range words {
 		args[i] = w
@@ -123,45 +143,45 @@ func (g *userCodeGuard) createUser(ctx context.Context, c *cell) (why string, er
 	return "", nil
 }
 
-// login makes o log in as the temporary user, when there is one.
-func (g *userCodeGuard) login(o *clients.Options) {
+// Login makes o log in as the temporary user, when there is one.
+func (g *Guard) Login(o *clients.Options) {
 	if g != nil && g.user != "" {
 		o.Username, o.Password = g.user, g.password
 	}
 }
 
-// kind is the guard's name for results.Run.UserCodeGuard.
-func (g *userCodeGuard) kind() string {
+// Kind is the guard's name for results.Run.UserCodeGuard.
+func (g *Guard) Kind() string {
 	if g == nil {
 		return ""
 	}
 	return g.guard
 }
 
-// close ends the guard after the cell, whatever stopped it (an error, an
+// Close ends the guard after the cell, whatever stopped it (an error, an
 // interrupt, a timeout): it waits until no script of the cell runs on the
 // server (the watchdog kills one that runs too long), then deletes the
 // temporary user. A done abort (a second interrupt) ends the wait at
 // once. It returns err, or the watchdog's error, which explains it; and
 // the user's deletion's.
-func (g *userCodeGuard) close(abort context.Context, label string, err error) error {
+func (g *Guard) Close(abort context.Context, label string, err error) error {
 	if g == nil {
 		return err
 	}
-	if werr := g.settle(abort); werr != nil {
+	if werr := g.Settle(abort); werr != nil {
 		// The watchdog's error explains the cell's; both are kept.
 		err = errors.Join(fmt.Errorf("%s: %w", label, werr), err)
 	}
 	return errors.Join(err, g.dropUser(abort))
 }
 
-// settle waits until no script of the cell runs on the server any more
+// Settle waits until no script of the cell runs on the server any more
 // (the watchdog kills one that runs too long), and stops the watchdog: the
 // cell calls it when its load ends, before the audit and the deletion of
 // its libraries, which a server still busy with the cell's script would
 // refuse. It returns the watchdog's error; calling it again returns the
 // same.
-func (g *userCodeGuard) settle(abort context.Context) error {
+func (g *Guard) Settle(abort context.Context) error {
 	if g == nil || g.watch == nil {
 		return nil
 	}
@@ -170,7 +190,7 @@ func (g *userCodeGuard) settle(abort context.Context) error {
 
 // dropUser deletes the temporary user on every master, even after an
 // interrupt.
-func (g *userCodeGuard) dropUser(ctx context.Context) error {
+func (g *Guard) dropUser(ctx context.Context) error {
 	if g.user == "" {
 		return nil
 	}

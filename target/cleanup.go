@@ -1,4 +1,4 @@
-package rlbench
+package target
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/internal/excerpt"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -106,8 +107,9 @@ func looksLikeRunKey(prefix, key string) bool {
 	return runKey.MatchString(strings.TrimPrefix(key, prefix))
 }
 
-// Cleanup deletes every key under cfg.Workload.Prefix on every master of
-// every existing target of cfg, with no load and no audit: the keys of a
+// Cleanup deletes every key under prefix on every master of every
+// existing target of specs (logged in with login, or the spec's own), with
+// no load and no audit: the keys of a
 // run that was killed before it could delete them (with SIGKILL, or a
 // second interrupt). The prefix must be given; private targets hold
 // nothing to clean. Unless opts.Yes, it counts the keys first, and deletes
@@ -115,16 +117,15 @@ func looksLikeRunKey(prefix, key string) bool {
 // CleanupConfirmAbove or when some do not look like a run's. On an
 // interrupt (ctx done) it counts the keys left and returns
 // ErrCleanupInterrupted.
-func Cleanup(ctx context.Context, cfg Config, opts CleanupOptions) (CleanupReport, error) {
-	rep := CleanupReport{Prefix: cfg.Workload.Prefix, Left: -1}
-	if cfg.Workload.Prefix == "" {
+func Cleanup(ctx context.Context, specs []Spec, login connection.Settings, prefix string, opts CleanupOptions) (CleanupReport, error) {
+	rep := CleanupReport{Prefix: prefix, Left: -1}
+	if prefix == "" {
 		return rep, usage("Workload.Prefix", fmt.Errorf("%w: give the prefix of the keys to delete", workload.ErrEmptyPrefix))
 	}
-	cfg = cfg.withDefaults()
-	targets, err := openCleanupTargets(ctx, cfg)
+	targets, err := openCleanupTargets(ctx, specs, login)
 	defer func() {
 		for _, t := range targets {
-			t.close()
+			t.Close()
 		}
 	}()
 	if err != nil && ctx.Err() != nil {
@@ -134,7 +135,7 @@ func Cleanup(ctx context.Context, cfg Config, opts CleanupOptions) (CleanupRepor
 		return rep, err
 	}
 	for _, t := range targets {
-		if err := t.refuseLiveClaim(ctx, cfg.Workload.Prefix); err != nil {
+		if err := t.refuseLiveClaim(ctx, prefix); err != nil {
 			return rep, err
 		}
 	}
@@ -150,10 +151,10 @@ func Cleanup(ctx context.Context, cfg Config, opts CleanupOptions) (CleanupRepor
 		}
 	}
 	for _, t := range targets {
-		r, err := t.scanKeys(ctx, cfg.Workload.Prefix, 0, true, false)
+		r, err := t.ScanKeys(ctx, prefix, 0, true, false)
 		rep.Deleted += r.Deleted
 		if err != nil {
-			return rep, rep.stopped(ctx, opts, targets, fmt.Errorf("%s: %w", t.spec.Label, err))
+			return rep, rep.stopped(ctx, opts, targets, fmt.Errorf("%s: %w", t.Spec.Label, err))
 		}
 	}
 	return rep, nil
@@ -163,27 +164,24 @@ func Cleanup(ctx context.Context, cfg Config, opts CleanupOptions) (CleanupRepor
 // that a live run claims (claim.go): its keys are that run's counters, in
 // the middle of its measurement. A user who may not GET the claim is not
 // refused.
-func (t *target) refuseLiveClaim(ctx context.Context, prefix string) error {
-	holder, err := t.admin.Get(ctx, claimKey(prefix)).Result()
+func (t *Target) refuseLiveClaim(ctx context.Context, prefix string) error {
+	holder, err := t.Admin.Get(ctx, ClaimKey(prefix)).Result()
 	if err != nil {
 		return nil
 	}
 	return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q is claimed by a live run (%s, key %s): cleanup is for the keys of a run that was killed; wait for it to end (a killed run's claim expires within %s)",
-		t.spec.Label, prefix, excerpt.Text(holder), claimKey(prefix), claimTTL))
+		t.Spec.Label, prefix, excerpt.Text(holder), ClaimKey(prefix), claimTTL))
 }
 
-// openCleanupTargets checks and opens every target of cfg; on error, the
-// targets opened so far are returned too, for the caller to close.
-func openCleanupTargets(ctx context.Context, cfg Config) ([]*target, error) {
-	var targets []*target
-	for _, spec := range cfg.Targets {
-		if spec.private() {
+// openCleanupTargets opens every target of specs; on error, the targets
+// opened so far are returned too, for the caller to close.
+func openCleanupTargets(ctx context.Context, specs []Spec, login connection.Settings) ([]*Target, error) {
+	var targets []*Target
+	for _, spec := range specs {
+		if spec.Private() {
 			return targets, usage("Targets.Addr", fmt.Errorf("%s: a private server holds nothing to clean: give the target of the run (--addr or --cluster)", spec.Label))
 		}
-		if err := cfg.validateTarget(spec); err != nil {
-			return targets, err
-		}
-		t, err := openTopology(ctx, cfg, spec)
+		t, err := Open(ctx, spec, login)
 		if err != nil {
 			return targets, err
 		}
@@ -194,7 +192,7 @@ func openCleanupTargets(ctx context.Context, cfg Config) ([]*target, error) {
 
 // count counts the keys under the prefix on every master of targets, and
 // samples them.
-func (r *CleanupReport) count(ctx context.Context, targets []*target) error {
+func (r *CleanupReport) count(ctx context.Context, targets []*Target) error {
 	r.Counted = true
 	return eachKey(ctx, targets, r.Prefix, func(key string) {
 		r.Found++
@@ -228,11 +226,11 @@ func (r *CleanupReport) confirm() error {
 
 // stopped returns err, or, when ctx is done, ErrCleanupInterrupted with
 // what was deleted and the keys left, counted under opts.Abort.
-func (r *CleanupReport) stopped(ctx context.Context, opts CleanupOptions, targets []*target, err error) error {
+func (r *CleanupReport) stopped(ctx context.Context, opts CleanupOptions, targets []*Target, err error) error {
 	if ctx.Err() == nil {
 		return err
 	}
-	after, cancel := abortContext(ctx, opts.Abort)
+	after, cancel := AbortContext(ctx, opts.Abort)
 	defer cancel()
 	after, cancelCount := context.WithTimeout(after, cleanupCountTimeout)
 	defer cancelCount()
@@ -250,16 +248,16 @@ func (r *CleanupReport) stopped(ctx context.Context, opts CleanupOptions, target
 // eachKey calls f with each key under prefix on every master of targets:
 // SCAN MATCH, and each key checked with strings.HasPrefix, as the audit
 // does.
-func eachKey(ctx context.Context, targets []*target, prefix string, f func(key string)) error {
+func eachKey(ctx context.Context, targets []*Target, prefix string, f func(key string)) error {
 	match := audit.MatchPattern(prefix)
 	for _, t := range targets {
-		nodes, err := t.nodes(ctx)
+		nodes, err := t.Nodes(ctx)
 		if err != nil {
-			return fmt.Errorf("%s: %w", t.spec.Label, err)
+			return fmt.Errorf("%s: %w", t.Spec.Label, err)
 		}
 		for _, n := range nodes {
 			if err := scanNode(ctx, n, match, prefix, f); err != nil {
-				return fmt.Errorf("%s: scan %s: %w", t.spec.Label, n.Options().Addr, err)
+				return fmt.Errorf("%s: scan %s: %w", t.Spec.Label, n.Options().Addr, err)
 			}
 		}
 	}
@@ -296,4 +294,15 @@ func quoteKeys(keys []string, n int) string {
 		quoted = append(quoted, fmt.Sprintf("%q", k))
 	}
 	return strings.Join(quoted, ", ")
+}
+
+// AbortContext is the context of what a run still does after ctx is done:
+// not cancelled with ctx, but once abort (when not nil) is done.
+func AbortContext(ctx, abort context.Context) (context.Context, context.CancelFunc) {
+	after, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if abort != nil {
+		stop := context.AfterFunc(abort, cancel)
+		return after, func() { stop(); cancel() }
+	}
+	return after, cancel
 }

@@ -1,4 +1,4 @@
-package rlbench
+package failover
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
-	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -80,7 +79,7 @@ func TestRecoveryClock(t *testing.T) {
 // admitted beyond the limit.
 func TestFailoverWatchWindows(t *testing.T) {
 	t.Parallel()
-	w := &failoverWatch{prefix: "p:", limit: 3, window: time.Minute, counts: true, keys: make([]watchedKey, 2)}
+	w := &Watch{prefix: "p:", limit: 3, window: time.Minute, counts: true, keys: make([]watchedKey, 2)}
 	key := workload.KeyName("p:", 1)
 	decide := func(count int64) {
 		w.observe(key, strategies.Decision{Count: count, Allowed: count <= w.limit})
@@ -127,12 +126,12 @@ func TestFailoverWatchCompare(t *testing.T) {
 	}
 	const keys = 30
 	prefix := redistest.Prefix(t)
-	w := &failoverWatch{managed: s, prefix: prefix, limit: 1_000_000, window: time.Minute, counts: true,
+	w := &Watch{managed: s, prefix: prefix, limit: 1_000_000, window: time.Minute, counts: true,
 		keys: make([]watchedKey, keys), fallbacks: conn.Fallbacks}
 	done := make(chan error, 1)
 	go func() {
 		var rec results.Recorder
-		_, err := workload.Run(ctx, workload.Config{Workers: 8, Keys: keys, Duration: 3 * time.Second, Prefix: prefix}, w.strategy(impl), conn, &rec, nil)
+		_, err := workload.Run(ctx, workload.Config{Workers: 8, Keys: keys, Duration: 3 * time.Second, Prefix: prefix}, w.Strategy(impl), conn, &rec, nil)
 		done <- err
 	}()
 	time.Sleep(1500 * time.Millisecond)
@@ -173,33 +172,12 @@ func TestFailoverWatchCompare(t *testing.T) {
 // on 0 of 0 keys", which reads as a measured zero.
 func TestLostIncrementsNotMeasured(t *testing.T) {
 	t.Parallel()
-	w := &failoverWatch{counts: true, limit: 10, window: time.Second, keys: make([]watchedKey, 5)}
+	w := &Watch{counts: true, limit: 10, window: time.Second, keys: make([]watchedKey, 5)}
 	l := w.lostIncrements(time.Now())
 	if l.Error != noKeyCompared {
 		t.Errorf("lostIncrements() with no key compared = %+v; want Error %q", *l, noKeyCompared)
 	}
 	if text := (results.Failover{LostIncrements: l}).Text("lua/go-redis"); !strings.Contains(text, "lost increments: not measured: no key could be compared") {
 		t.Errorf("Text() = %q; want it to say the figure was not measured", text)
-	}
-}
-
-// TestSaturationNeedsOneServer checks that the self-check is left out when
-// the readings come from another server process behind the same address
-// (a Sentinel master failed over by hand: the admin connection follows it)
-// and kept when they come from the same one.
-func TestSaturationNeedsOneServer(t *testing.T) {
-	t.Parallel()
-	at := time.Now()
-	reading := func(runID string, cpu time.Duration, when time.Duration) serverSamples {
-		return serverSamples{addrs: []string{"FailoverClient"}, samples: []saturation.Sample{{At: at.Add(when), ServerCPU: cpu, ServerRunID: runID, ProcessCPUs: 1}}}
-	}
-	c := &cell{}
-	same := &measurement{connected: reading("a", 0, 0), before: reading("a", 0, 0), after: reading("a", time.Second, 2*time.Second)}
-	if c.saturation(same, 1) == nil {
-		t.Errorf("saturation(one server) = nil; want a report")
-	}
-	failedOver := &measurement{connected: reading("a", 0, 0), before: reading("a", 0, 0), after: reading("b", time.Second, 2*time.Second)}
-	if r := c.saturation(failedOver, 1); r != nil {
-		t.Errorf("saturation(another server after the load) = %+v; want nil", *r)
 	}
 }

@@ -1,0 +1,155 @@
+package target_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/target"
+)
+
+// TestOpenExistingServer opens a server that is already listening: one
+// master, what the server says of itself, and a pre-flight that claims the
+// prefix until the target closes.
+func TestOpenExistingServer(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	spec := target.Label([]target.Spec{{Addr: srv.Addr()}})[0]
+	tg, err := target.Open(ctx, spec, connection.Settings{})
+	if err != nil {
+		t.Fatalf("Open(%s) = %v", srv.Addr(), err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			tg.Close()
+		}
+	}()
+	if tg.Spec.Label != srv.Addr() || tg.Server.Addr != srv.Addr() || tg.Server.Managed || tg.Info.RedisVersion == "" {
+		t.Errorf("Open(%s) = label %q, server %+v, info %+v; want the address, not managed, a version", srv.Addr(), tg.Spec.Label, tg.Server, tg.Info)
+	}
+	if tg.PrivateServer() != nil || tg.ManagedSentinel() != nil {
+		t.Errorf("Open(%s): PrivateServer, ManagedSentinel = %v, %v; want nil, nil", srv.Addr(), tg.PrivateServer(), tg.ManagedSentinel())
+	}
+	nodes, err := tg.Nodes(ctx)
+	if err != nil || len(nodes) != 1 || nodes[0].Options().Addr != srv.Addr() {
+		t.Fatalf("Nodes() = %d nodes, %v; want the one server", len(nodes), err)
+	}
+	if err := tg.Preflight(ctx, target.Checks{Prefix: prefix, RunID: "run-a", Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Workers: 4}); err != nil {
+		t.Fatalf("Preflight() = %v", err)
+	}
+	if n, err := rdb.Exists(ctx, target.ClaimKey(prefix)).Result(); n != 1 || err != nil {
+		t.Errorf("EXISTS %s after Preflight = %d, %v; want 1 (the run's claim)", target.ClaimKey(prefix), n, err)
+	}
+	tg.Close()
+	closed = true
+	if n, err := rdb.Exists(ctx, target.ClaimKey(prefix)).Result(); n != 0 || err != nil {
+		t.Errorf("EXISTS %s after Close = %d, %v; want 0 (the claim released)", target.ClaimKey(prefix), n, err)
+	}
+}
+
+// TestPreflightRefusesAPrefixInUse checks that Preflight refuses a prefix
+// that holds a key already, as bad input naming the prefix.
+func TestPreflightRefusesAPrefixInUse(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	if err := rdb.Set(ctx, prefix+"tenant", 1, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	tg, err := target.Open(ctx, target.Spec{Label: "s", Addr: srv.Addr()}, connection.Settings{})
+	if err != nil {
+		t.Fatalf("Open = %v", err)
+	}
+	defer tg.Close()
+	err = tg.Preflight(ctx, target.Checks{Prefix: prefix, RunID: "run-a", Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Workers: 1})
+	uerr, ok := errors.AsType[*target.UsageError](err)
+	if !ok || uerr.Field != "Workload.Prefix" || !strings.Contains(err.Error(), "already holds keys") {
+		t.Errorf("Preflight(a prefix with a key) = %v; want a *UsageError of Workload.Prefix saying it already holds keys", err)
+	}
+}
+
+// TestOpenManagedCluster starts a private cluster of three masters:
+// three nodes, a cluster spec, stopped at Close.
+func TestOpenManagedCluster(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	spec := target.Label([]target.Spec{{ManagedCluster: "3"}})[0]
+	tg, err := target.Open(ctx, spec, connection.Settings{})
+	if err != nil {
+		t.Fatalf("Open(managed cluster 3) = %v", err)
+	}
+	defer tg.Close()
+	nodes, err := tg.Nodes(ctx)
+	if err != nil || len(nodes) != 3 {
+		t.Fatalf("Nodes() = %d nodes, %v; want 3 masters", len(nodes), err)
+	}
+	if !tg.Server.Managed || !strings.HasPrefix(tg.Describe(), "private Redis Cluster 3 of ") {
+		t.Errorf("Open(managed cluster 3): managed %t, Describe() = %q; want a private Redis Cluster", tg.Server.Managed, tg.Describe())
+	}
+	admin, err := tg.NewAdmin(connection.Admin{PoolSize: 2})
+	if err != nil {
+		t.Fatalf("NewAdmin() = %v", err)
+	}
+	defer admin.Close()
+	// A key on every slot's master: only a cluster client routes them all.
+	for _, key := range []string{"{a}", "{b}", "{c}", "{d}"} {
+		if err := admin.Set(ctx, redistest.Prefix(t)+key, 1, 0).Err(); err != nil {
+			t.Errorf("SET through NewAdmin = %v; want OK on a cluster", err)
+		}
+	}
+}
+
+// TestSpecValidate checks the spec's own checks, before any server.
+func TestSpecValidate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		spec  target.Spec
+		login connection.Settings
+		field string // "" for no error
+	}{
+		{"a private server", target.Spec{}, connection.Settings{}, ""},
+		{"two kinds", target.Spec{Addr: "127.0.0.1:1", ManagedCluster: "3"}, connection.Settings{}, "Targets.Cluster"},
+		{"a bad cluster size", target.Spec{ManagedCluster: "0"}, connection.Settings{}, "Targets.ManagedCluster"},
+		{"too many replicas", target.Spec{ManagedSentinel: "101"}, connection.Settings{}, "Targets.ManagedSentinel"},
+		{"a db on a cluster", target.Spec{Cluster: []string{"127.0.0.1:1"}}, connection.Settings{DB: 1}, "DB"},
+		{"the spec's own db", target.Spec{Cluster: []string{"127.0.0.1:1"}, Login: &connection.Settings{DB: 2}}, connection.Settings{}, "DB"},
+		{"TLS on a managed cluster", target.Spec{ManagedCluster: "3", PrivateTLS: true}, connection.Settings{}, "PrivateTLS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := tc.spec.Validate(tc.login)
+			uerr, _ := errors.AsType[*target.UsageError](err)
+			switch {
+			case tc.field == "" && err != nil:
+				t.Errorf("Validate() = %v; want nil", err)
+			case tc.field != "" && (uerr == nil || uerr.Field != tc.field):
+				t.Errorf("Validate() = %v; want a *UsageError of %s", err, tc.field)
+			}
+		})
+	}
+}
+
+// TestLabel checks the labels Label gives: the address, the kind and size,
+// the binary's name, with #2 after a repeat.
+func TestLabel(t *testing.T) {
+	t.Parallel()
+	got := target.Label([]target.Spec{
+		{Addr: "127.0.0.1:6379"}, {Addr: "127.0.0.1:6379"}, {ManagedCluster: "3x1"}, {ManagedSentinel: "1"},
+		{RedisServer: "/opt/valkey/bin/valkey-server"}, {}, {Label: "mine", Addr: "h:1"},
+	})
+	want := []string{"127.0.0.1:6379", "127.0.0.1:6379#2", "cluster 3x1", "sentinel 1", "valkey-server", "redis-server", "mine"}
+	for i, s := range got {
+		if s.Label != want[i] {
+			t.Errorf("Label()[%d] = %q; want %q", i, s.Label, want[i])
+		}
+	}
+}

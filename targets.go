@@ -1,0 +1,100 @@
+package rlbench
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/target"
+)
+
+// checks are what cfg asks of each target before its first write.
+func (c Config) checks() target.Checks {
+	kinds := make([]string, len(c.Faults))
+	for i, f := range c.Faults {
+		kinds[i] = f.Kind
+	}
+	return target.Checks{
+		Prefix: c.Workload.Prefix, RunID: c.RunID, Strategies: c.Strategies, Optional: c.optional,
+		Clients: c.Clients, Workers: c.Workload.Workers, Faults: kinds,
+	}
+}
+
+// openTarget opens spec: starts or reaches its servers and checks that
+// every cell of cfg can run there, before anything is written.
+func openTarget(ctx context.Context, cfg Config, spec TargetSpec) (*target.Target, error) {
+	spec.PrivateTLS = cfg.PrivateTLS
+	t, err := target.Open(ctx, spec, cfg.defaultLogin())
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Preflight(ctx, cfg.checks()); err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// Masters opens the one target cfg names (cfg.Targets[0], or cfg.Addr; a
+// private server when neither is given) with its login, and returns an
+// admin connection to each of its masters (target.Masters); closeFn closes
+// them, and stops what Masters started. More than one target is a
+// *UsageError, as is a target that cannot be reached.
+func Masters(ctx context.Context, cfg Config) (masters []*redis.Client, closeFn func(), err error) {
+	n := len(cfg.Targets)
+	if cfg.Addr != "" || cfg.RedisServer != "" {
+		n++
+	}
+	if n > 1 {
+		return nil, nil, usage("Targets.Addr", fmt.Errorf("%d targets given; give one: --addr, --url, --cluster and --sentinel are exclusive, each given once", n))
+	}
+	cfg = cfg.withDefaults()
+	spec := cfg.Targets[0]
+	if err := cfg.validateTarget(spec); err != nil {
+		return nil, nil, err
+	}
+	if db := cfg.login(spec).DB; db < 0 {
+		return nil, nil, usage("DB", fmt.Errorf("db must be >= 0, got %d", db))
+	}
+	spec.PrivateTLS = cfg.PrivateTLS
+	return target.Masters(ctx, spec, cfg.defaultLogin())
+}
+
+// CleanupOptions say how far Cleanup goes (target.CleanupOptions).
+type CleanupOptions = target.CleanupOptions
+
+// CleanupReport is what Cleanup found and did (target.CleanupReport).
+type CleanupReport = target.CleanupReport
+
+// Cleanup deletes every key under cfg.Workload.Prefix on every master of
+// every existing target of cfg (target.Cleanup), once each target's spec
+// is checked.
+func Cleanup(ctx context.Context, cfg Config, opts CleanupOptions) (CleanupReport, error) {
+	prefix := cfg.Workload.Prefix
+	if prefix != "" {
+		cfg = cfg.withDefaults()
+		for _, spec := range cfg.Targets {
+			if spec.Private() {
+				break // refused by target.Cleanup, naming it
+			}
+			if err := cfg.validateTarget(spec); err != nil {
+				return CleanupReport{Prefix: prefix, Left: -1}, err
+			}
+		}
+	}
+	return target.Cleanup(ctx, cfg.Targets, cfg.defaultLogin(), prefix, opts)
+}
+
+// The limits and errors of Cleanup (target.Cleanup).
+const (
+	CleanupConfirmAbove = target.CleanupConfirmAbove
+	CleanupSample       = target.CleanupSample
+	RunKeyShape         = target.RunKeyShape
+)
+
+// The errors of Cleanup (target.Cleanup).
+var (
+	ErrCleanupUnconfirmed = target.ErrCleanupUnconfirmed
+	ErrCleanupInterrupted = target.ErrCleanupInterrupted
+)
