@@ -1,5 +1,6 @@
-// Package clients adapts the Redis clients rlbench compares (go-redis v9 and
-// rueidis) to strategies.Client, each with the client's own native calls.
+// Package clients adapts the Redis clients rlbench compares (go-redis v9,
+// rueidis, redigo and valkey-go) to strategies.Client, each with the
+// client's own native calls.
 package clients
 
 import (
@@ -18,7 +19,7 @@ import (
 )
 
 // Names lists the clients rlbench can drive, in the order "all" expands to.
-var Names = []string{"go-redis", "rueidis"}
+var Names = []string{"go-redis", "rueidis", "redigo", "valkey-go"}
 
 // ErrUnknownClient is returned by New for a name not in Names.
 var ErrUnknownClient = errors.New("unknown client")
@@ -80,6 +81,13 @@ type Options struct {
 	// 10 s): it takes whichever is set; both set must be equal
 	// (ErrRueidisTimeouts).
 	ReadTimeout, WriteTimeout time.Duration
+	// Connections, when not 0, is the connection shape: how many
+	// connections the client opens to each server (each node of a
+	// cluster), instead of its default: go-redis' PoolSize and
+	// redigo's MaxActive, which workers then share; rueidis' and
+	// valkey-go's pipelined connections (2^PipelineMultiplex, so a power
+	// of two up to 256: ErrConnections otherwise).
+	Connections int
 }
 
 // ErrRueidisTimeouts is returned by New for rueidis with a ReadTimeout and
@@ -136,8 +144,10 @@ func Select(names []string) ([]string, error) {
 // Modules maps each client name to its Go module, whose version the build
 // records.
 var Modules = map[string]string{
-	"go-redis": "github.com/redis/go-redis/v9",
-	"rueidis":  "github.com/redis/rueidis",
+	"go-redis":  "github.com/redis/go-redis/v9",
+	"rueidis":   "github.com/redis/rueidis",
+	"redigo":    "github.com/gomodule/redigo",
+	"valkey-go": "github.com/valkey-io/valkey-go",
 }
 
 // Version returns the version of the named client's module in this build,
@@ -177,11 +187,18 @@ func New(name string, o Options) (Conn, error) {
 	if o.Retries < 0 {
 		return nil, fmt.Errorf("%s: %w, got %d", name, ErrInvalidRetries, o.Retries)
 	}
+	if err := CheckOptions(name, o); err != nil {
+		return nil, err
+	}
 	switch name {
 	case "go-redis":
 		return newGoRedis(o), nil
 	case "rueidis":
 		return newRueidis(o)
+	case "redigo":
+		return newRedigo(o)
+	case "valkey-go":
+		return newValkey(o)
 	}
 	return nil, fmt.Errorf("%w %q (accepted: %s)", ErrUnknownClient, name, strings.Join(Names, ", "))
 }
