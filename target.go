@@ -196,6 +196,7 @@ func (t *target) clientOptions(cfg Config, workers int, name string) clients.Opt
 		Username: t.login.Username, Password: t.login.Password, DB: t.login.DB, TLS: t.tls,
 		Workers: workers, FlushDelay: cfg.FlushDelay, ClientName: name,
 		Retries: cfg.Retries, DialTimeout: cfg.DialTimeout, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,
+		Connections: cfg.Connections,
 	}
 	t.topology.endpoint(&o)
 	return o

@@ -310,6 +310,14 @@ func TestRunBadInput(t *testing.T) {
 			target: true,
 			want:   []string{"--read-timeout", "ConnWriteTimeout", "same value"},
 		},
+		// Issue 27: what a client cannot take is refused before any load,
+		// naming the flag and what the client accepts.
+		{name: "redigo on a cluster", args: []string{"--client", "redigo", "--cluster", "{closed}"}, want: []string{"--client", "redigo", "cluster", "redigo supports: single server"}},
+		{name: "redigo on sentinel", args: []string{"--client", "redigo", "--managed-sentinel", "0"}, want: []string{"--client", "redigo", "sentinel", "redigo supports: single server"}},
+		{name: "redigo with retries", args: []string{"--client", "redigo", "--retries", "1"}, target: true, want: []string{"--retries", "redigo has no retries"}},
+		{name: "valkey-go with two timeouts", args: []string{"--client", "valkey-go", "--read-timeout", "1s", "--write-timeout", "2s"}, target: true, want: []string{"--read-timeout", "ConnWriteTimeout"}},
+		{name: "connections not a power of two", args: []string{"--client", "go-redis,valkey-go", "--connections", "3"}, target: true, want: []string{"--connections", "valkey-go", "power of two", "got 3"}},
+		{name: "negative connections", args: []string{"--connections", "-1"}, target: true, want: []string{"--connections", ">= 1", "-1"}},
 		// Issue 12: --procs has a bound.
 		{name: "too many procs", args: []string{"--procs", "100000"}, target: true, want: []string{"--procs", "<= 1024", "100000"}},
 		// Issue 12: credentials given in an address are never echoed.
