@@ -194,9 +194,8 @@ func (t *target) describe() string { return t.topology.describe(t.server) }
 func (t *target) clientOptions(cfg Config, workers int, name string) clients.Options {
 	o := clients.Options{
 		Username: t.login.Username, Password: t.login.Password, DB: t.login.DB, TLS: t.tls,
-		Workers: workers, FlushDelay: cfg.FlushDelay, ClientName: name,
+		Workers: workers, FlushDelay: cfg.FlushDelay, ClientName: name, Connections: cfg.Connections,
 		Retries: cfg.Retries, DialTimeout: cfg.DialTimeout, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,
-		Connections: cfg.Connections,
 	}
 	t.topology.endpoint(&o)
 	return o
