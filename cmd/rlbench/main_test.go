@@ -554,7 +554,7 @@ func TestRunReport(t *testing.T) {
 	jsonPath := filepath.Join(t.TempDir(), "report.json")
 	args := []string{
 		"--addr", srv.Addr(), "--prefix", prefix,
-		"--strategy", "naive,lua", "--client", "all", "--clients", "4", "--keys", "3",
+		"--strategy", "naive,lua", "--client", "go-redis,rueidis", "--clients", "4", "--keys", "3",
 		"--window", "1", "--duration", "300ms", "--json", jsonPath,
 	}
 	res := mustRun(t, exitOK, args...)
@@ -880,7 +880,7 @@ func TestBinaryRecordsEnvironment(t *testing.T) {
 	dir := t.TempDir()
 	bin := rlbenchBinary(t)
 	jsonPath := filepath.Join(dir, "out.json")
-	args := []string{"--addr", srv.Addr(), "--client", "all", "--clients", "2", "--duration", "200ms", "--warmup", "0", "--json", jsonPath, "-q"}
+	args := []string{"--addr", srv.Addr(), "--client", "go-redis,rueidis", "--clients", "2", "--duration", "200ms", "--warmup", "0", "--json", jsonPath, "-q"}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") })
 	if out, err := cmd.CombinedOutput(); err != nil {
