@@ -208,7 +208,7 @@ func (c *cell) warmUp(ctx, abort context.Context) error {
 	}
 	wl := c.cfg.Workload
 	wl.Prefix = c.warmupPrefix()
-	wl.Duration, wl.Requests, wl.CrashRate, wl.RacePause = c.cfg.Warmup, 0, 0, 0
+	wl.Duration, wl.Requests, wl.CrashRate, wl.RacePause, wl.Stages = c.cfg.Warmup, 0, 0, 0, nil
 	var rec results.Recorder
 	_, runErr := workload.Run(ctx, wl, c.impl, c.conn, &rec, nil)
 	// Deleted even after an interrupt: a non-atomic strategy's warm-up
@@ -262,6 +262,7 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	m.load, m.err = workload.Run(ctx, wl, watch.strategy(c.impl), c.conn, rec, admitted)
 	m.events = stopFaults()
 	m.series = stopMonitor()
+	wl.LabelSeries(m.series)
 	stopAudits()
 	m.admission = admitted.Result()
 	// Before the audit: its pipeline opens a connection of its own.
@@ -287,6 +288,7 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 	run.Strategy, run.Client, run.ClientOptions, run.Workers = c.strategy, c.client, c.conn.Options(), c.cfg.Workload.Workers
 	info, _ := strategies.Lookup(c.strategy) // registered: newCell built it
 	run.ImmortalKeysLeak = !info.FixedWindow || info.Heals
+	run.ImmortalByDesign = info.NoTTL
 	run.Environment = results.EnvironmentOf(clients.Modules[c.client], clients.Version(c.client))
 	run.ScriptFallbacks = c.conn.Fallbacks()
 	if m.redirectsBefore != nil && m.redirectsAfter != nil {
@@ -297,9 +299,9 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 		// A simulated crash served no one: it is not admitted.
 		run.Admitted += run.Errors - run.ErrorKinds[results.KindCrashed]
 	}
-	run.Faults, run.PerSecond = m.events, m.series
+	run.Faults, run.PerSecond, run.Stages = m.events, m.series, m.load.Stages
 	run.Failover = m.failover
-	run.Saturation = c.saturation(m)
+	run.Saturation = c.saturation(m, run.Decisions)
 	if run.Saturation != nil && run.Decisions == 0 {
 		// No load, no verdict: the CPUs measured the set-up.
 		run.Saturation.Verdict = ""
@@ -311,13 +313,14 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 // saturation compares the servers' readings around the load; nil when a
 // reading failed, the masters changed (by address, or by process: a
 // Sentinel target's master failed over by hand), or a fault left the
-// figures unknown.
-func (c *cell) saturation(m *measurement) *saturation.Report {
+// figures unknown. Its CPU per decision is over the load's decisions.
+func (c *cell) saturation(m *measurement, decisions int64) *saturation.Report {
 	if m.samplesErr != nil || saturationUnknown(m.events) ||
 		!sameServers(m.connected, m.before) || !sameServers(m.before, m.after) {
 		return nil
 	}
 	sat := saturation.Compare(m.before.samples, m.after.samples)
+	saturation.PerDecision(&sat, m.before.samples, m.after.samples, decisions)
 	// Connections count from before the client connected.
 	sat.ConnectionsOpened = saturation.Compare(m.connected.samples, m.after.samples).ConnectionsOpened
 	if c.cfg.Workload.Rate > 0 && m.load.Reached() || slices.ContainsFunc(m.events, isStall) {
@@ -395,11 +398,11 @@ var ErrAuditFailed = errors.New("the audit of the cell's keys failed")
 // fieldAudit reports whether the cell's counters are hash fields, which its
 // audit then reads field by field (audit.Options.Fields).
 // maxTTL is the longest TTL, in seconds, the cell's strategy gives a key
-// by design: the window, and its Info.TTLSlack (rack-attack's +1,
-// django-ratelimit's +5); a longer one counts as "ttl>win".
+// by design (Info.MaxTTL: the window, or spring-gateway's two, and
+// Info.TTLSlack); a longer one counts as "ttl>win".
 func (c *cell) maxTTL() int64 {
 	info, _ := strategies.Lookup(c.strategy)
-	return c.cfg.Window + info.TTLSlack
+	return info.MaxTTL(c.cfg.Window)
 }
 
 func (c *cell) fieldAudit() bool {

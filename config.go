@@ -426,6 +426,8 @@ func workloadField(err error) string {
 		return "Workload.RacePause"
 	case errors.Is(err, workload.ErrInvalidRate):
 		return "Workload.Rate"
+	case errors.Is(err, workload.ErrInvalidStages), errors.Is(err, workload.ErrStagesDuration), errors.Is(err, workload.ErrStagesWorkers):
+		return "Workload.Stages"
 	}
 	return "Workload.Duration"
 }

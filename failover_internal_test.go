@@ -195,11 +195,11 @@ func TestSaturationNeedsOneServer(t *testing.T) {
 	}
 	c := &cell{}
 	same := &measurement{connected: reading("a", 0, 0), before: reading("a", 0, 0), after: reading("a", time.Second, 2*time.Second)}
-	if c.saturation(same) == nil {
+	if c.saturation(same, 1) == nil {
 		t.Errorf("saturation(one server) = nil; want a report")
 	}
 	failedOver := &measurement{connected: reading("a", 0, 0), before: reading("a", 0, 0), after: reading("b", time.Second, 2*time.Second)}
-	if r := c.saturation(failedOver); r != nil {
+	if r := c.saturation(failedOver, 1); r != nil {
 		t.Errorf("saturation(another server after the load) = %+v; want nil", *r)
 	}
 }

@@ -21,8 +21,29 @@ import (
 )
 
 // rueidisRingScale is rueidis' default ring size per connection (2^10),
-// pinned so that a change of default shows in the report.
+// pinned so that a change of default shows in the report: the least
+// rueidisRing gives.
 const rueidisRingScale = 10
+
+// rueidisMaxRingScale bounds rueidisRing: 2^16 slots per connection, some
+// 20 MiB of rueidis' ring nodes.
+const rueidisMaxRingScale = 16
+
+// rueidisRing is the ring scale (log2 of its slots) per connection for
+// workers sharing conns connections: room for every worker's request in
+// flight, at least rueidis' default. A ring smaller than the requests in
+// flight makes each request past its size wait for a slot (a sync.Cond
+// per slot, another park and wake-up per decision): at 8,000 workers on
+// one connection, 2^13 slots rather than 2^10 cut rlbench's CPU per
+// decision by a quarter (docs/performance.md).
+func rueidisRing(workers, conns int) int {
+	per := (workers + conns - 1) / max(conns, 1)
+	scale := rueidisRingScale
+	for scale < rueidisMaxRingScale && 1<<scale < per {
+		scale++
+	}
+	return scale
+}
 
 // rueidisAdapter adapts a rueidis.Client. Its workers share a few
 // auto-pipelined connections: --clients N means N goroutines, not N sockets.
@@ -36,6 +57,7 @@ type rueidisAdapter struct {
 
 func newRueidis(o Options) (*rueidisAdapter, error) {
 	multiplex := pipelineMultiplex(o)
+	ring := rueidisRing(o.Workers, 1<<multiplex)
 	opt := rueidis.ClientOption{
 		InitAddress:           []string{o.Addr},
 		Username:              o.Username,
@@ -47,7 +69,7 @@ func newRueidis(o Options) (*rueidisAdapter, error) {
 		DisableAutoPipelining: false,
 		AlwaysPipelining:      false,
 		PipelineMultiplex:     multiplex,
-		RingScaleEachConn:     rueidisRingScale,
+		RingScaleEachConn:     ring,
 		MaxFlushDelay:         o.FlushDelay,
 		DisableRetry:          o.Retries == 0,
 		RetryDelay:            rueidisRetryDelay(o.Retries),
@@ -86,7 +108,7 @@ func newRueidis(o Options) (*rueidisAdapter, error) {
 		c:       c,
 		cluster: len(o.Cluster) > 0,
 		opts: fmt.Sprintf("%sauto_pipelining=on always_pipelining=off pipeline_multiplex=%d (%d %s) ring_scale=%d max_flush_delay=%s %s",
-			mode, multiplex, 1<<multiplex, conns, rueidisRingScale, o.FlushDelay, rueidisSettings(opt, o.Retries)),
+			mode, multiplex, 1<<multiplex, conns, ring, o.FlushDelay, rueidisSettings(opt, o.Retries)),
 	}, nil
 }
 

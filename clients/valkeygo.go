@@ -20,10 +20,6 @@ import (
 	"github.com/rlbench/rlbench/strategies"
 )
 
-// valkeyRingScale is valkey-go's default ring size per connection (2^10),
-// pinned so that a change of default shows in the report.
-const valkeyRingScale = 10
-
 // valkeyAdapter adapts a valkey.Client, Valkey's own client, which descends
 // from rueidis: the same options, pipelining and command builders, so this
 // adapter is rueidisAdapter's twin, call for call. Its workers share a few
@@ -38,6 +34,9 @@ type valkeyAdapter struct {
 
 func newValkey(o Options) (*valkeyAdapter, error) {
 	multiplex := pipelineMultiplex(o)
+	// The ring rueidis' adapter sizes (rueidisRing): valkey-go's ring is
+	// rueidis'.
+	ring := rueidisRing(o.Workers, 1<<multiplex)
 	opt := valkey.ClientOption{
 		InitAddress:           []string{o.Addr},
 		Username:              o.Username,
@@ -49,7 +48,7 @@ func newValkey(o Options) (*valkeyAdapter, error) {
 		DisableAutoPipelining: false,
 		AlwaysPipelining:      false,
 		PipelineMultiplex:     multiplex,
-		RingScaleEachConn:     valkeyRingScale,
+		RingScaleEachConn:     ring,
 		MaxFlushDelay:         o.FlushDelay,
 		DisableRetry:          o.Retries == 0,
 		RetryDelay:            valkeyRetryDelay(o.Retries),
@@ -85,7 +84,7 @@ func newValkey(o Options) (*valkeyAdapter, error) {
 		c:       c,
 		cluster: len(o.Cluster) > 0,
 		opts: fmt.Sprintf("%sauto_pipelining=on always_pipelining=off pipeline_multiplex=%d (%d %s) ring_scale=%d max_flush_delay=%s %s",
-			mode, multiplex, 1<<multiplex, conns, valkeyRingScale, o.FlushDelay, valkeySettings(opt, o.Retries)),
+			mode, multiplex, 1<<multiplex, conns, ring, o.FlushDelay, valkeySettings(opt, o.Retries)),
 	}, nil
 }
 

@@ -9,6 +9,11 @@
 // same command line up), else the server's address. Two runs with the same
 // Key, in one file or in several, are runs of the same cell.
 //
+// Baseline judges the cells of later files against the first's from the
+// per-second samples of both, with a Mann-Whitney U test (that of
+// golang.org/x/perf/benchmath, as benchstat), for `rlbench compare
+// --baseline`; BaselineText prints its verdicts.
+//
 // Runs with different settings are never one cell: the settings (Settings)
 // that differ between the files are part of the Key, so that a cell's
 // ratios and spread are over like runs only, and its rows say which.
@@ -132,6 +137,10 @@ type Metric struct {
 	Value func(*results.Run) float64
 	// Format shows one value in a table.
 	Format func(float64) string
+	// Optional is for a figure that a run may not have (Value 0): such a
+	// run is left out of the metric's values, and the metric's table is
+	// printed only when some run has it.
+	Optional bool
 }
 
 // The metrics that compare gives ratios and spreads for. A ratio above 1 is
@@ -145,19 +154,33 @@ var (
 		Value: func(r *results.Run) float64 { return r.LatencyUS.P99 }}
 	P999 = Metric{Name: "p99.9 latency", Format: results.FormatUS,
 		Value: func(r *results.Run) float64 { return r.LatencyUS.P999 }}
+	// RlbenchCPU and ServerCPU are the saturation's CPU per decision, of
+	// rlbench and of the server: a ratio above 1 is more CPU per decision.
+	RlbenchCPU = Metric{Name: "rlbench CPU per decision", Format: formatCPU, Optional: true,
+		Value: func(r *results.Run) float64 { return saturation(r).ClientCPUPerDecisionUS }}
+	ServerCPU = Metric{Name: "server CPU per decision", Format: formatCPU, Optional: true,
+		Value: func(r *results.Run) float64 { return saturation(r).ServerCPUPerDecisionUS }}
 )
 
 // Metrics lists the metrics with ratios, in the order compare prints them.
-var Metrics = []Metric{Throughput, P50, P99, P999}
+var Metrics = []Metric{Throughput, P50, P99, P999, RlbenchCPU, ServerCPU}
+
+// saturation is r's saturation, or none when it was not measured.
+func saturation(r *results.Run) results.Saturation {
+	if r.Saturation == nil {
+		return results.Saturation{}
+	}
+	return *r.Saturation
+}
 
 // Value is the metric in file fi: the median of the cell's runs in that
 // file (one run, normally); ok is false when the cell did not run there.
 func (cell *Cell) Value(m Metric, fi int) (v float64, ok bool) {
-	samples := cell.InFile(fi)
-	if len(samples) == 0 {
+	vs := values(cell.InFile(fi), m)
+	if len(vs) == 0 {
 		return 0, false
 	}
-	return median(values(samples, m)), true
+	return median(vs), true
 }
 
 // Ratio is the metric in file fi over the metric in the first file; ok is
@@ -195,12 +218,26 @@ func (cell *Cell) OverAdmitted(fi int) (n int64, ok bool) {
 	return n, ok
 }
 
+// values is the metric of each sample, less those an Optional metric's
+// runs do not have.
 func values(samples []Sample, m Metric) []float64 {
-	out := make([]float64, len(samples))
-	for i, s := range samples {
-		out[i] = m.Value(s.Run)
+	out := make([]float64, 0, len(samples))
+	for _, s := range samples {
+		if v := m.Value(s.Run); v != 0 || !m.Optional {
+			out = append(out, v)
+		}
 	}
 	return out
+}
+
+// Has reports whether some run of some cell of c has metric m.
+func (c *Comparison) Has(m Metric) bool {
+	for _, cell := range c.Cells {
+		if len(values(cell.Samples, m)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Spread summarises repeated measurements of one figure.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -84,6 +85,11 @@ func setting(k string, v json.RawMessage) (name, value string) {
 			return name, text
 		}
 	}
+	if k == "stages" {
+		if text, ok := stagesText(v); ok {
+			return name, text
+		}
+	}
 	var compact bytes.Buffer
 	if json.Compact(&compact, v) != nil {
 		return name, string(v)
@@ -122,6 +128,23 @@ func faultsText(v json.RawMessage) (string, bool) {
 	}
 	if len(parts) == 0 {
 		return "none", true
+	}
+	return strings.Join(parts, ","), true
+}
+
+// stagesText is a config's stages as --stages takes them:
+// "10s:100,30s:1000".
+func stagesText(v json.RawMessage) (string, bool) {
+	var ss []struct {
+		Duration time.Duration `json:"duration_ns"`
+		Target   float64       `json:"target"`
+	}
+	if json.Unmarshal(v, &ss) != nil {
+		return "", false
+	}
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = s.Duration.String() + ":" + strconv.FormatFloat(s.Target, 'f', -1, 64)
 	}
 	return strings.Join(parts, ","), true
 }

@@ -95,6 +95,9 @@ func cellRow(c *Comparison, cell *Cell) []string {
 func writeMetrics(buf *bytes.Buffer, c *Comparison) {
 	repeated := c.Repeated()
 	for _, m := range Metrics {
+		if m.Optional && !c.Has(m) {
+			continue
+		}
 		fmt.Fprintf(buf, "\n%s\n", m.Name)
 		tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
 		cols := cellColumns(c)
@@ -333,6 +336,9 @@ func orMissing(s string, ok bool) string {
 
 // formatCount formats a rate as a whole number: "41203".
 func formatCount(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
+
+// formatCPU shows a CPU time per decision, in microseconds: "1.92µs".
+func formatCPU(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + "µs" }
 
 // FormatRatio formats a ratio: "0.97x", "12.4x", "153x".
 func FormatRatio(r float64) string {

@@ -396,6 +396,7 @@ func mergeCell(key compare.Key, parts []part, groups []int) (Run, []string, erro
 	out.Audits = mergeAudits(parts, groups)
 	out.PerSecond = alignSeries(out.StartedAt, parts, groups)
 	out.Faults = mergeFaults(out.StartedAt, parts)
+	out.Stages = nil // the generators' --stages figures are not combined
 
 	var notes []string
 	if n := overstatement(out.ThroughputPerS, out.DurationS, parts); n != "" {

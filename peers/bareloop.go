@@ -168,7 +168,7 @@ func loop(ctx context.Context, d time.Duration, workers int, seed uint64, prefix
 // GOMAXPROCS in the same run; 0 leaves the Go runtime's default), on keys
 // of the same length as rlbench's.
 func (b *bench) bareRun(ctx context.Context, t target, procs int) (side, error) {
-	args := []string{"--addr", b.addr, "--client", t.client, "--clients", strconv.Itoa(clients),
+	args := []string{"--addr", b.addr, "--client", t.client, "--clients", strconv.Itoa(t.workers),
 		"--keys", strconv.Itoa(b.o.Keys), "--prefix", rlbench.CellPrefix(prefix, "bar", t.client),
 		"--duration", fmt.Sprintf("%ds", b.o.Seconds), "--limit", strconv.Itoa(limit), "--window", strconv.Itoa(window)}
 	var env []string

@@ -6,12 +6,14 @@
 //
 // For each target Run alternates the three (rlbench, bare loop,
 // redis-benchmark, then bare loop, rlbench, redis-benchmark, and so on) on
-// the same server and workload (500 clients, Options.Keys random keys of
-// the same length, 100,000 by default, EVALSHA of the same script), prints
-// each run's ratios rlbench/redis-benchmark and rlbench/bare loop and their
-// medians, and writes every figure as JSON. It measures; it does not judge
-// speed. cmd/benchpeers is its command line,
-// and scripts/bench-peers.sh builds and runs that.
+// the same server and workload (the same requests in flight: rlbench's
+// workers, redis-benchmark's -c x -P; Options.Keys random keys of the same
+// length, 100,000 by default; EVALSHA of the same script), prints each
+// run's throughput and CPU per request of each side, the ratios
+// rlbench/redis-benchmark and rlbench/bare loop of both, and their medians,
+// and writes every figure as JSON. It measures; it does not judge speed.
+// cmd/benchpeers is its command line, and scripts/bench-peers.sh builds and
+// runs that.
 package peers
 
 import (
@@ -40,16 +42,10 @@ import (
 
 // The workload both tools run.
 const (
-	// clients is the number of connections (redis-benchmark -c) and of
-	// workers (rlbench --clients).
-	clients = 500
 	// window is the script's ARGV[1], in seconds.
 	window = 60
 	// limit is so high that every request takes the INCR path and is allowed.
 	limit = 1_000_000_000
-	// pipeline is redis-benchmark's -P in the rueidis target, which
-	// auto-pipelines its workers over a few connections.
-	pipeline = 16
 	// prefix is rlbench's --prefix: short, like redis-benchmark's keys.
 	prefix = "rl:"
 	// benchmarkPrefix starts redis-benchmark's keys: as long as prefix,
@@ -126,26 +122,9 @@ const (
 	DefaultOut = "bench-peers.json"
 )
 
-// target is one comparison: an rlbench client against a redis-benchmark pipeline depth.
-type target struct {
-	client   string // rlbench --client
-	pipeline int    // redis-benchmark -P
-}
-
 // median is the middle of xs (the mean of the middle two for an even
 // count), 0 for none.
 func median(xs []float64) float64 { return compare.SpreadOf(xs).Median }
-
-// targets are issue 3's, with rlbench's defaults: go-redis (a pool of 500
-// connections) against plain redis-benchmark -c 500, and rueidis (500
-// workers auto-pipelined over a few connections) against redis-benchmark
-// -c 500 -P 16. With 500 workers rueidis gathers its batches with a 20µs
-// MaxFlushDelay by default (rlbench.DefaultFlushDelay), as redis-benchmark
-// -P gathers 16 commands per write.
-var targets = []target{
-	{client: "go-redis", pipeline: 1},
-	{client: "rueidis", pipeline: pipeline},
-}
 
 // bench holds what every run shares.
 type bench struct {
@@ -200,7 +179,7 @@ func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
 		Server:     server{Addr: srv.Addr(), Name: srv.Info().Name, Version: srv.Info().Version},
 		ScriptSHA1: b.sha,
 		CPUs:       runtime.NumCPU(),
-		Config: config{Runs: o.Runs, SecondsPerSide: o.Seconds, Clients: clients, Keys: o.Keys,
+		Config: config{Runs: o.Runs, SecondsPerSide: o.Seconds, Keys: o.Keys,
 			WindowS: window, Limit: limit, RedisBenchmarkThreads: o.RBThreads},
 	}
 	defer func() {
@@ -215,18 +194,20 @@ func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
 		}
 	}()
 
-	fmt.Fprintf(stdout, "bench-peers: private %s %s on %s, %d CPUs; %d pair(s) x %ds per side; %d clients, %d random keys, EVALSHA of the lua strategy's script\n",
-		rep.Server.Name, rep.Server.Version, rep.Server.Addr, rep.CPUs, o.Runs, o.Seconds, clients, o.Keys)
+	fmt.Fprintf(stdout, "bench-peers: private %s %s on %s, %d CPUs; %d pair(s) x %ds per side; %d random keys, EVALSHA of the lua strategy's script\n",
+		rep.Server.Name, rep.Server.Version, rep.Server.Addr, rep.CPUs, o.Runs, o.Seconds, o.Keys)
 	if err := b.checkScript(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "script %s: strategies.SeedScript's sha1, redis-cli SCRIPT LOAD's reply and the script rlbench's warm-up run cached all agree\n", b.sha)
-	fmt.Fprintf(stdout, "/rb = rlbench/s / redis-benchmark/s; /bare = rlbench/s / bare/s, the bare loop of the same client, pool and script with no recording (cmd/bareloop, as many CPUs as rlbench); cpu/op = rlbench's client CPU per decision / the bare loop's, each over its load alone; cpu = client/server cores over each process's life, C = client-bound, S = server-bound (package saturation)\n")
+	fmt.Fprintln(stdout, legend)
 
 	for i, t := range targets {
 		tr := targetResult{
-			Name:                   fmt.Sprintf("%d: rlbench --client %s vs redis-benchmark -c %d -P %d", i+1, t.client, clients, t.pipeline),
+			Name:                   fmt.Sprintf("%d: rlbench --client %s --clients %d vs redis-benchmark -c %d -P %d", i+1, t.client, t.workers, t.rbClients, t.pipeline),
 			RlbenchClient:          t.client,
+			RlbenchWorkers:         t.workers,
+			RedisBenchmarkClients:  t.rbClients,
 			RedisBenchmarkPipeline: t.pipeline,
 		}
 		terr := b.runTarget(ctx, i+1, t, &tr)
@@ -274,8 +255,8 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 	if b.o.RBThreads > 0 {
 		threads = fmt.Sprintf("--threads %d", b.o.RBThreads)
 	}
-	fmt.Fprintf(b.stdout, "\ntarget %d: rlbench --strategy lua --client %s --clients %d  vs  redis-benchmark -c %d -P %d (%s)\n",
-		num, t.client, clients, clients, t.pipeline, threads)
+	fmt.Fprintf(b.stdout, "\ntarget %d: rlbench --strategy lua --client %s --clients %d  vs  redis-benchmark -c %d -P %d (%s): %d requests in flight\n",
+		num, t.client, t.workers, t.rbClients, t.pipeline, threads, t.workers)
 	fmt.Fprintf(b.stdout, "keys of one length: rlbench %s{N}, redis-benchmark %s\n", rlbench.CellPrefix(prefix, "lua", t.client), benchmarkKey(t.client, b.o.Keys))
 
 	// redis-benchmark has no duration flag: it sends -n requests. A first
@@ -288,7 +269,7 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 	}
 	rates := []float64{cal.PerS}
 	fmt.Fprintf(b.stdout, "calibration: redis-benchmark %.0f/s with -n %d\n", cal.PerS, guess)
-	fmt.Fprintf(b.stdout, "%-4s %10s %-11s %10s %-11s %18s %-11s %6s %6s %7s\n", "run", "rlbench/s", "cpu", "bare/s", "cpu", "redis-benchmark/s", "cpu", "/rb", "/bare", "cpu/op")
+	fmt.Fprintln(b.stdout, header)
 
 	sideTimeout := time.Duration(b.o.Seconds) * time.Second
 	procs := 0 // rlbench's GOMAXPROCS, which the bare loop is given
@@ -297,30 +278,19 @@ func (b *bench) runTarget(ctx context.Context, num int, t target, tr *targetResu
 		if err != nil {
 			return fmt.Errorf("target %d run %d: %w", num, run, err)
 		}
-		n := requestsFor(median(rates), b.o.Seconds, clients*t.pipeline)
+		n := requestsFor(median(rates), b.o.Seconds, t.rbClients*t.pipeline)
 		// A run takes about o.Seconds; the bound allows the rate to drop to a third.
 		rb, err := b.redisBenchmark(ctx, t, n, 3*sideTimeout+30*time.Second)
 		if err != nil {
 			return fmt.Errorf("target %d run %d: %w", num, run, err)
 		}
 		rates = append(rates, rb.PerS)
-		p := pair{Run: run, Rlbench: a, BareLoop: bare, RedisBenchmark: rb, Ratio: a.PerS / rb.PerS, BareRatio: a.PerS / bare.PerS}
-		if a.CPUPerDecisionUS > 0 && bare.CPUPerDecisionUS > 0 {
-			p.CPURatio = a.CPUPerDecisionUS / bare.CPUPerDecisionUS
-		}
+		p := newPair(run, a, bare, rb)
 		tr.Pairs = append(tr.Pairs, p)
-		fmt.Fprintf(b.stdout, "%-4d %10.0f %-11s %10.0f %-11s %18.0f %-11s %6.3f %6.3f %7.3f\n", run, a.PerS, cpuCell(a.Saturation),
-			bare.PerS, cpuCell(bare.Saturation), rb.PerS, cpuCell(rb.Saturation), p.Ratio, p.BareRatio, p.CPURatio)
+		fmt.Fprintln(b.stdout, p.line())
 	}
-	var ratios, bareRatios, cpuRatios, as, bares, rbs []float64
-	for _, p := range tr.Pairs {
-		ratios, bareRatios, cpuRatios = append(ratios, p.Ratio), append(bareRatios, p.BareRatio), append(cpuRatios, p.CPURatio)
-		as, bares, rbs = append(as, p.Rlbench.PerS), append(bares, p.BareLoop.PerS), append(rbs, p.RedisBenchmark.PerS)
-	}
-	tr.MedianRatio, tr.MedianRlbenchPerS, tr.MedianRedisBenchmarkPerS = median(ratios), median(as), median(rbs)
-	tr.MedianBareRatio, tr.MedianBareLoopPerS, tr.MedianCPURatio = median(bareRatios), median(bares), median(cpuRatios)
-	fmt.Fprintf(b.stdout, "median ratios over %d run(s): /rb %.3f, /bare %.3f, cpu/op %.3f (medians: rlbench %.0f/s, bare loop %.0f/s, redis-benchmark %.0f/s)\n",
-		len(tr.Pairs), tr.MedianRatio, tr.MedianBareRatio, tr.MedianCPURatio, tr.MedianRlbenchPerS, tr.MedianBareLoopPerS, tr.MedianRedisBenchmarkPerS)
+	tr.summarize()
+	fmt.Fprintln(b.stdout, tr.summary())
 	return nil
 }
 
@@ -375,7 +345,7 @@ func (b *bench) rlbenchArgs(t target, seconds, workers, keyCount int, jsonPath s
 // rlbenchRun runs one rlbench side and reads its JSON.
 func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error) {
 	jsonPath := filepath.Join(b.tmp, fmt.Sprintf("rlbench-%s-%d.json", t.client, run))
-	args := b.rlbenchArgs(t, b.o.Seconds, clients, b.o.Keys, jsonPath)
+	args := b.rlbenchArgs(t, b.o.Seconds, t.workers, b.o.Keys, jsonPath)
 	m, err := b.measure(ctx, time.Duration(b.o.Seconds)*time.Second+rlbenchSlack, nil, b.o.Rlbench, args...)
 	if err != nil {
 		return side{}, fmt.Errorf("rlbench: %w", err)
@@ -403,7 +373,10 @@ func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error)
 		ScriptFallbacks:   &r.ScriptFallbacks,
 		ServerCalls:       m.calls.calls,
 	}
-	if r.Saturation != nil {
+	switch {
+	case r.Saturation != nil && r.Saturation.ClientCPUPerDecisionUS > 0:
+		s.CPUPerDecisionUS = r.Saturation.ClientCPUPerDecisionUS
+	case r.Saturation != nil: // an rlbench from before client_cpu_per_decision_us
 		s.CPUPerDecisionUS = perDecisionUS(r.Saturation.ClientCPU*r.DurationS, r.Decisions)
 	}
 	return s, b.checkCalls(s, m)
@@ -412,7 +385,7 @@ func (b *bench) rlbenchRun(ctx context.Context, t target, run int) (side, error)
 // redisBenchmark runs redis-benchmark for n requests and parses its CSV.
 func (b *bench) redisBenchmark(ctx context.Context, t target, n int64, timeout time.Duration) (side, error) {
 	pipelineDepth := t.pipeline
-	args := []string{"-h", b.host, "-p", b.port, "-c", strconv.Itoa(clients), "-n", strconv.FormatInt(n, 10),
+	args := []string{"-h", b.host, "-p", b.port, "-c", strconv.Itoa(t.rbClients), "-n", strconv.FormatInt(n, 10),
 		"-r", strconv.Itoa(b.o.Keys), "-P", strconv.Itoa(pipelineDepth)}
 	if b.o.RBThreads > 0 {
 		args = append(args, "--threads", strconv.Itoa(b.o.RBThreads))
@@ -427,14 +400,15 @@ func (b *bench) redisBenchmark(ctx context.Context, t target, n int64, timeout t
 		return side{}, fmt.Errorf("redis-benchmark: %w", err)
 	}
 	s := side{
-		Command:     append([]string{"redis-benchmark"}, args...),
-		PerS:        r.rps,
-		Requests:    n,
-		P50Ms:       r.p50Ms,
-		P99Ms:       r.p99Ms,
-		WallS:       m.wall.Seconds(),
-		Saturation:  m.saturation(max(b.o.RBThreads, 1)), // one thread unless --threads
-		ServerCalls: m.calls.calls,
+		Command:          append([]string{"redis-benchmark"}, args...),
+		CPUPerDecisionUS: perDecisionUS(m.cpu.Seconds(), n), // its whole life: a few ms of start-up
+		PerS:             r.rps,
+		Requests:         n,
+		P50Ms:            r.p50Ms,
+		P99Ms:            r.p99Ms,
+		WallS:            m.wall.Seconds(),
+		Saturation:       m.saturation(max(b.o.RBThreads, 1)), // one thread unless --threads
+		ServerCalls:      m.calls.calls,
 	}
 	return s, b.checkCalls(s, m)
 }

@@ -215,3 +215,42 @@ func TestPerDecisionUS(t *testing.T) {
 		})
 	}
 }
+
+// TestTargetsMatchShape checks that every target has as many requests in
+// flight on both sides, and that 512 and 8,000 on rueidis are among them.
+func TestTargetsMatchShape(t *testing.T) {
+	t.Parallel()
+	inFlight := map[int]bool{}
+	for _, tg := range targets {
+		if tg.workers != tg.rbClients*tg.pipeline {
+			t.Errorf("target %+v: rlbench %d in flight, redis-benchmark %d x %d; want the same", tg, tg.workers, tg.rbClients, tg.pipeline)
+		}
+		if tg.client == "rueidis" {
+			inFlight[tg.workers] = true
+		}
+	}
+	if !inFlight[512] || !inFlight[8000] {
+		t.Errorf("rueidis targets in flight %v; want 512 and 8000", inFlight)
+	}
+}
+
+// TestPairCPUPerRequest checks a pair's and a target's CPU ratios and
+// medians: rlbench's CPU per request over redis-benchmark's and the bare
+// loop's, the median of the pairs' ratios.
+func TestPairCPUPerRequest(t *testing.T) {
+	t.Parallel()
+	var tr targetResult
+	for i, us := range []float64{2, 4, 3} {
+		tr.Pairs = append(tr.Pairs, newPair(i+1, side{PerS: 100, CPUPerDecisionUS: us}, side{PerS: 100, CPUPerDecisionUS: 1}, side{PerS: 200, CPUPerDecisionUS: 0.5}))
+	}
+	if p := tr.Pairs[0]; p.CPURBRatio != 4 || p.CPURatio != 2 || p.Ratio != 0.5 {
+		t.Errorf("pair 1 = cpu/rb %v, cpu/bare %v, /rb %v; want 4, 2, 0.5", p.CPURBRatio, p.CPURatio, p.Ratio)
+	}
+	tr.summarize()
+	if tr.MedianCPURBRatio != 6 || tr.MedianRlbenchCPUUS != 3 || tr.MedianRedisBenchmarkCPUUS != 0.5 {
+		t.Errorf("medians = cpu/rb %v, rlbench %v µs, redis-benchmark %v µs; want 6, 3, 0.5", tr.MedianCPURBRatio, tr.MedianRlbenchCPUUS, tr.MedianRedisBenchmarkCPUUS)
+	}
+	if unknown := newPair(1, side{PerS: 1, CPUPerDecisionUS: 2}, side{PerS: 1}, side{PerS: 1}); unknown.CPURBRatio != 0 || unknown.CPURatio != 0 {
+		t.Errorf("pair with unknown CPU = %+v; want no CPU ratios", unknown)
+	}
+}

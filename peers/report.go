@@ -29,7 +29,6 @@ type server struct {
 type config struct {
 	Runs           int   `json:"runs"`
 	SecondsPerSide int   `json:"seconds_per_side"`
-	Clients        int   `json:"clients"`
 	Keys           int   `json:"keys"`
 	WindowS        int   `json:"window_s"`
 	Limit          int64 `json:"limit"`
@@ -42,6 +41,8 @@ type config struct {
 type targetResult struct {
 	Name                   string `json:"name"`
 	RlbenchClient          string `json:"rlbench_client"`
+	RlbenchWorkers         int    `json:"rlbench_workers"`
+	RedisBenchmarkClients  int    `json:"redis_benchmark_clients"`
 	RedisBenchmarkPipeline int    `json:"redis_benchmark_pipeline"`
 	Pairs                  []pair `json:"pairs"`
 	// MedianRatio is the median of the pairs' ratios (not the ratio of the medians).
@@ -52,8 +53,14 @@ type targetResult struct {
 	// MedianBareLoopPerS the bare loop's median throughput.
 	MedianBareRatio    float64 `json:"median_rlbench_per_bare_loop"`
 	MedianBareLoopPerS float64 `json:"median_bare_loop_per_s"`
-	// MedianCPURatio is the median of the pairs' CPURatio.
-	MedianCPURatio float64 `json:"median_cpu_rlbench_per_bare_loop"`
+	// MedianCPURatio is the median of the pairs' CPURatio, and
+	// MedianCPURBRatio of their CPURBRatio.
+	MedianCPURatio   float64 `json:"median_cpu_rlbench_per_bare_loop"`
+	MedianCPURBRatio float64 `json:"median_cpu_rlbench_per_redis_benchmark"`
+	// The medians of each side's CPUPerDecisionUS, in microseconds.
+	MedianRlbenchCPUUS        float64 `json:"median_rlbench_cpu_us_per_decision"`
+	MedianBareLoopCPUUS       float64 `json:"median_bare_loop_cpu_us_per_decision"`
+	MedianRedisBenchmarkCPUUS float64 `json:"median_redis_benchmark_cpu_us_per_request"`
 }
 
 // pair is one rlbench run and the bare loop and redis-benchmark runs right
@@ -73,6 +80,11 @@ type pair struct {
 	// a figure that a busy machine disturbs less than throughput; 0 when
 	// either is unknown.
 	CPURatio float64 `json:"cpu_rlbench_per_bare_loop"`
+	// CPURBRatio is Rlbench.CPUPerDecisionUS / RedisBenchmark.CPUPerDecisionUS;
+	// 0 when either is unknown.
+	CPURBRatio float64 `json:"cpu_rlbench_per_redis_benchmark"`
+	// LoadAvg1 is the machine's 1-minute load average after the pair.
+	LoadAvg1 float64 `json:"load_avg_1m"`
 }
 
 // side is one run of one tool.
@@ -101,10 +113,10 @@ type side struct {
 	// RlbenchSaturation is rlbench's own self-check over its load phase,
 	// copied from its JSON when it reports one.
 	RlbenchSaturation *saturation.Report `json:"rlbench_saturation,omitempty"`
-	// CPUPerDecisionUS is the client's CPU per decision over its load
-	// phase alone, in microseconds: rlbench's own self-check (client_cpu x
-	// duration_s / decisions), the bare loop's CPU over its counted loop;
-	// absent for redis-benchmark.
+	// CPUPerDecisionUS is the client's CPU per decision, in microseconds:
+	// rlbench's own self-check over its load phase
+	// (client_cpu_per_decision_us), the bare loop's CPU over its counted
+	// loop, redis-benchmark's process CPU over its -n requests.
 	CPUPerDecisionUS float64 `json:"cpu_us_per_decision,omitempty"`
 	// ScriptFallbacks is rlbench's count of EVALSHA answered NOSCRIPT (0 once
 	// the script is loaded); absent for redis-benchmark.

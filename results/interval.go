@@ -15,6 +15,17 @@ type Interval struct {
 // since the previous call, given the cumulative histogram now (as from
 // Recorder.Histogram). Both are 0 when there were none.
 func (iv *Interval) Next(h *hdrhistogram.Histogram) (p50, p99 float64) {
+	d := iv.NextHistogram(h)
+	if d == nil {
+		return 0, 0
+	}
+	return float64(d.ValueAtQuantile(50)), float64(d.ValueAtQuantile(99))
+}
+
+// NextHistogram returns the histogram of the decisions recorded since the
+// previous call (of it or of Next), given the cumulative histogram now;
+// nil when there were none.
+func (iv *Interval) NextHistogram(h *hdrhistogram.Histogram) *hdrhistogram.Histogram {
 	s := h.Export()
 	cur := s.Counts
 	diff := make([]int64, len(cur))
@@ -28,9 +39,8 @@ func (iv *Interval) Next(h *hdrhistogram.Histogram) (p50, p99 float64) {
 	}
 	iv.last = cur
 	if !any {
-		return 0, 0
+		return nil
 	}
 	s.Counts = diff
-	d := hdrhistogram.Import(s)
-	return float64(d.ValueAtQuantile(50)), float64(d.ValueAtQuantile(99))
+	return hdrhistogram.Import(s)
 }

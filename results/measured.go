@@ -49,11 +49,25 @@ type Saturation struct {
 	// Verdict is a line that starts "server-bound:" or "client-bound:", or
 	// "" when Redis had CPU to spare and the client was not the busier side.
 	Verdict string `json:"verdict"`
+	// ClientCPUPerDecisionUS is this process's CPU time during the load
+	// (user+sys, between the two samples) over the load's decisions, in
+	// microseconds, rounded to 0.001; absent without decisions.
+	ClientCPUPerDecisionUS float64 `json:"client_cpu_per_decision_us,omitempty"`
+	// ServerCPUPerDecisionUS is the server's CPU time during the load
+	// (INFO used_cpu_user + used_cpu_sys, every node's together) over the
+	// load's decisions, in microseconds, rounded to 0.001; absent without
+	// decisions.
+	ServerCPUPerDecisionUS float64 `json:"server_cpu_per_decision_us,omitempty"`
+	// NodeCPUPerDecisionUS is each node's share of ServerCPUPerDecisionUS:
+	// its own CPU time over all the load's decisions, in the order of the
+	// nodes' samples; absent for one server.
+	NodeCPUPerDecisionUS []float64 `json:"node_cpu_per_decision_us,omitempty"`
 }
 
 // Load is the figures as one line: "rlbench 0.98 cores of 1 CPU
 // (GOMAXPROCS), redis-server 0.93 cores, 500 connections opened, peak RSS
-// 135 MiB". The CPUs are left out when unknown.
+// 135 MiB, CPU per decision rlbench 1.92 µs, redis-server 1.41 µs". The
+// CPUs are left out when unknown, the CPU per decision without decisions.
 func (s Saturation) Load() string {
 	cpus := ""
 	switch {
@@ -70,6 +84,17 @@ func (s Saturation) Load() string {
 	if s.ServerNodes > 1 {
 		busiest = fmt.Sprintf(" (the busiest of %d nodes)", s.ServerNodes)
 	}
-	return fmt.Sprintf("rlbench %.2f cores%s, redis-server %.2f cores%s, %d %s opened, peak RSS %d MiB",
+	line := fmt.Sprintf("rlbench %.2f cores%s, redis-server %.2f cores%s, %d %s opened, peak RSS %d MiB",
 		s.ClientCPU, cpus, s.ServerCPU, busiest, s.ConnectionsOpened, conns, s.PeakRSSBytes>>20)
+	if s.ClientCPUPerDecisionUS > 0 || s.ServerCPUPerDecisionUS > 0 {
+		line += fmt.Sprintf(", CPU per decision rlbench %.2f µs, redis-server %.2f µs", s.ClientCPUPerDecisionUS, s.ServerCPUPerDecisionUS)
+		if len(s.NodeCPUPerDecisionUS) > 1 {
+			nodes := make([]string, len(s.NodeCPUPerDecisionUS))
+			for i, v := range s.NodeCPUPerDecisionUS {
+				nodes[i] = fmt.Sprintf("%.2f", v)
+			}
+			line += " (nodes " + strings.Join(nodes, " + ") + ")"
+		}
+	}
+	return line
 }

@@ -86,7 +86,7 @@ func writeTable(buf *bytes.Buffer, rep *Report, multi bool) {
 // textSections are the text report's notes after the table, in order:
 // each writes what it has to say of one run, labelled label, or nothing.
 var textSections = []func(buf *bytes.Buffer, r Run, label string){
-	writePartial, writeOpenLoop, writeErrors, writeAdmissionSample, writeFaults, writeCounts, writePerNode, writeClusterErrors, writeSaturation,
+	writePartial, writeOpenLoop, writeStages, writeErrors, writeAdmissionSample, writeFaults, writeCounts, writePerNode, writeClusterErrors, writeSaturation,
 	writeFieldAudit, writeLibraries, writeUserCodeGuard,
 }
 
@@ -214,9 +214,10 @@ func writeSaturation(buf *bytes.Buffer, r Run, label string) {
 // writeImmortal ends the report with a loud warning when a run left keys
 // with no TTL: users locked out forever for a fixed-window counter that
 // does not heal, leaked keys for a strategy whose keys get a TTL again
-// (Cell.ImmortalKeysLeak).
+// (Cell.ImmortalKeysLeak), and keys that no TTL was ever meant for
+// (Run.ImmortalByDesign).
 func writeImmortal(buf *bytes.Buffer, rep *Report, multi bool) {
-	var lockedOut, leaked, stale, hashed []string
+	var lockedOut, leaked, byDesign, stale, hashed []string
 	for _, r := range rep.Runs {
 		label := r.Strategy + "/" + r.Client
 		if multi {
@@ -236,6 +237,8 @@ func writeImmortal(buf *bytes.Buffer, rep *Report, multi bool) {
 		case r.Audit.ImmortalFields > 0:
 			lockedOut = append(lockedOut, fmt.Sprintf("%s left %d hash %s with no TTL, in %d %s", label,
 				r.Audit.ImmortalFields, plural(r.Audit.ImmortalFields, "field", "fields"), n, plural(n, "hash", "hashes")))
+		case r.ImmortalByDesign:
+			byDesign = append(byDesign, fmt.Sprintf("%s left %d %s with no TTL", label, n, plural(n, "key", "keys")))
 		case r.ImmortalKeysLeak:
 			leaked = append(leaked, fmt.Sprintf("%s left %d %s with no TTL", label, n, plural(n, "key", "keys")))
 		default:
@@ -248,6 +251,10 @@ func writeImmortal(buf *bytes.Buffer, rep *Report, multi bool) {
 	if len(leaked) > 0 {
 		fmt.Fprintf(buf, "IMMORTAL KEYS: %s (leaked: a key gets a TTL again on its next allowed request, "+
 			"so these are keys nobody requested again, and nothing will delete them).\n", strings.Join(leaked, "; "))
+	}
+	if len(byDesign) > 0 {
+		fmt.Fprintf(buf, "IMMORTAL KEYS: %s (the strategy never sets a TTL, by design: no request gives one, "+
+			"and nothing will delete them).\n", strings.Join(byDesign, "; "))
 	}
 	if len(stale) > 0 {
 		fmt.Fprintf(buf, "STALE KEYS: %s (the window in their name has ended: the limiter counts in a new key now, "+

@@ -126,11 +126,12 @@ func TestTextImmortalWording(t *testing.T) {
 	t.Parallel()
 	lockedOut := "IMMORTAL KEYS: naive/go-redis left 7 counters with no TTL: those users are locked out forever.\n"
 	tests := []struct {
-		name string
-		leak []bool // ImmortalKeysLeak of each run: naive (7 immortal), lua (0 or 1)
-		luaN int64  // lua's immortal keys
-		want []string
-		bad  []string
+		name   string
+		leak   []bool // ImmortalKeysLeak of each run: naive (7 immortal), lua (0 or 1)
+		luaN   int64  // lua's immortal keys
+		design bool   // lua's ImmortalByDesign
+		want   []string
+		bad    []string
 	}{
 		{name: "fixed window, no healing", leak: []bool{false, false}, want: []string{lockedOut}, bad: []string{"leaked"}},
 		{name: "one leaked key", leak: []bool{true, true}, luaN: 1,
@@ -139,6 +140,11 @@ func TestTextImmortalWording(t *testing.T) {
 		// Each kind on its own line: the lock-out first, unchanged.
 		{name: "both", leak: []bool{false, true}, luaN: 3,
 			want: []string{lockedOut + "IMMORTAL KEYS: lua/rueidis left 3 keys with no TTL (leaked: "}},
+		// A strategy that sets no TTL (bucket4j's default): no "next
+		// request" gives one back.
+		{name: "no TTL by design", leak: []bool{false, true}, design: true, luaN: 4,
+			want: []string{lockedOut + "IMMORTAL KEYS: lua/rueidis left 4 keys with no TTL (the strategy never sets a TTL, by design: no request gives one, and nothing will delete them).\n"},
+			bad:  []string{"leaked"}},
 		// A run with no immortal key says nothing, whatever it is.
 		{name: "leak, none left", leak: []bool{false, true}, want: []string{lockedOut}, bad: []string{"leaked", "lua/rueidis left"}},
 	}
@@ -150,6 +156,7 @@ func TestTextImmortalWording(t *testing.T) {
 				rep.Runs[i].ImmortalKeysLeak = leak
 			}
 			rep.Runs[1].Audit.Immortal = tc.luaN
+			rep.Runs[1].ImmortalByDesign = tc.design
 			var buf bytes.Buffer
 			if err := Text(rep)(&buf); err != nil {
 				t.Fatalf("Text(report)(w) = %v; want nil", err)

@@ -46,6 +46,9 @@ type Run struct {
 	Faults []FaultEvent `json:"faults,omitempty"`
 	// PerSecond is the load's time series, one entry per whole second.
 	PerSecond []Second `json:"per_second"`
+	// Stages are the figures of each stage of the load's shape (--stages),
+	// in order; absent for a load with none.
+	Stages []Stage `json:"stages,omitempty"`
 	Admission
 	// Saturation says who was the busier side during the load: rlbench or
 	// the server; nil when it could not be measured (e.g. after a restart).
@@ -83,6 +86,10 @@ type Cell struct {
 	// none. False, the default, for a fixed-window counter that does not
 	// heal: once at the limit, its user stays locked out.
 	ImmortalKeysLeak bool `json:"immortal_keys_leak,omitempty"`
+	// ImmortalByDesign is true when the strategy never sets a TTL
+	// (strategies.Info.NoTTL, bucket4j's default): every key it writes has
+	// none, and nothing will delete it.
+	ImmortalByDesign bool `json:"immortal_by_design,omitempty"`
 	// Client is the Redis client's name, e.g. "go-redis" or "rueidis".
 	Client string `json:"client"`
 	// ClientOptions describes the client's settings, e.g. "pool_size=500".
@@ -352,6 +359,13 @@ type Second struct {
 	// Immortal is the latest count of keys with no TTL from the periodic
 	// audit (--audit-every); nil without one.
 	Immortal *int64 `json:"immortal,omitempty"`
+	// Stage is the number (from 1) of the load shape's stage (--stages)
+	// at the middle of that second; 0, and absent, for a load with none.
+	Stage int `json:"stage,omitempty"`
+	// Target is the load shape's target at the middle of that second, in
+	// workers or decisions per second (see Stage.Of); nil for a load with
+	// no shape.
+	Target *float64 `json:"target,omitempty"`
 }
 
 // NewRun fills the Load and Distribution of a Run from rec and the measured

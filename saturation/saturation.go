@@ -200,6 +200,39 @@ func Compare(before, after []Sample) Report {
 	return rep
 }
 
+// PerDecision fills rep's CPU per decision from the samples Compare took it
+// from: this process's CPU time between before[0] and after[0], and each
+// node's (INFO's used_cpu_user + used_cpu_sys) and every node's together,
+// over decisions, in microseconds rounded to 0.001. Without decisions, or
+// with samples Compare could not pair, it leaves them absent.
+func PerDecision(rep *Report, before, after []Sample, decisions int64) {
+	n := len(before)
+	if decisions <= 0 || n == 0 || len(after) != n {
+		return
+	}
+	rep.ClientCPUPerDecisionUS = perDecisionUS(after[0].ProcessCPU-before[0].ProcessCPU, decisions)
+	var server time.Duration
+	nodes := make([]float64, n)
+	for i := range n {
+		d := after[i].ServerCPU - before[i].ServerCPU
+		server += d
+		nodes[i] = perDecisionUS(d, decisions)
+	}
+	rep.ServerCPUPerDecisionUS = perDecisionUS(server, decisions)
+	if n > 1 {
+		rep.NodeCPUPerDecisionUS = nodes
+	}
+}
+
+// perDecisionUS is cpu over decisions, in microseconds rounded to 0.001;
+// 0 for a negative cpu (a counter that went back).
+func perDecisionUS(cpu time.Duration, decisions int64) float64 {
+	if cpu <= 0 {
+		return 0
+	}
+	return math.Round(float64(cpu)/float64(time.Microsecond)/float64(decisions)*1000) / 1000
+}
+
 // cores is cpu over wall, rounded to 0.001.
 func cores(cpu, wall time.Duration) float64 {
 	return math.Round(float64(cpu)/float64(wall)*1000) / 1000

@@ -3,6 +3,7 @@ package saturation
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -251,7 +252,7 @@ func TestCompareNodes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := Compare(before, tc.after); got != tc.want {
+			if got := Compare(before, tc.after); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Compare(%v, %v) = %+v; want %+v", before, tc.after, got, tc.want)
 			}
 		})
@@ -263,5 +264,37 @@ func TestReportLoadNodes(t *testing.T) {
 	rep := Report{ClientCPU: 0.6, ClientCPUs: 1, ServerCPU: 0.95, ServerNodes: 3, ConnectionsOpened: 192, PeakRSSBytes: 60 << 20}
 	if got, want := rep.Load(), "rlbench 0.60 cores of 1 CPU (GOMAXPROCS), redis-server 0.95 cores (the busiest of 3 nodes), 192 connections opened, peak RSS 60 MiB"; got != want {
 		t.Errorf("Load() = %q; want %q", got, want)
+	}
+}
+
+// TestPerDecision checks the CPU per decision of one server and of three
+// nodes: the process's and every node's CPU time over the decisions.
+func TestPerDecision(t *testing.T) {
+	t.Parallel()
+	// One server: the client used 2 s and the server 1.5 s for a million
+	// decisions.
+	one := Compare([]Sample{sample(0, 1, 3, 10)}, []Sample{sample(5, 3, 4.5, 10)})
+	PerDecision(&one, []Sample{sample(0, 1, 3, 10)}, []Sample{sample(5, 3, 4.5, 10)}, 1_000_000)
+	if one.ClientCPUPerDecisionUS != 2 || one.ServerCPUPerDecisionUS != 1.5 || one.NodeCPUPerDecisionUS != nil {
+		t.Errorf("PerDecision(one server, 1e6 decisions) = %+v; want client 2 µs, server 1.5 µs, no nodes", one)
+	}
+	// Three nodes: 0.3 + 0.5 + 0.2 s of server CPU over 400,000 decisions.
+	before := []Sample{sampleCPUs(0, 0, 1, 10, 1), sampleCPUs(0, 0, 2, 20, 1), sampleCPUs(0, 0, 3, 30, 1)}
+	after := []Sample{sampleCPUs(10, 0.4, 1.3, 10, 1), sampleCPUs(10, 0.4, 2.5, 20, 1), sampleCPUs(10, 0.4, 3.2, 30, 1)}
+	var nodes Report
+	PerDecision(&nodes, before, after, 400_000)
+	want := Report{ClientCPUPerDecisionUS: 1, ServerCPUPerDecisionUS: 2.5, NodeCPUPerDecisionUS: []float64{0.75, 1.25, 0.5}}
+	if !reflect.DeepEqual(nodes, want) {
+		t.Errorf("PerDecision(three nodes, 4e5 decisions) = %+v; want %+v", nodes, want)
+	}
+	if got, wantLine := nodes.Load(), "rlbench 0.00 cores, redis-server 0.00 cores, 0 connections opened, peak RSS 0 MiB, CPU per decision rlbench 1.00 µs, redis-server 2.50 µs (nodes 0.75 + 1.25 + 0.50)"; got != wantLine {
+		t.Errorf("Load() = %q; want %q", got, wantLine)
+	}
+	// No decisions, or samples that do not pair: absent.
+	var none Report
+	PerDecision(&none, before, after, 0)
+	PerDecision(&none, before, after[:1], 10)
+	if !reflect.DeepEqual(none, Report{}) {
+		t.Errorf("PerDecision(no decisions; unpaired samples) = %+v; want nothing set", none)
 	}
 }

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Measures rlbench against redis-benchmark on one private redis-server and the
-# lua strategy's script: the load generator must never be the bottleneck; and
+# lua strategy's script, at matched shape (the same requests in flight: go-redis
+# --clients 500 vs -c 500; rueidis --clients 512 vs -c 32 -P 16 and --clients
+# 8000 vs -c 500 -P 16): the load generator must never be the bottleneck; and
 # against a bare loop of the same client, pool and script with no recording
-# (cmd/bareloop), which measures rlbench's own cost.
+# (cmd/bareloop), which measures rlbench's own cost. Each pair prints every
+# side's throughput and CPU per request, the ratios and the load average.
 # Builds bin/rlbench, bin/bareloop and bin/benchpeers, then runs benchpeers
 # (cmd/benchpeers), which starts the server on a free loopback port (stopped at
 # the end, also on Ctrl-C), checks that redis-benchmark gets the very script
 # rlbench sends, alternates rlbench, the bare loop (before rlbench in even
 # runs) and redis-benchmark per target, prints each run's ratios
-# rlbench/redis-benchmark and rlbench/bare loop and their medians, and writes
+# rlbench/redis-benchmark and rlbench/bare loop (throughput and CPU per
+# request) and their medians, and writes
 # bench-peers.json.
 #
 #   scripts/bench-peers.sh                  # 5 runs x 10 s per side per target

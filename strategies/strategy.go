@@ -279,6 +279,17 @@ type Info struct {
 	// TTLSlack is how many seconds beyond the window a key's TTL may be
 	// by design (rack-attack's +1, django-ratelimit's +5); 0 for none.
 	TTLSlack int64
+	// TTLWindows is how many windows long a key's TTL may be by design
+	// (spring-gateway's 2: twice its bucket's fill time); 0 means 1.
+	TTLWindows int64
+	// NoTTL is true when a decision never gives a key a TTL, by design
+	// (bucket4j without an expiration strategy, its default): every key it
+	// writes stays until deleted, which the checks report as leaks.
+	NoTTL bool
+	// KeysBeside is true when a decision writes only keys named after K
+	// (spring-gateway's K.tokens and K.timestamp), never K itself: the
+	// checks that seed a key at K do not apply.
+	KeysBeside bool
 	// ACLCommands are the ACL names of the commands one decision sends,
 	// for the strategies that package acl's own table does not list (the
 	// models of deployed limiters, sequences); nil for the others.
@@ -290,6 +301,13 @@ type Info struct {
 // Supports reports whether the strategy runs on the named client.
 func (i Info) Supports(client string) bool {
 	return i.Clients == nil || slices.Contains(i.Clients, client)
+}
+
+// MaxTTL is the longest TTL, in seconds, the strategy gives a key by
+// design for a window of window seconds: TTLWindows windows (at least
+// one), and TTLSlack.
+func (i Info) MaxTTL(window int64) int64 {
+	return window*max(1, i.TTLWindows) + i.TTLSlack
 }
 
 // The stamps of Info.Stamp.

@@ -116,6 +116,16 @@ func Expected(check string, p Properties, s Server) []Outcome {
 // alwaysPass is the expectation of a check every strategy must pass.
 func alwaysPass(Properties, Server) []Outcome { return []Outcome{Pass} }
 
+// passUnlessNoTTL is the expectation of a check that audits the TTLs of
+// the keys it made: a strategy that sets none by design (Info.NoTTL)
+// leaks.
+func passUnlessNoTTL(p Properties, _ Server) []Outcome {
+	if p.NoTTL {
+		return []Outcome{Leaks}
+	}
+	return []Outcome{Pass}
+}
+
 // passUnlessNotAtomic is the expectation of a race: an atomic strategy
 // passes; a non-atomic one may or may not show it.
 func passUnlessNotAtomic(p Properties, _ Server) []Outcome {
@@ -131,6 +141,9 @@ func passUnlessNotAtomic(p Properties, _ Server) []Outcome {
 func notStamped(r *row) string {
 	if r.properties.Stamp != "" {
 		return "the counter is at a key stamped with its window, not at the decision's key"
+	}
+	if r.properties.KeysBeside {
+		return "the state is in keys named after the decision's key, not at the key"
 	}
 	return ""
 }

@@ -11,7 +11,7 @@ func init() {
 	register(checkDef{
 		Check:    Check{Name: CheckFirst, Doc: "the first request is allowed, the count is 1, and the TTL is the window"},
 		run:      checkFirst,
-		expected: alwaysPass,
+		expected: passUnlessNoTTL,
 	})
 }
 

@@ -19,7 +19,7 @@ func init() {
 		run:           checkRace,
 		notApplicable: notStamped,
 		expected: func(p Properties, s Server) []Outcome {
-			if p.Stamp != "" {
+			if p.Stamp != "" || p.KeysBeside {
 				return []Outcome{NotApplicable}
 			}
 			return passUnlessNotAtomic(p, s)
@@ -82,6 +82,10 @@ func checkRace(ctx context.Context, t *trial) Cell {
 		}
 		if gap.step == "" {
 			return Cell{Outcome: Leaks, Note: fmt.Sprintf("no pause, yet %d %ss have no TTL", immortal, t.counterNoun())}
+		}
+		if last == -1 { // nothing to expire: the key had no TTL before the pause
+			return Cell{Outcome: Leaks, Note: fmt.Sprintf("paused %s on request %d: the %s had no TTL to expire with, and is now at %s; %d %ss have no TTL",
+				gap.step, gap.request, t.counterNoun(), v, immortal, t.counterNoun())}
 		}
 		return Cell{Outcome: Leaks, Note: fmt.Sprintf("%s expired while paused %s on request %d (%s); the write recreated it at %s with no TTL",
 			t.counterNoun(), gap.step, gap.request, paused.Round(time.Millisecond), v)}

@@ -11,7 +11,7 @@ func init() {
 		Check:    Check{Name: CheckRepeated, Doc: "exactly limit requests are allowed, then the rest are rejected"},
 		window:   longWindow,
 		run:      checkRepeated,
-		expected: alwaysPass,
+		expected: passUnlessNoTTL,
 	})
 }
 

@@ -38,11 +38,11 @@ func init() {
 			return ""
 		},
 		run: checkRestart,
-		expected: func(_ Properties, s Server) []Outcome {
+		expected: func(p Properties, s Server) []Outcome {
 			if !s.Managed {
 				return []Outcome{NotApplicable}
 			}
-			return []Outcome{Pass}
+			return passUnlessNoTTL(p, s)
 		},
 	})
 }

@@ -23,7 +23,7 @@ func init() {
 		run:           checkWrongType,
 		notApplicable: notStamped,
 		expected: func(p Properties, _ Server) []Outcome {
-			if p.Stamp != "" {
+			if p.Stamp != "" || p.KeysBeside {
 				return []Outcome{NotApplicable}
 			}
 			if p.ChangesWrongType {

@@ -79,6 +79,15 @@ type Properties struct {
 	// TTLSlack is how many seconds beyond the window a key's TTL may be
 	// by design (strategies.Info.TTLSlack).
 	TTLSlack int64 `json:"ttl_slack,omitempty"`
+	// TTLWindows is how many windows long a key's TTL may be by design
+	// (strategies.Info.TTLWindows); 0 means 1.
+	TTLWindows int64 `json:"ttl_windows,omitempty"`
+	// NoTTL: a decision never gives a key a TTL, by design
+	// (strategies.Info.NoTTL); the checks that audit TTLs report leaks.
+	NoTTL bool `json:"no_ttl,omitempty"`
+	// KeysBeside: the strategy's keys are named after the decision's key,
+	// never the key itself (strategies.Info.KeysBeside).
+	KeysBeside bool `json:"keys_beside,omitempty"`
 }
 
 // supports reports whether the client named clientName can run the strategy.
@@ -100,6 +109,9 @@ func PropertiesOf(i strategies.Info) Properties {
 		Layout:           i.Layout,
 		Stamp:            i.Stamp,
 		TTLSlack:         i.TTLSlack,
+		TTLWindows:       i.TTLWindows,
+		NoTTL:            i.NoTTL,
+		KeysBeside:       i.KeysBeside,
 	}
 }
 

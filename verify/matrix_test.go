@@ -19,8 +19,11 @@ var (
 	multiProps = verify.Properties{Atomic: true, Heals: true, FixedWindow: true, MinRedis: "7.0.0", Commands: "MULTI; INCR; EXPIRE NX; EXEC"}
 	luaProps   = verify.Properties{Atomic: true, FixedWindow: true, EVALSHA: true, MinRedis: "2.6.0", Commands: "EVALSHA (EVAL on NOSCRIPT)"}
 	gcraProps  = verify.Properties{Atomic: true, EVALSHA: true, MinRedis: "3.2.0", Commands: "EVALSHA (EVAL on NOSCRIPT)"}
-	private7   = verify.Server{Addr: "127.0.0.1:40123", Name: "redis", Version: "7.0.15", RedisVersion: "7.0.15", Managed: true}
-	external6  = verify.Server{Addr: "10.0.0.5:6379", Name: "redis", Version: "6.2.16", RedisVersion: "6.2.16"}
+	// bucket4j's and spring-gateway's: no TTL by design; state beside K.
+	noTTLProps  = verify.Properties{MinRedis: "2.6.12", Commands: "GET; EVAL", NoTTL: true}
+	besideProps = verify.Properties{Atomic: true, EVALSHA: true, MinRedis: "3.2.0", Commands: "EVALSHA (EVAL on NOSCRIPT)", KeysBeside: true, TTLWindows: 2}
+	private7    = verify.Server{Addr: "127.0.0.1:40123", Name: "redis", Version: "7.0.15", RedisVersion: "7.0.15", Managed: true}
+	external6   = verify.Server{Addr: "10.0.0.5:6379", Name: "redis", Version: "6.2.16", RedisVersion: "6.2.16"}
 )
 
 func TestExpected(t *testing.T) {
@@ -51,6 +54,13 @@ func TestExpected(t *testing.T) {
 		{"noscript on a server not managed", verify.CheckNoscript, luaProps, verify.Server{RedisVersion: "7.0.15"}, []verify.Outcome{verify.NotApplicable}},
 		{"restart on the private server", verify.CheckRestart, naiveProps, private7, []verify.Outcome{verify.Pass}},
 		{"restart on a server not managed", verify.CheckRestart, naiveProps, external6, []verify.Outcome{verify.NotApplicable}},
+		{"no TTL by design: first", verify.CheckFirst, noTTLProps, private7, []verify.Outcome{verify.Leaks}},
+		{"no TTL by design: expiry", verify.CheckExpiry, noTTLProps, private7, []verify.Outcome{verify.Leaks}},
+		{"no TTL by design: restart", verify.CheckRestart, noTTLProps, private7, []verify.Outcome{verify.Leaks}},
+		{"no TTL by design: wrong type", verify.CheckWrongType, noTTLProps, private7, []verify.Outcome{verify.Pass}},
+		{"state beside the key: first", verify.CheckFirst, besideProps, private7, []verify.Outcome{verify.Pass}},
+		{"state beside the key: wrong type", verify.CheckWrongType, besideProps, private7, []verify.Outcome{verify.NotApplicable}},
+		{"state beside the key: race", verify.CheckRace, besideProps, private7, []verify.Outcome{verify.NotApplicable}},
 		{"unknown check", "nope", luaProps, private7, nil},
 	}
 	for _, tc := range tests {

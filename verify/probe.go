@@ -248,10 +248,11 @@ func (r *row) freshCounter(ctx context.Context, key string, decided time.Time, w
 }
 
 // ttlsSet audits the keys under prefix: there must be some, none immortal,
-// none with a TTL beyond window seconds; for a hash-field strategy, the
-// same of their fields.
+// none with a TTL beyond window seconds (TTLWindows of them, and
+// TTLSlack); for a hash-field strategy, the same of their fields. Keys
+// with no TTL leak, and for a NoTTL strategy that is by design.
 func (r *row) ttlsSet(ctx context.Context, prefix string, window int64) Cell {
-	window += r.properties.TTLSlack
+	window = window*max(1, r.properties.TTLWindows) + r.properties.TTLSlack
 	res, err := r.audit(ctx, prefix, window)
 	if err != nil {
 		return failf("%v", err)
@@ -263,6 +264,8 @@ func (r *row) ttlsSet(ctx context.Context, prefix string, window int64) Cell {
 		return failf("%d of %d fields have no TTL", res.ImmortalFields, res.Fields)
 	case r.hashFields() && res.FieldTTLOverWindow > 0:
 		return failf("%d of %d fields have a TTL beyond the %ds window", res.FieldTTLOverWindow, res.Fields, window)
+	case res.Immortal > 0 && r.properties.NoTTL:
+		return Cell{Outcome: Leaks, Note: fmt.Sprintf("%d of %d keys have no TTL: the strategy sets none, by design", res.Immortal, res.Keys)}
 	case res.Immortal > 0:
 		return failf("%d of %d keys have no TTL", res.Immortal, res.Keys)
 	case res.TTLOverWindow > 0:

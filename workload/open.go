@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/rlbench/rlbench/results"
 )
 
 // Tolerances of Result.Reached: an open loop reaches its target rate when
@@ -24,8 +26,9 @@ type Result struct {
 	// Elapsed is the wall time from the first worker's start to the last
 	// worker's return, decisions in flight at the end included.
 	Elapsed time.Duration
-	// Rate is the open loop's target, in decisions per second; 0 for a
-	// closed loop, where every other field below is 0 too.
+	// Rate is the open loop's target, in decisions per second (the mean
+	// over its stages, with Config.Stages); 0 for a closed loop, where
+	// every other field below but Stages is 0 too.
 	Rate float64
 	// Scheduled is the number of requests the schedule made due before the
 	// run ended: Rate x Duration (rounded up), at most Requests, and up to
@@ -35,6 +38,8 @@ type Result struct {
 	Sent int64
 	// LastStart is when the last request started, from the start of the run.
 	LastStart time.Duration
+	// Stages are the figures of each of Config.Stages; nil without.
+	Stages []results.Stage
 	// Lag is how far behind its intended start time the last request
 	// started. Up to about a millisecond is the timers' resolution (see
 	// Config.Rate); more means the workers were all busy when requests fell
@@ -156,8 +161,12 @@ func (r *runner) openLoop(w int, wctx context.Context, pick picker, cr *crasher)
 			return
 		}
 		due := slotOffset(i, r.interval)
+		if r.shape != nil {
+			due = r.shape.slotOffset(i)
+		}
 		if r.cfg.Duration > 0 && due >= r.cfg.Duration {
-			return // the schedule ends with the run
+			r.idle() // the schedule ends with the run
+			return
 		}
 		// One clock read serves as the send time when the request is due
 		// already, as it is whenever the workers fall behind.
@@ -195,6 +204,9 @@ func (r *runner) result(elapsed time.Duration) Result {
 	if r.cfg.Rate <= 0 {
 		return res
 	}
+	if r.shape != nil {
+		res.Rate = r.shape.meanRate()
+	}
 	for _, st := range r.stats {
 		res.Sent += st.sent
 		if st.sent > 0 && st.last >= res.LastStart {
@@ -218,7 +230,7 @@ func (r *runner) result(elapsed time.Duration) Result {
 		end = min(end, at)
 	}
 	if end < maxOffset {
-		res.Scheduled = min(res.Scheduled, slotsBefore(end, r.interval))
+		res.Scheduled = min(res.Scheduled, r.slotsBefore(end))
 	}
 	return res
 }

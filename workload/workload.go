@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -136,10 +135,16 @@ type Config struct {
 	// differ by about that much. Gaps between requests shorter than the
 	// resolution are kept on average, not one by one.
 	Rate float64 `json:"rate_per_s"`
+	// Stages shape the load (see Stage): a closed loop ramps its active
+	// workers from 0, an open one its rate from Rate. With stages, Duration
+	// is their sum and a closed loop's Workers their highest target (0
+	// means those); nil means a flat load.
+	Stages []Stage `json:"stages,omitempty"`
 }
 
 // WithDefaults returns c with zero fields replaced by the defaults.
 func (c Config) WithDefaults() Config {
+	c = c.stagesDefaults()
 	if c.Workers == 0 {
 		c.Workers = DefaultWorkers
 	}
@@ -181,68 +186,10 @@ func (c Config) Validate() error {
 	}
 	for _, d := range KeyDists {
 		if c.KeyDist == d {
-			return nil
+			return c.validateShape()
 		}
 	}
 	return fmt.Errorf("%w %q (accepted: %s)", ErrInvalidKeyDist, c.KeyDist, strings.Join(KeyDists, ", "))
-}
-
-// KeyNames returns the n counter names of a run under prefix: KeyName of
-// 0 to n-1.
-func KeyNames(prefix string, n int) []string {
-	keys := make([]string, n)
-	for i := range keys {
-		keys[i] = KeyName(prefix, i)
-	}
-	return keys
-}
-
-// KeyName returns the name of counter i under prefix: prefix{i}. The
-// {hash-tag} puts everything one decision touches in one cluster slot.
-func KeyName(prefix string, i int) string {
-	return string(appendKeyName(nil, prefix, i))
-}
-
-// appendKeyName appends KeyName(prefix, i) to b.
-func appendKeyName(b []byte, prefix string, i int) []byte {
-	b = append(b, prefix...)
-	b = append(b, '{')
-	b = strconv.AppendInt(b, int64(i), 10)
-	return append(b, '}')
-}
-
-// KeyTable returns the table of a run's first key names that its
-// KeyNamers share: KeyNames of the first min(n, KeyTableMax).
-func KeyTable(prefix string, n int) []string {
-	return KeyNames(prefix, min(n, KeyTableMax))
-}
-
-// KeyNamer gives one goroutine the names of a run's keys: from the run's
-// shared table (KeyTable) for the first KeyTableMax, built in the
-// goroutine's own buffer beyond it, so that memory does not grow with the
-// key count. A KeyNamer is not safe for concurrent use.
-type KeyNamer struct {
-	prefix string
-	table  []string
-	buf    []byte
-}
-
-// NewKeyNamer returns a KeyNamer of the keys under prefix; table is the
-// run's KeyTable(prefix, keys), shared by all its KeyNamers.
-func NewKeyNamer(prefix string, table []string) KeyNamer {
-	return KeyNamer{prefix: prefix, table: table}
-}
-
-// Name returns KeyName(prefix, i).
-func (n *KeyNamer) Name(i int) string {
-	if i < len(n.table) {
-		return n.table[i]
-	}
-	n.buf = appendKeyName(n.buf[:0], n.prefix, i)
-	// A copy, not the buffer itself: a client may still hold the name
-	// after Decide returns (rueidis writes a command whose caller's
-	// context ended later, from its queue).
-	return string(n.buf)
 }
 
 // picker chooses the index of the next key for one worker.
@@ -348,6 +295,7 @@ func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Cl
 		r.interval = 1e9 / cfg.Rate
 		r.stats = make([]workerStats, cfg.Workers)
 	}
+	r.shape = newShape(cfg)
 
 	var cancel context.CancelFunc
 	r.stopCtx, cancel = context.WithCancel(ctx)
@@ -378,8 +326,11 @@ func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Cl
 			}
 		}()
 	}
+	stopStages := r.sampleStages()
 	wg.Wait()
-	return r.result(time.Since(r.start)), ctx.Err()
+	res := r.result(time.Since(r.start))
+	res.Stages = stopStages(res.Elapsed)
+	return res, ctx.Err()
 }
 
 // runner is the state a Run's workers share.
@@ -404,6 +355,8 @@ type runner struct {
 	stoppedAt atomic.Int64
 	// interval is the open loop's time between slots, in nanoseconds.
 	interval float64
+	// shape is the load's stages; nil for a flat load.
+	shape *shape
 	// next counts the decisions claimed so far: the open loop's next slot
 	// on the schedule, and the closed loop's place in a request budget. It
 	// is written on every decision, so it sits on a cache line of its own,
@@ -475,6 +428,9 @@ func (r *runner) decideCrashing(wctx context.Context, cr *crasher, key string, t
 func (r *runner) closedLoop(w int, wctx context.Context, pick picker, cr *crasher) {
 	names := r.namer()
 	for !r.stop.Load() {
+		if r.shape != nil && !r.awaitTurn(w) {
+			return
+		}
 		if r.limited && r.next.Add(1) > r.cfg.Requests {
 			return
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -26,14 +27,60 @@ the ratio of each file to the first; immortal keys and over-admission per
 file. A cell that ran more than once (the same command run into several
 files) also gets the spread of its runs: min, median, max and the
 coefficient of variation, so that noise can be told from a difference.
+
+With --baseline A.json, each cell of the other files is judged against the
+same cell of A from the per-second samples of both (a Mann-Whitney U test,
+as benchstat does), and the exit status is 1 when a throughput or a p50 or
+p99 latency is worse beyond the noise by more than --max-regression.
 %s`, fs.FlagUsages())
 	}
+	baseline := fs.String("baseline", "", "report to judge the other files against: exit status 1 on a regression beyond the noise past --max-regression")
+	maxRegression := fs.String("max-regression", "5%", "with --baseline: the regression tolerated, a percentage (a throughput lower or a latency higher by more fails)")
+	alpha := fs.Float64("alpha", compare.DefaultAlpha, "with --baseline: the significance level of the Mann-Whitney U test (a change with p below it is beyond the noise)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	files, err := compare.ReadFiles(fs.Args())
+	if *baseline == "" {
+		for _, name := range []string{"max-regression", "alpha"} {
+			if fs.Changed(name) {
+				return badInputHelp(fmt.Errorf("--%s needs --baseline", name))
+			}
+		}
+		files, err := compare.ReadFiles(fs.Args())
+		if err != nil {
+			return badInputHelp(err)
+		}
+		return printed(compare.Text(compare.New(files))(stdout))
+	}
+	return compareBaseline(append([]string{*baseline}, fs.Args()...), *maxRegression, *alpha, stdout)
+}
+
+// compareBaseline is `rlbench compare --baseline A.json B.json ...`.
+func compareBaseline(paths []string, maxRegression string, alpha float64, stdout io.Writer) error {
+	opts := compare.BaselineOptions{Alpha: alpha}
+	var err error
+	if opts.MaxRegression, err = compare.ParseRegression(maxRegression); err != nil {
+		return badInput(fmt.Errorf("--max-regression: %w", err))
+	}
+	if err := opts.Validate(); err != nil || alpha == 0 {
+		if err == nil {
+			err = fmt.Errorf("%w, got 0", compare.ErrInvalidAlpha)
+		}
+		return badInput(fmt.Errorf("--alpha: %w", err))
+	}
+	if len(paths) < 2 {
+		return badInputHelp(errors.New("--baseline needs at least one report to judge against it"))
+	}
+	files, err := compare.ReadFiles(paths)
 	if err != nil {
 		return badInputHelp(err)
 	}
-	return printed(compare.Text(compare.New(files))(stdout))
+	res := compare.Baseline(files, opts)
+	if err := printed(compare.BaselineText(res)(stdout)); err != nil {
+		return err
+	}
+	if res.Regressed() {
+		return errReported
+	}
+	return nil
 }

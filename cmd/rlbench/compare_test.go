@@ -111,6 +111,16 @@ func TestCompareRealRuns(t *testing.T) {
 		checkRow(t, sections, "p99 latency", cell, []string{
 			results.FormatUS(ra.LatencyUS.P99), results.FormatUS(rb.LatencyUS.P99), compare.FormatRatio(rb.LatencyUS.P99 / ra.LatencyUS.P99),
 		})
+		if ra.Saturation == nil || rb.Saturation == nil {
+			t.Fatalf("%s: saturation %v and %v; want both measured", cell, ra.Saturation, rb.Saturation)
+		}
+		cpu := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + "µs" }
+		checkRow(t, sections, "rlbench CPU per decision", cell, []string{
+			cpu(ra.Saturation.ClientCPUPerDecisionUS), cpu(rb.Saturation.ClientCPUPerDecisionUS),
+		})
+		checkRow(t, sections, "server CPU per decision", cell, []string{
+			cpu(ra.Saturation.ServerCPUPerDecisionUS), cpu(rb.Saturation.ServerCPUPerDecisionUS),
+		})
 		checkRow(t, sections, "immortal keys", cell, []string{
 			strconv.FormatInt(ra.Audit.Immortal, 10), strconv.FormatInt(rb.Audit.Immortal, 10),
 		})

@@ -42,6 +42,7 @@ var runFlags = map[string]string{
 	"Workload.CrashRate":      "--crash-rate",
 	"Workload.RacePause":      "--race-pause",
 	"Workload.Rate":           "--rate",
+	"Workload.Stages":         "--stages",
 	"Workload.Duration":       "--duration",
 }
 

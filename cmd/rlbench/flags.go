@@ -13,6 +13,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/workload"
 )
 
 // The pflag Values of this file parse a flag's text as it is given, so that
@@ -151,6 +152,22 @@ func (v faultsValue) String() string {
 }
 
 func (v faultsValue) Type() string { return "stringArray" }
+
+// stagesValue is --stages: a load shape, workload.ParseStages's.
+type stagesValue struct{ p *[]workload.Stage }
+
+func (v stagesValue) Set(s string) error {
+	stages, err := workload.ParseStages(s)
+	if err != nil {
+		return flagErrorf("--stages: %w", err)
+	}
+	*v.p = stages
+	return nil
+}
+
+func (v stagesValue) String() string { return workload.StagesText(*v.p) }
+
+func (v stagesValue) Type() string { return "stages" }
 
 // listValue is a comma-separated list of names (--strategy, --client). An
 // empty name is bad input: an unset shell variable, not a choice.

@@ -81,6 +81,7 @@ func (c cli) newLoadFlagSet(o *loadOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", 0, "the clients' timeout for a write (0: the client's default: go-redis the read timeout; rueidis takes --read-timeout's value, and refuses a different one)")
 	fs.Float64Var(&cfg.Workload.CrashRate, "crash-rate", 0, "probability (0 to 1) that a worker dies mid-decision: between the commands of a non-atomic strategy; for an atomic one, at a random moment of the request, dropping its connection")
 	fs.Float64Var(&cfg.Workload.Rate, "rate", 0, "open loop: decisions per second in total, sent on schedule whether or not earlier ones returned; latency counts from each one's intended start (0: closed loop)")
+	fs.Var(stagesValue{p: &cfg.Workload.Stages}, "stages", "shape the load: DURATION:TARGET,... (e.g. 10s:100,30s:1000,10s:0): each stage moves the target linearly to its own over its duration; the target is the active workers (from 0; the pool, the highest target, opens before the load) or, with --rate R, the rate (from R); the run lasts the stages' sum (so not with --duration, nor --workers without --rate)")
 	fs.DurationVar(&cfg.Workload.RacePause, "race-pause", 0, "pause between the read and the write of a non-atomic strategy, to widen its race")
 	fs.Var(faultsValue{p: &cfg.Faults}, "fault", "inject a fault, repeatable: script-flush@T and stall@T:D (a private server, or --allow-server-wide-faults), restart@T (private server only), kill-clients@T, failover@T (--managed-cluster NxR only), reshard@T[:HOLD] (--managed-cluster only: moves the slot of the cell's first key to another master, migrating for HOLD), sentinel-failover@T (--managed-sentinel R with R >= 1: measures recovery and lost increments) (T from the start of each cell)")
 	fs.BoolVar(&cfg.AllowServerWideFaults, "allow-server-wide-faults", false, "let stall and script-flush act on a server rlbench did not start: a stall pauses every client of the server, a script flush empties every tenant's script cache (the report names the server)")
@@ -171,6 +172,9 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // from the environment, the targets in order, the rueidis flush delay; and
 // refuses a run with no end.
 func (o *loadOptions) complete(fs *pflag.FlagSet) error {
+	if err := o.completeStages(fs); err != nil {
+		return err
+	}
 	if o.cfg.Workload.Duration == 0 && o.cfg.Workload.Requests == 0 {
 		return badInput(fmt.Errorf("--duration: %w (--duration 0 needs --requests N)", workload.ErrNoEnd))
 	}
@@ -185,6 +189,29 @@ func (o *loadOptions) complete(fs *pflag.FlagSet) error {
 	}
 	if !fs.Changed("rueidis-flush-delay") {
 		o.cfg.FlushDelay = rlbench.DefaultFlushDelay(o.cfg.Workload)
+	}
+	return nil
+}
+
+// completeStages leaves the duration, and a closed loop's workers, to
+// --stages, and refuses the flags that would set them too.
+func (o *loadOptions) completeStages(fs *pflag.FlagSet) error {
+	wl := &o.cfg.Workload
+	if len(wl.Stages) == 0 {
+		return nil
+	}
+	total := workload.StagesDuration(wl.Stages)
+	if fs.Changed("duration") {
+		return badInput(fmt.Errorf("--duration conflicts with --stages: the run lasts the stages' sum, %s; leave out --duration", total))
+	}
+	wl.Duration = total
+	if wl.Rate == 0 {
+		for _, name := range []string{"workers", "clients"} {
+			if fs.Changed(name) {
+				return badInput(fmt.Errorf("--%s conflicts with --stages in a closed loop: the stages' targets are the workers (the highest, %d, is the pool); leave out --%s, or add --rate for an open loop whose stages are rates", name, workload.StagesWorkers(wl.Stages), name))
+			}
+		}
+		wl.Workers = max(workload.StagesWorkers(wl.Stages), 1)
 	}
 	return nil
 }

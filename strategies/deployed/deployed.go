@@ -1,6 +1,7 @@
 // Package deployed registers models of rate limiters that production runs
 // and a Go tool cannot import: Envoy's rate-limit service, rack-attack,
-// Rails' cache store, django-ratelimit, mennanov/limiters. Each model
+// Rails' cache store, Python's limits, Kong, django-ratelimit, Laravel,
+// rate-limit-redis, Spring Cloud Gateway, bucket4j, mennanov/limiters. Each model
 // sends, per request, the command sequence read from the named project's
 // source at the named version and file: the same commands, the same round
 // trips (a pipeline is one write; separate round trips stay separate, so

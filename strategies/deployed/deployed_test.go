@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +26,7 @@ import (
 )
 
 // models are the strategies package deployed registers.
-var models = []string{"envoy-ratelimit", "rack-attack", "rails-cache", "python-limits", "kong", "django-ratelimit", "laravel", "rate-limit-redis", "mennanov"}
+var models = []string{"envoy-ratelimit", "rack-attack", "rails-cache", "python-limits", "kong", "django-ratelimit", "laravel", "rate-limit-redis", "spring-gateway", "bucket4j", "mennanov"}
 
 const window = 60 // seconds: long, so that a test's decisions share one window
 
@@ -100,7 +101,12 @@ func waitForRoom(t *testing.T, info strategies.Info, key string) {
 }
 
 // otherKeys are the suffixes of the keys a model writes beside its counter.
-var otherKeys = map[string][]string{"laravel": {":timer"}}
+var otherKeys = map[string][]string{"laravel": {":timer"}, "spring-gateway": {".timestamp"}}
+
+// springTTL is request_rate_limiter.lua's TTL in ms for the test's limit
+// of 5 per window: floor(capacity / rate * 2) seconds, in doubles as Lua
+// computes it.
+var springTTL = int64(math.Floor(5/(5.0/window)*2)) * 1000
 
 // decisionTests are the sequences read from each model's source, for
 // TestCommandsPerDecision.
@@ -108,7 +114,7 @@ var decisionTests = []struct {
 	model       string
 	first, then []string                           // round trips of the first and the second decision
 	key         func(k string, t time.Time) string // the key the source writes at t
-	ttl         func(t time.Time) (lo, hi int64)   // its PTTL range, in ms, after a decision at t
+	ttl         func(t time.Time) (lo, hi int64)   // its PTTL range, in ms, after a decision at t; nil: no TTL
 }{
 	{
 		// fixed_cache_impl.go pipelineAppend: INCRBY, EXPIRE unit, one PipeDo;
@@ -166,6 +172,23 @@ var decisionTests = []struct {
 		"django-ratelimit", []string{"SET NX EX"}, []string{"SET NX EX", "EXISTS", "INCRBY"},
 		func(k string, t time.Time) string { return djangoKey(k, t.Unix()) },
 		func(time.Time) (int64, int64) { return (window+5)*1000 - 2000, (window + 5) * 1000 },
+	},
+	{
+		// RedisRateLimiter.isAllowed: redisTemplate.execute, EVALSHA (EVAL
+		// on NOSCRIPT); getKeys: <K>.tokens and <K>.timestamp;
+		// request_rate_limiter.lua: SETEX floor(capacity / rate * 2).
+		"spring-gateway", []string{"EVALSHA"}, []string{"EVALSHA"},
+		func(k string, _ time.Time) string { return k + ".tokens" },
+		func(time.Time) (int64, int64) { return springTTL - 2000, springTTL },
+	},
+	{
+		// DefaultBucketProxy.execute: TryConsumeCommand's GET finds no
+		// bucket, CreateInitialStateAndExecuteCommand's GET, then EVAL of
+		// SET NX; then GET, EVAL of the compare-and-swap. No TTL (the
+		// default expiration strategy, none).
+		"bucket4j", []string{"GET", "GET", "EVAL"}, []string{"GET", "EVAL"},
+		func(k string, _ time.Time) string { return k },
+		nil,
 	},
 	{
 		// fixedwindow.go Increment: Pipelined Incr, PExpire(rate - now.Sub(window)).
@@ -231,12 +254,18 @@ func TestCommandsPerDecision(t *testing.T) {
 				if got := keysUnder(t, rdb, key); !slices.Equal(got, want) {
 					t.Fatalf("keys after two decisions = %q; want %q", got, want)
 				}
-				p, err := rdb.PTTL(context.Background(), wantKey).Result()
+				p, err := rdb.Do(context.Background(), "PTTL", wantKey).Int64()
 				if err != nil {
 					t.Fatal(err)
 				}
-				if lo, hi := tc.ttl(at); p.Milliseconds() <= lo || p.Milliseconds() > hi {
-					t.Errorf("PTTL %s = %dms; want in (%d, %d]", wantKey, p.Milliseconds(), lo, hi)
+				if tc.ttl == nil {
+					if p != -1 {
+						t.Errorf("PTTL %s = %d; want -1 (no TTL)", wantKey, p)
+					}
+					return
+				}
+				if lo, hi := tc.ttl(at); p <= lo || p > hi {
+					t.Errorf("PTTL %s = %dms; want in (%d, %d]", wantKey, p, lo, hi)
 				}
 			})
 		}
@@ -246,7 +275,9 @@ func TestCommandsPerDecision(t *testing.T) {
 // TestCrash runs each model under --crash-rate through the client hook
 // alone and counts keys with no TTL with a plain client: rails-cache, whose
 // EXPIRE is a round trip after INCRBY and TTL, leaks, and its next
-// request gives each key a TTL back; the scripts (cut mid-request: all or
+// request gives each key a TTL back; bucket4j, which sets no TTL by
+// default, leaves every key immortal, crash or not, and no request gives
+// one back; the scripts (cut mid-request: all or
 // nothing runs), the pipelined models (one round trip,
 // which a crash cannot cut) and django-ratelimit (SET NX EX creates the key
 // with its TTL; a crash after it writes nothing) leave none.
@@ -275,11 +306,15 @@ func TestCrash(t *testing.T) {
 				immortal, keys := immortalUnder(t, rdb, prefix)
 				crashed := run.ErrorKinds[results.KindCrashed]
 				t.Logf("%s/%s: %d decisions, %d crashed, %d keys, %d immortal", model, cname, run.Decisions, crashed, keys, len(immortal))
-				leaks := model == "rails-cache"
+				leaks := model == "rails-cache" || model == "bucket4j"
 				if got := len(immortal) > 0; got != leaks {
 					t.Errorf("under --crash-rate 0.2: %d immortal keys of %d (%d crashed); want leaks %t", len(immortal), keys, crashed, leaks)
 				}
 				if !leaks {
+					return
+				}
+				if model == "bucket4j" {
+					bucket4jNeverHeals(t, rdb, s, c, prefix, immortal, keys)
 					return
 				}
 				// rails-cache heals: one more request on each gives it a TTL.
@@ -293,6 +328,23 @@ func TestCrash(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// bucket4jNeverHeals checks that every one of the keys bucket4j wrote is
+// immortal, and that one more request on some of them leaves them so.
+func bucket4jNeverHeals(t *testing.T, rdb *redis.Client, s strategies.Strategy, c clients.Conn, prefix string, immortal []string, keys int) {
+	t.Helper()
+	if len(immortal) != keys {
+		t.Errorf("%d of %d keys immortal; want all (no TTL by default)", len(immortal), keys)
+	}
+	for _, k := range immortal[:min(len(immortal), 100)] {
+		if _, err := s.Decide(context.Background(), c, k); err != nil {
+			t.Fatalf("Decide(%s) error: %v", k, err)
+		}
+	}
+	if after, _ := immortalUnder(t, rdb, prefix); len(after) != len(immortal) {
+		t.Errorf("after one more request on some, %d of %d keys immortal; want all (it never heals)", len(after), len(immortal))
 	}
 }
 
@@ -347,6 +399,14 @@ func TestVerify(t *testing.T) {
 		// One script each: INCR and EXPIRE when 1 never heal; PTTL < 0 does.
 		"python-limits/" + verify.CheckHealing: verify.Leaks, "rate-limit-redis/" + verify.CheckHealing: verify.Pass,
 		"python-limits/" + verify.CheckNoscript: verify.Pass, "kong/" + verify.CheckNoscript: verify.NotApplicable,
+		// One script, both TTLs on every call, twice the fill time: within
+		// its TTLWindows; its state is beside K, never at it.
+		"spring-gateway/" + verify.CheckCrash: verify.Pass, "spring-gateway/" + verify.CheckFirst: verify.Pass,
+		"spring-gateway/" + verify.CheckNoscript: verify.Pass, "spring-gateway/" + verify.CheckWrongType: verify.NotApplicable,
+		// No TTL by default: every bucket leaks, crash or not; GET refuses a
+		// hash or a list, and a crash after it writes nothing.
+		"bucket4j/" + verify.CheckFirst: verify.Leaks, "bucket4j/" + verify.CheckCrash: verify.Leaks,
+		"bucket4j/" + verify.CheckWrongType: verify.Pass, "bucket4j/" + verify.CheckNoscript: verify.NotApplicable,
 		// Stamped: the window is the clock's, the counter not at K.
 		"envoy-ratelimit/" + verify.CheckHealing: verify.NotApplicable, "django-ratelimit/" + verify.CheckWrongType: verify.NotApplicable,
 	}
