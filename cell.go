@@ -151,7 +151,7 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 // connect connects the client under test and prepares the strategy on it.
 func (c *cell) connect(ctx context.Context, log io.Writer) error {
 	o := c.target.ClientOptions(clients.Options{
-		Workers: c.cfg.Workload.Workers, FlushDelay: c.cfg.FlushDelay, ClientName: target.ClientName(c.prefix),
+		Workers: c.cfg.Workload.Workers, FlushDelay: c.cfg.FlushDelay, ClientName: target.ClientName(c.prefix), Connections: c.cfg.Connections,
 		Retries: c.cfg.Retries, DialTimeout: c.cfg.DialTimeout, ReadTimeout: c.cfg.ReadTimeout, WriteTimeout: c.cfg.WriteTimeout,
 	})
 	c.guard.Login(&o)

@@ -54,7 +54,7 @@ func TestClusterImmortalKeys(t *testing.T) {
 
 	rep, err := rlbench.Run(ctx, rlbench.Config{
 		Strategies: []string{"naive", "lua"},
-		Clients:    []string{"all"},
+		Clients:    []string{"go-redis", "rueidis"},
 		Limit:      1_000_000,
 		Window:     1,
 		Workload:   workload.Config{Workers: 64, Keys: 20, Duration: 2 * time.Second, Prefix: prefix},
@@ -130,7 +130,7 @@ func TestClusterCleansUp(t *testing.T) {
 	}
 	rep, err := rlbench.Run(ctx, rlbench.Config{
 		Strategies: []string{"incr-expire", "function"},
-		Clients:    []string{"all"},
+		Clients:    []string{"go-redis", "rueidis"},
 		Workload:   workload.Config{Workers: 4, Keys: 10, Requests: 300, Prefix: redistest.Prefix(t)},
 		Targets:    []rlbench.TargetSpec{{Cluster: cl.Addrs()}},
 	}, rlbench.Options{})
@@ -191,7 +191,7 @@ func TestManagedCluster(t *testing.T) {
 	t.Parallel()
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
 		Strategies: []string{"lua"},
-		Clients:    []string{"all"},
+		Clients:    []string{"go-redis", "rueidis"},
 		Workload:   workload.Config{Workers: 4, Keys: 10, Requests: 200},
 		Targets:    []rlbench.TargetSpec{{ManagedCluster: "3"}},
 	}, rlbench.Options{})
@@ -235,7 +235,7 @@ func TestClusterFailover(t *testing.T) {
 	}
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
 		Strategies: []string{"lua", "function"},
-		Clients:    []string{"all"},
+		Clients:    []string{"go-redis", "rueidis"},
 		// Long enough that a failover slowed down by a loaded machine (3 s
 		// has been seen) still leaves whole seconds of load after it.
 		Workload: workload.Config{Workers: 8, Keys: 50, Duration: 6 * time.Second},
@@ -316,7 +316,7 @@ func TestClusterReshard(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
 		Strategies: []string{"lua"},
-		Clients:    []string{"all"},
+		Clients:    []string{"go-redis", "rueidis"},
 		Workload:   workload.Config{Workers: 8, Keys: 5, Duration: 3 * time.Second, Prefix: prefix},
 		Targets:    []rlbench.TargetSpec{{ManagedCluster: "3"}},
 		Faults:     []faults.Fault{f},

@@ -94,6 +94,11 @@ type Config struct {
 	DialTimeout  time.Duration `json:"dial_timeout_ns,omitempty"`
 	ReadTimeout  time.Duration `json:"read_timeout_ns,omitempty"`
 	WriteTimeout time.Duration `json:"write_timeout_ns,omitempty"`
+	// Connections is the clients' connection shape (clients.Options
+	// .Connections): how many connections each opens to each server; 0
+	// means each client's default (a pooled client one per worker,
+	// rueidis and valkey-go a few pipelined ones).
+	Connections int `json:"connections,omitempty"`
 	// KeepKeys leaves each run's keys in Redis after the audit instead of
 	// deleting them.
 	KeepKeys bool `json:"keep_keys"`
@@ -199,6 +204,9 @@ func (c Config) selected() (Config, error) {
 	if c.Clients, err = clients.Select(c.Clients); err != nil {
 		return c, usage("Clients", err)
 	}
+	if slices.Contains(givenClients, "all") {
+		c.Clients = c.clientsForTargets()
+	}
 	if err := checkClientSupport(givenStrategies, givenClients, c.Strategies, c.Clients); err != nil {
 		return c, err
 	}
@@ -225,8 +233,6 @@ func (c Config) validate() error {
 		{"DialTimeout", c.DialTimeout < 0, fmt.Errorf("dial timeout must be >= 0 (0: the client's default), got %s", c.DialTimeout)},
 		{"ReadTimeout", c.ReadTimeout < 0, fmt.Errorf("read timeout must be >= 0 (0: the client's default), got %s", c.ReadTimeout)},
 		{"WriteTimeout", c.WriteTimeout < 0, fmt.Errorf("write timeout must be >= 0 (0: the client's default), got %s", c.WriteTimeout)},
-		{"ReadTimeout", slices.Contains(c.Clients, "rueidis") && c.ReadTimeout != 0 && c.WriteTimeout != 0 && c.ReadTimeout != c.WriteTimeout,
-			fmt.Errorf("read timeout %s, write timeout %s: %w", c.ReadTimeout, c.WriteTimeout, clients.ErrRueidisTimeouts)},
 		{"AuditEvery", c.AuditEvery < 0, fmt.Errorf("audit period must be >= 0, got %s", c.AuditEvery)},
 		{"Warmup", c.Warmup < 0, fmt.Errorf("warm-up must be >= 0, got %s", c.Warmup)},
 		{"ScriptTimeout", c.ScriptTimeout < 0, fmt.Errorf("script timeout must be > 0, got %s", c.ScriptTimeout)},
@@ -252,6 +258,9 @@ func (c Config) validate() error {
 	}
 	for _, t := range c.Targets {
 		if err := c.validateTarget(t); err != nil {
+			return err
+		}
+		if err := c.checkClientOptions(t); err != nil {
 			return err
 		}
 	}
@@ -374,6 +383,62 @@ func checkClientSupport(given, givenClients, selected, selectedClients []string)
 					s, strings.Join(info.Clients, ", "), c))
 			}
 		}
+	}
+	return nil
+}
+
+// clientOptionsOn are the client settings of c on target t, with t's
+// topology, as clients.CheckOptions and clients.Topologies read them.
+func (c Config) clientOptionsOn(t TargetSpec) clients.Options {
+	o := clients.Options{
+		Retries: c.Retries, Connections: c.Connections,
+		DialTimeout: c.DialTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout,
+	}
+	switch {
+	case t.IsSentinel():
+		o.Sentinel = connection.Sentinel{Master: "sentinel"}
+	case t.IsCluster():
+		o.Cluster = []string{"cluster"}
+	}
+	return o
+}
+
+// clientsForTargets is c.Clients (--client all, expanded) without the
+// clients that do not support the topology of one of c's targets (redigo
+// on a cluster or Sentinel): all leaves them out instead of refusing.
+func (c Config) clientsForTargets() []string {
+	return slices.DeleteFunc(slices.Clone(c.Clients), func(name string) bool {
+		return slices.ContainsFunc(c.Targets, func(t TargetSpec) bool {
+			return !slices.Contains(clients.Topologies[name], clients.TopologyOf(c.clientOptionsOn(t)))
+		})
+	})
+}
+
+// checkClientOptions refuses, before anything touches Redis, the client
+// settings that a client under test cannot take on target t
+// (clients.CheckOptions): a topology it does not support (redigo on a
+// cluster or Sentinel), a connection shape it cannot open, retries on
+// redigo, differing read and write timeouts on rueidis or valkey-go.
+func (c Config) checkClientOptions(t TargetSpec) error {
+	o := c.clientOptionsOn(t)
+	for _, name := range c.Clients {
+		err := clients.CheckOptions(name, o)
+		if err == nil {
+			continue
+		}
+		field := "Clients"
+		switch {
+		case errors.Is(err, clients.ErrConnections):
+			field = "Connections"
+		case errors.Is(err, clients.ErrNoRetries):
+			field = "Retries"
+		case errors.Is(err, clients.ErrRueidisTimeouts):
+			field = "ReadTimeout"
+		}
+		if t.Label != "" && field == "Clients" {
+			err = fmt.Errorf("%s: %w", t.Label, err)
+		}
+		return usage(field, err)
 	}
 	return nil
 }

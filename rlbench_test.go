@@ -40,7 +40,7 @@ func TestImmortalKeys(t *testing.T) {
 
 	rep, err := rlbench.Run(ctx, rlbench.Config{
 		Strategies: []string{"naive", "multi-nx", "lua"},
-		Clients:    []string{"all"},
+		Clients:    []string{"go-redis", "rueidis"},
 		Limit:      1_000_000,
 		Window:     1,
 		Workload:   workload.Config{Workers: 64, Keys: 20, Duration: 2 * time.Second, Prefix: prefix},
@@ -241,7 +241,7 @@ func TestFaultsAreCountedNotFatal(t *testing.T) {
 	}
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
 		Strategies: []string{"lua"},
-		Clients:    []string{"all"},
+		Clients:    []string{"go-redis", "rueidis"},
 		Window:     1,
 		Workload:   workload.Config{Workers: 8, Keys: 10, Duration: 2500 * time.Millisecond},
 		Faults:     fs,
@@ -356,7 +356,7 @@ func TestMatrixOfTargets(t *testing.T) {
 	}
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
 		Strategies: []string{"lua"},
-		Clients:    []string{"all"},
+		Clients:    []string{"go-redis", "rueidis"},
 		Targets:    []rlbench.TargetSpec{rlbench.ParseTarget("a="+bin, true), rlbench.ParseTarget("b="+bin, true)},
 		Warmup:     200 * time.Millisecond,
 		Workload:   workload.Config{Workers: 4, Keys: 1, Duration: 300 * time.Millisecond},

@@ -1,5 +1,6 @@
-// Package clients adapts the Redis clients rlbench compares (go-redis v9 and
-// rueidis) to strategies.Client, each with the client's own native calls.
+// Package clients adapts the Redis clients rlbench compares (go-redis v9,
+// rueidis, redigo and valkey-go) to strategies.Client, each with the
+// client's own native calls.
 package clients
 
 import (
@@ -18,7 +19,7 @@ import (
 )
 
 // Names lists the clients rlbench can drive, in the order "all" expands to.
-var Names = []string{"go-redis", "rueidis"}
+var Names = []string{"go-redis", "rueidis", "redigo", "valkey-go"}
 
 // ErrUnknownClient is returned by New for a name not in Names.
 var ErrUnknownClient = errors.New("unknown client")
@@ -35,7 +36,8 @@ type Options struct {
 	// Cluster, when not empty, is the host:port of one or more nodes of a
 	// Redis Cluster: the client discovers the others and routes each command
 	// to its key's slot through its own cluster support (go-redis
-	// ClusterClient, rueidis cluster mode). DB must then be 0.
+	// ClusterClient, rueidis and valkey-go cluster mode; redigo has none:
+	// ErrTopology). DB must then be 0.
 	Cluster []string
 	// Password authenticates with AUTH when not empty.
 	Password string
@@ -47,39 +49,52 @@ type Options struct {
 	TLS *tls.Config
 	// Sentinel, when its Master is set, reaches the master that the
 	// sentinels at Sentinel.Addrs name, through each client's own Sentinel
-	// support (go-redis failover client, rueidis ClientOption.Sentinel),
-	// which follows a failover. Addr and Cluster are then ignored.
+	// support (go-redis failover client, rueidis and valkey-go
+	// ClientOption.Sentinel; redigo has none: ErrTopology), which follows
+	// a failover. Addr and Cluster are then ignored.
 	Sentinel connection.Sentinel
 	// DB is the database number SELECTed on connect; a cluster has only 0.
 	DB int
 	// Workers is the number of goroutines that will share the client. The
-	// go-redis pool (per node, on a cluster) is sized to it so that callers
-	// do not queue inside the client; rueidis multiplexes them over a few
-	// pipelined connections.
+	// go-redis and redigo pools (per node, on a cluster) are sized to it,
+	// unless Connections is set, so that callers do not queue inside the
+	// client; rueidis and valkey-go multiplex them over a few pipelined
+	// connections.
 	Workers int
 	// ClientName is set on every connection (CLIENT SETNAME), so that the
 	// run's own connections can be found in CLIENT LIST; "" sets none.
 	ClientName string
-	// FlushDelay is rueidis' MaxFlushDelay: after each write, its pipeline
-	// waits up to this long to gather more commands into the next one. 0,
-	// rueidis' default, writes at once. go-redis ignores it.
+	// FlushDelay is rueidis' and valkey-go's MaxFlushDelay: after each
+	// write, the pipeline waits up to this long to gather more commands
+	// into the next one. 0, their default, writes at once. go-redis and
+	// redigo ignore it.
 	FlushDelay time.Duration
 	// Retries is how many times the client sends a command again after a
 	// network error (a reset, a timeout): go-redis' MaxRetries, for every
 	// command, also one the server may have run already; rueidis' retry,
 	// which by its design covers read-only commands only (GET, EVALSHA_RO:
-	// never INCR, EXPIRE, EVAL or MULTI), each up to Retries times. 0
-	// means none, rlbench's default.
+	// never INCR, EXPIRE, EVAL or MULTI), each up to Retries times, and
+	// valkey-go's alike; redigo has none (ErrNoRetries). 0 means none,
+	// rlbench's default.
 	Retries int
 	// DialTimeout bounds each dial (go-redis DialTimeout, rueidis
-	// Dialer.Timeout); 0 means the client's default, 5 s for both.
+	// and valkey-go Dialer.Timeout, redigo DialConnectTimeout); 0 means
+	// the client's default, 5 s (redigo: 30 s).
 	DialTimeout time.Duration
 	// ReadTimeout bounds the wait for each reply, and WriteTimeout each
 	// write; 0 means the client's default (go-redis: 5 s, the write's the
 	// read's). rueidis has one timeout for both, ConnWriteTimeout (default
 	// 10 s): it takes whichever is set; both set must be equal
-	// (ErrRueidisTimeouts).
+	// (ErrRueidisTimeouts); so has valkey-go. redigo: DialReadTimeout and
+	// DialWriteTimeout, none by default.
 	ReadTimeout, WriteTimeout time.Duration
+	// Connections, when not 0, is the connection shape: how many
+	// connections the client opens to each server (each node of a
+	// cluster), instead of its default: go-redis' PoolSize and
+	// redigo's MaxActive, which workers then share; rueidis' and
+	// valkey-go's pipelined connections (2^PipelineMultiplex, so a power
+	// of two up to 256: ErrConnections otherwise).
+	Connections int
 }
 
 // ErrRueidisTimeouts is returned by New for rueidis with a ReadTimeout and
@@ -136,8 +151,10 @@ func Select(names []string) ([]string, error) {
 // Modules maps each client name to its Go module, whose version the build
 // records.
 var Modules = map[string]string{
-	"go-redis": "github.com/redis/go-redis/v9",
-	"rueidis":  "github.com/redis/rueidis",
+	"go-redis":  "github.com/redis/go-redis/v9",
+	"rueidis":   "github.com/redis/rueidis",
+	"redigo":    "github.com/gomodule/redigo",
+	"valkey-go": "github.com/valkey-io/valkey-go",
 }
 
 // Version returns the version of the named client's module in this build,
@@ -177,11 +194,18 @@ func New(name string, o Options) (Conn, error) {
 	if o.Retries < 0 {
 		return nil, fmt.Errorf("%s: %w, got %d", name, ErrInvalidRetries, o.Retries)
 	}
+	if err := CheckOptions(name, o); err != nil {
+		return nil, err
+	}
 	switch name {
 	case "go-redis":
 		return newGoRedis(o), nil
 	case "rueidis":
 		return newRueidis(o)
+	case "redigo":
+		return newRedigo(o)
+	case "valkey-go":
+		return newValkey(o)
 	}
 	return nil, fmt.Errorf("%w %q (accepted: %s)", ErrUnknownClient, name, strings.Join(Names, ", "))
 }

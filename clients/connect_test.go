@@ -28,7 +28,7 @@ func TestSentinel(t *testing.T) {
 	target := connection.Sentinel{Master: s.MasterName(), Addrs: s.SentinelAddrs()}
 	prefix := redistest.Prefix(t)
 	conns := map[string]clients.Conn{}
-	for _, name := range clients.Names {
+	for _, name := range supporting(clients.TopologySentinel) {
 		c, err := clients.New(name, clients.Options{Sentinel: target, Workers: 2, Addr: "127.0.0.1:1"})
 		if err != nil {
 			t.Fatalf("New(%q, sentinel %s) error: %v", name, target, err)

@@ -62,7 +62,7 @@ func newGoRedis(o Options) *goRedis {
 		ClientName:       o.ClientName,
 		Protocol:         3,
 		// One connection per worker: callers never queue inside the client.
-		PoolSize:        o.Workers,
+		PoolSize:        poolSize(o),
 		ReadBufferSize:  goRedisBufferSize,
 		WriteBufferSize: goRedisBufferSize,
 		// MULTI/EXEC goes through TxPipelined; keep it on the main pool so
@@ -83,7 +83,7 @@ func newGoRedis(o Options) *goRedis {
 			Mode: maintnotifications.ModeDisabled,
 		},
 	})
-	c := &goRedis{rdb: rdb, server: o.Addr, opts: fmt.Sprintf("pool_size=%d protocol=3 %s buffers=%d", o.Workers, goRedisSettings(o), goRedisBufferSize)}
+	c := &goRedis{rdb: rdb, server: o.Addr, opts: fmt.Sprintf("pool_size=%d protocol=3 %s buffers=%d", poolSize(o), goRedisSettings(o), goRedisBufferSize)}
 	if o.Sentinel.Master != "" {
 		c.opts = "sentinel " + c.opts
 		c.server = fmt.Sprintf("master %s of sentinels %s", o.Sentinel.Master, strings.Join(o.Sentinel.Addrs, ","))
@@ -91,7 +91,7 @@ func newGoRedis(o Options) *goRedis {
 	rdb.AddHook(tapHook{noscripts: &c.fallbacks})
 	if cluster, ok := rdb.(*redis.ClusterClient); ok {
 		c.cluster = cluster
-		c.opts = fmt.Sprintf("cluster pool_size=%d/node protocol=3 %s buffers=%d", o.Workers, goRedisSettings(o), goRedisBufferSize)
+		c.opts = fmt.Sprintf("cluster pool_size=%d/node protocol=3 %s buffers=%d", poolSize(o), goRedisSettings(o), goRedisBufferSize)
 	}
 	return c
 }

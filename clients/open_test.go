@@ -61,6 +61,14 @@ func TestOpen(t *testing.T) {
 					t.Fatalf("Open() #%d error: %v", round+1, err)
 				}
 				opened := connectedClients(t, admin) - before
+				if name == "redigo" {
+					// redigo's pool has no stats of idle connections
+					// beyond the count: the server's count says it.
+					if opened != conns {
+						t.Errorf("Open() #%d: the server sees %d new connections; want %d", round+1, opened, conns)
+					}
+					continue
+				}
 				if name != "go-redis" {
 					if opened < 1 || opened > 4 {
 						t.Errorf("Open() #%d: the server sees %d new connections; want 1 to 4 (shared, pipelined)", round+1, opened)
@@ -113,7 +121,7 @@ func TestOpenClusterMasters(t *testing.T) {
 	masters := cl.MasterAddrs()
 	awaitReplicasOnline(t, redistest.ClusterClient(t, cl))
 	conns := make(map[string]clients.Conn)
-	for _, name := range clients.Names {
+	for _, name := range supporting(clients.TopologyCluster) {
 		c, err := clients.New(name, clients.Options{Cluster: masters, Workers: 30})
 		if err != nil {
 			t.Fatalf("New(%q) error: %v", name, err)

@@ -50,12 +50,13 @@ func blockServer(t *testing.T, addr string, d time.Duration) (wait func()) {
 	}
 }
 
-// TestRetriesAndTimeouts checks --retries and --read-timeout on both
-// clients against a real server that a script keeps busy: the INCR times
+// TestRetriesAndTimeouts checks --retries and --read-timeout on every
+// client against a real server that a script keeps busy: the INCR times
 // out after the read timeout, and the server runs every attempt the client
 // sent once the script ends. go-redis with Retries 3 sends it 4 times (a
 // request counted 4 times: phantom increments); rueidis never retries an
-// INCR, whatever Retries says, so the server counts it at most once.
+// INCR, whatever Retries says, nor does valkey-go, its descendant, so the
+// server counts it at most once; redigo has no retries.
 func TestRetriesAndTimeouts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -71,6 +72,9 @@ func TestRetriesAndTimeouts(t *testing.T) {
 		{"go-redis", 3, 4, []string{"retries=3", "read_timeout=100ms"}},
 		{"rueidis", 0, 1, []string{"retry=off", "conn_write_timeout=100ms", "dial_timeout=5s"}},
 		{"rueidis", 3, 1, []string{"retry=3(read-only)", "conn_write_timeout=100ms"}},
+		{"valkey-go", 0, 1, []string{"retry=off", "conn_write_timeout=100ms", "dial_timeout=5s"}},
+		{"valkey-go", 3, 1, []string{"retry=3(read-only)", "conn_write_timeout=100ms"}},
+		{"redigo", 0, 1, []string{"retries=none", "read_timeout=100ms", "write_timeout=none", "dial_timeout=30s"}},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s/retries=%d", tc.client, tc.retries), func(t *testing.T) {

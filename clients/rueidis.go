@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"math/rand/v2"
 	"net"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,10 +56,7 @@ type rueidisAdapter struct {
 }
 
 func newRueidis(o Options) (*rueidisAdapter, error) {
-	// rueidis' own default for a single server: 2^min(log2(GOMAXPROCS), 2)
-	// connections. Pinned here so the report states it.
-	multiplex := int(math.Log2(float64(runtime.GOMAXPROCS(0))))
-	multiplex = min(max(multiplex, 0), 2)
+	multiplex := pipelineMultiplex(o)
 	ring := rueidisRing(o.Workers, 1<<multiplex)
 	opt := rueidis.ClientOption{
 		InitAddress:           []string{o.Addr},

@@ -20,7 +20,7 @@ import (
 	"github.com/rlbench/rlbench/workload"
 )
 
-// BareConfig configures BareLoop. Every field must be set.
+// BareConfig configures BareLoop. Every field must be set, but Connections.
 type BareConfig struct {
 	// Addr is the server's host:port.
 	Addr string
@@ -40,6 +40,9 @@ type BareConfig struct {
 	Duration time.Duration
 	// Limit and Window are the lua strategy's (Window in whole seconds).
 	Limit, Window int64
+	// Connections is the connection shape (clients.Options.Connections);
+	// 0 means the client's default.
+	Connections int
 }
 
 // BareResult is what BareLoop counted.
@@ -74,7 +77,7 @@ func BareLoop(ctx context.Context, c BareConfig) (BareResult, error) {
 	}
 	wl := workload.Config{Workers: c.Workers}
 	conn, err := rlclients.New(c.Client, rlclients.Options{Addr: c.Addr, Workers: c.Workers,
-		FlushDelay: rlbench.DefaultFlushDelay(wl), ClientName: "bareloop"})
+		FlushDelay: rlbench.DefaultFlushDelay(wl), ClientName: "bareloop", Connections: c.Connections})
 	if err != nil {
 		return BareResult{}, fmt.Errorf("bare loop: %w", err)
 	}

@@ -55,6 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.Client, "client", "go-redis", "client library: "+strings.Join(clients.Names, ", "))
 	fs.IntVar(&c.Workers, "workers", 500, "concurrent workers, each in a closed loop")
 	fs.IntVar(&c.Workers, "clients", 500, "alias of --workers")
+	fs.IntVar(&c.Connections, "connections", 0, "connections to the server, as rlbench's --connections (0: the client's default)")
 	fs.IntVar(&c.Keys, "keys", 100_000, "distinct keys, chosen uniformly")
 	fs.StringVar(&c.Prefix, "prefix", "rl:bare:", "key prefix; the keys are deleted at the end")
 	fs.DurationVar(&c.Warmup, "warmup", time.Second, "uncounted loop before the counted one")
@@ -103,6 +104,9 @@ func check(fs *pflag.FlagSet, c peers.BareConfig) error {
 		return fmt.Errorf("--duration must be > 0, got %s", c.Duration)
 	case c.Limit < 1 || c.Window < 1:
 		return fmt.Errorf("--limit and --window must be >= 1, got %d and %d", c.Limit, c.Window)
+	}
+	if err := clients.CheckOptions(c.Client, clients.Options{Connections: c.Connections}); err != nil {
+		return fmt.Errorf("--connections: %w", err)
 	}
 	return nil
 }

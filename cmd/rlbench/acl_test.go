@@ -63,7 +63,7 @@ func TestACLUserRunsEveryStrategy(t *testing.T) {
 			if i%2 == 1 {
 				login = []string{"--addr", srv.Addr(), "--user", user, "--password", password}
 			}
-			res := mustRun(t, exitOK, append(login, "--strategy", info.Name, "--client", "all", "--prefix", prefix+"run:",
+			res := mustRun(t, exitOK, append(login, "--strategy", info.Name, "--client", "go-redis,rueidis", "--prefix", prefix+"run:",
 				"--clients", "4", "--keys", "10", "--requests", "200", "--duration", "30s", "-q")...)
 			if !strings.Contains(res.stdout, info.Name) {
 				t.Errorf("stdout lacks the %s cells:\n%s", info.Name, res.stdout)
@@ -168,7 +168,7 @@ func TestACLUserRunsOnACluster(t *testing.T) {
 	t.Parallel()
 	c := redistest.StartCluster(t, 3, 0)
 	prefix := redistest.Prefix(t)
-	run := []string{"--cluster", strings.Join(c.Addrs(), ","), "--strategy", "lua,multi-nx", "--client", "all", "--prefix", prefix + "run:",
+	run := []string{"--cluster", strings.Join(c.Addrs(), ","), "--strategy", "lua,multi-nx", "--client", "go-redis,rueidis", "--prefix", prefix + "run:",
 		"--clients", "4", "--keys", "10", "--requests", "200", "--duration", "30s", "-q"}
 	for _, tc := range []struct {
 		user string
@@ -217,5 +217,5 @@ func TestACLUserRunsThroughSentinel(t *testing.T) {
 	t.Cleanup(func() { admin.Close() })
 	createACLUser(t, admin, "--strategy", "lua,multi-nx", "--sentinel-target", "--prefix", prefix, "--user", "sentinelbench", "--password", "pw")
 	mustRun(t, exitOK, "--sentinel", s.MasterName()+"@"+strings.Join(s.SentinelAddrs(), ","), "--user", "sentinelbench", "--password", "pw",
-		"--strategy", "lua,multi-nx", "--client", "all", "--prefix", prefix+"run:", "--clients", "4", "--keys", "10", "--requests", "200", "--duration", "30s", "-q")
+		"--strategy", "lua,multi-nx", "--client", "go-redis,rueidis", "--prefix", prefix+"run:", "--clients", "4", "--keys", "10", "--requests", "200", "--duration", "30s", "-q")
 }

@@ -15,7 +15,7 @@ func TestRunCluster(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 0)
 	jsonPath := filepath.Join(t.TempDir(), "run.json")
-	args := []string{"--cluster", strings.Join(cl.Addrs()[:2], ","), "--client", "all", "--strategy", "lua,multi-nx",
+	args := []string{"--cluster", strings.Join(cl.Addrs()[:2], ","), "--client", "go-redis,rueidis", "--strategy", "lua,multi-nx",
 		"--clients", "4", "--keys", "5", "--requests", "200", "--prefix", redistest.Prefix(t), "--json", jsonPath}
 	res := mustRun(t, exitOK, args...)
 	if rows := tableRows(t, res.stdout); len(rows) != 4 {

@@ -20,6 +20,7 @@ var runFlags = map[string]string{
 	"OnError":                 "--on-error",
 	"FlushDelay":              "--rueidis-flush-delay",
 	"Retries":                 "--retries",
+	"Connections":             "--connections",
 	"DialTimeout":             "--dial-timeout",
 	"ReadTimeout":             "--read-timeout",
 	"WriteTimeout":            "--write-timeout",

@@ -310,6 +310,14 @@ func TestRunBadInput(t *testing.T) {
 			target: true,
 			want:   []string{"--read-timeout", "ConnWriteTimeout", "same value"},
 		},
+		// Issue 27: what a client cannot take is refused before any load,
+		// naming the flag and what the client accepts.
+		{name: "redigo on a cluster", args: []string{"--client", "redigo", "--cluster", "{closed}"}, want: []string{"--client", "redigo", "cluster", "redigo supports: single server"}},
+		{name: "redigo on sentinel", args: []string{"--client", "redigo", "--managed-sentinel", "0"}, want: []string{"--client", "redigo", "sentinel", "redigo supports: single server"}},
+		{name: "redigo with retries", args: []string{"--client", "redigo", "--retries", "1"}, target: true, want: []string{"--retries", "redigo has no retries"}},
+		{name: "valkey-go with two timeouts", args: []string{"--client", "valkey-go", "--read-timeout", "1s", "--write-timeout", "2s"}, target: true, want: []string{"--read-timeout", "ConnWriteTimeout"}},
+		{name: "connections not a power of two", args: []string{"--client", "go-redis,valkey-go", "--connections", "3"}, target: true, want: []string{"--connections", "valkey-go", "power of two", "got 3"}},
+		{name: "negative connections", args: []string{"--connections", "-1"}, target: true, want: []string{"--connections", ">= 1", "-1"}},
 		// Issue 12: --procs has a bound.
 		{name: "too many procs", args: []string{"--procs", "100000"}, target: true, want: []string{"--procs", "<= 1024", "100000"}},
 		// Issue 12: credentials given in an address are never echoed.
@@ -552,7 +560,7 @@ func TestRunReport(t *testing.T) {
 	jsonPath := filepath.Join(t.TempDir(), "report.json")
 	args := []string{
 		"--addr", srv.Addr(), "--prefix", prefix,
-		"--strategy", "naive,lua", "--client", "all", "--clients", "4", "--keys", "3",
+		"--strategy", "naive,lua", "--client", "go-redis,rueidis", "--clients", "4", "--keys", "3",
 		"--window", "1", "--duration", "300ms", "--json", jsonPath,
 	}
 	res := mustRun(t, exitOK, args...)
@@ -878,7 +886,7 @@ func TestBinaryRecordsEnvironment(t *testing.T) {
 	dir := t.TempDir()
 	bin := rlbenchBinary(t)
 	jsonPath := filepath.Join(dir, "out.json")
-	args := []string{"--addr", srv.Addr(), "--client", "all", "--clients", "2", "--duration", "200ms", "--warmup", "0", "--json", jsonPath, "-q"}
+	args := []string{"--addr", srv.Addr(), "--client", "go-redis,rueidis", "--clients", "2", "--duration", "200ms", "--warmup", "0", "--json", jsonPath, "-q"}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") })
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -31,7 +31,7 @@ func TestSentinelPassword(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	target := s.MasterName() + "@" + strings.Join(s.SentinelAddrs(), ",")
 	jsonPath := filepath.Join(t.TempDir(), "run.json")
-	load := []string{"--sentinel", target, "--password", masterSecret, "--strategy", "lua", "--client", "all",
+	load := []string{"--sentinel", target, "--password", masterSecret, "--strategy", "lua", "--client", "go-redis,rueidis",
 		"--clients", "2", "--keys", "5", "--duration", "300ms", "--prefix", redistest.Prefix(t)}
 	res := mustRun(t, exitOK, append(load, "--sentinel-password", sentinelSecret, "--json", jsonPath)...)
 	data, err := os.ReadFile(jsonPath)
@@ -118,5 +118,5 @@ func TestSentinelWithoutPassword(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	mustRun(t, exitOK, "--sentinel", s.MasterName()+"@"+strings.Join(s.SentinelAddrs(), ","), "--password", "master-only-k3",
-		"--strategy", "lua", "--client", "all", "--clients", "2", "--keys", "5", "--duration", "300ms", "--prefix", redistest.Prefix(t))
+		"--strategy", "lua", "--client", "go-redis,rueidis", "--clients", "2", "--keys", "5", "--duration", "300ms", "--prefix", redistest.Prefix(t))
 }
