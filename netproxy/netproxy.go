@@ -1,0 +1,194 @@
+// Package netproxy is an in-process TCP proxy on loopback between a load's
+// clients and one server, which cuts, slows and resets their connections on
+// demand: toxiproxy v2 used as a library, with one toxic of its own (control)
+// for what toxiproxy's toxics cannot do, a reply lost per reply rather than
+// per connection, and every connection reset at once.
+package netproxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net"
+	"strings"
+	"sync"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/Shopify/toxiproxy/v2/toxics"
+	"github.com/rs/zerolog"
+)
+
+// Toxic names, one per direction where a fault acts both ways.
+const (
+	latencyDown = "rlbench_latency"
+	lingerUp    = "rlbench_linger0"
+	controlUp   = "rlbench_control_up"
+	controlDown = "rlbench_control_down"
+)
+
+// Proxy forwards every connection made to Addr to its upstream, through
+// the faults set on it.
+type Proxy struct {
+	proxy *toxiproxy.Proxy
+	state *state
+
+	mu      sync.Mutex
+	latency bool
+}
+
+// Stats counts what the faults did to the proxy's connections.
+type Stats struct {
+	// LostReplies counts the replies (chunks of reply bytes read from the
+	// server) that ReplyLoss dropped, resetting their connection.
+	LostReplies int64
+	// Resets counts the connections ResetAll reset.
+	Resets int64
+}
+
+// Start listens on 127.0.0.1 on a free port and forwards each connection to
+// upstream (host:port). Close stops it.
+func Start(upstream string) (*Proxy, error) {
+	if _, _, err := net.SplitHostPort(upstream); err != nil {
+		return nil, fmt.Errorf("netproxy: start: upstream %q: %w", upstream, err)
+	}
+	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	tp := toxiproxy.NewProxy(server, "rlbench:"+upstream, "127.0.0.1:0", upstream)
+	p := &Proxy{proxy: tp, state: newState()}
+	// A reset_peer toxic that never acts (toxicity 0) makes toxiproxy set
+	// SO_LINGER 0 on both sockets of every connection: any close the
+	// proxy makes is then a reset (RST), not an orderly end (FIN).
+	if _, err := p.add(lingerUp, "reset_peer", "upstream", 0, map[string]int{"timeout": 0}); err != nil {
+		return nil, err
+	}
+	for _, c := range []struct {
+		name, stream string
+		down         bool
+	}{{controlUp, "upstream", false}, {controlDown, "downstream", true}} {
+		w, err := p.add(c.name, controlType, c.stream, 1, struct{}{})
+		if err != nil {
+			return nil, err
+		}
+		ctl := w.Toxic.(*control)
+		ctl.state, ctl.down = p.state, c.down
+	}
+	if err := tp.Start(); err != nil {
+		return nil, fmt.Errorf("netproxy: start proxy to %s: %w", upstream, err)
+	}
+	return p, nil
+}
+
+// Addr is the address the proxy listens on, e.g. "127.0.0.1:41234".
+func (p *Proxy) Addr() string {
+	p.proxy.Lock()
+	defer p.proxy.Unlock()
+	return p.proxy.Listen
+}
+
+// Upstream is the server the proxy forwards to.
+func (p *Proxy) Upstream() string { return p.proxy.Upstream }
+
+// Cut makes every byte vanish both ways, on the open connections and on
+// new ones, until Heal: no reset, no close; the clients see timeouts. A
+// new connection is still accepted (the kernel completes the handshake)
+// but nothing it sends arrives.
+func (p *Proxy) Cut() error {
+	p.state.cut.Store(true)
+	return nil
+}
+
+// Heal ends a Cut: bytes flow again on the connections still open (what
+// was sent meanwhile is lost).
+func (p *Proxy) Heal() error {
+	p.state.cut.Store(false)
+	return nil
+}
+
+// Latency delays every reply by ms milliseconds, give or take up to
+// jitterMS, until ClearLatency; a second call replaces the first.
+func (p *Proxy) Latency(ms, jitterMS int) error {
+	if ms < 0 || jitterMS < 0 || jitterMS > ms {
+		return fmt.Errorf("netproxy: latency %dms~%dms: want 0 <= jitter <= latency", ms, jitterMS)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.latency {
+		if err := p.remove(latencyDown); err != nil {
+			return err
+		}
+		p.latency = false
+	}
+	if _, err := p.add(latencyDown, "latency", "downstream", 1, map[string]int{"latency": ms, "jitter": jitterMS}); err != nil {
+		return err
+	}
+	p.latency = true
+	return nil
+}
+
+// ClearLatency ends Latency.
+func (p *Proxy) ClearLatency() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.latency {
+		return nil
+	}
+	p.latency = false
+	return p.remove(latencyDown)
+}
+
+// ReplyLoss makes each reply, with probability prob, reach the proxy from
+// the server (the server ran the request) and reset its connection instead
+// of reaching the client. The decision is per chunk of reply bytes the
+// proxy reads: a pipeline's replies read at once are lost together.
+// ReplyLoss(0) ends it.
+func (p *Proxy) ReplyLoss(prob float64) error {
+	if math.IsNaN(prob) || prob < 0 || prob > 1 {
+		return fmt.Errorf("netproxy: reply loss %v: want a probability in [0, 1]", prob)
+	}
+	p.state.replyLoss.Store(math.Float64bits(prob))
+	return nil
+}
+
+// ResetAll resets every open connection at once (RST to both the client
+// and the server).
+func (p *Proxy) ResetAll() error {
+	p.state.resetAll()
+	return nil
+}
+
+// Open returns how many client connections are open through the proxy.
+func (p *Proxy) Open() int { return p.state.open() }
+
+// Stats returns what the faults did so far.
+func (p *Proxy) Stats() Stats {
+	return Stats{LostReplies: p.state.lostReplies.Load(), Resets: p.state.resets.Load()}
+}
+
+// Close stops listening and closes (resets) every connection.
+func (p *Proxy) Close() error {
+	p.proxy.Stop()
+	return nil
+}
+
+// add adds a toxic to the proxy's chain.
+func (p *Proxy) add(name, typ, stream string, toxicity float32, attrs any) (*toxics.ToxicWrapper, error) {
+	body, err := json.Marshal(map[string]any{
+		"name": name, "type": typ, "stream": stream, "toxicity": toxicity, "attributes": attrs,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("netproxy: add %s: %w", name, err)
+	}
+	w, err := p.proxy.Toxics.AddToxicJson(strings.NewReader(string(body)))
+	if err != nil {
+		return nil, fmt.Errorf("netproxy: add %s: %w", name, err)
+	}
+	return w, nil
+}
+
+// remove removes a toxic from the proxy's chain.
+func (p *Proxy) remove(name string) error {
+	if err := p.proxy.Toxics.RemoveToxic(context.Background(), name); err != nil {
+		return fmt.Errorf("netproxy: remove %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,211 @@
+package netproxy_test
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/netproxy"
+)
+
+// start starts a server and a proxy to it, closed in t.Cleanup.
+func start(t *testing.T) (*netproxy.Proxy, *redis.Client) {
+	t.Helper()
+	srv := redistest.Start(t)
+	p, err := netproxy.Start(srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p, redistest.Client(t, srv)
+}
+
+// client is a go-redis client through p, with no retries and a short
+// read timeout, closed in t.Cleanup.
+func client(t *testing.T, p *netproxy.Proxy) *redis.Client {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{
+		Addr:                     p.Addr(),
+		MaxRetries:               -1,
+		ReadTimeout:              300 * time.Millisecond,
+		WriteTimeout:             300 * time.Millisecond,
+		DialTimeout:              300 * time.Millisecond,
+		DisableIdentity:          true,
+		Protocol:                 2,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+// dial opens a raw connection through p and checks that PING answers.
+func dial(t *testing.T, p *netproxy.Proxy) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	r := bufio.NewReader(conn)
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if line, err := r.ReadString('\n'); err != nil || line != "+PONG\r\n" {
+		t.Fatalf("PING through the proxy: %q, %v", line, err)
+	}
+	return conn, r
+}
+
+func TestPassThrough(t *testing.T) {
+	t.Parallel()
+	p, _ := start(t)
+	if !strings.HasPrefix(p.Addr(), "127.0.0.1:") || strings.HasSuffix(p.Addr(), ":0") {
+		t.Fatalf("Addr() = %q, want 127.0.0.1:<port>", p.Addr())
+	}
+	rdb := client(t, p)
+	key := redistest.Prefix(t) + "k"
+	if err := rdb.Set(t.Context(), key, "v", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := rdb.Get(t.Context(), key).Result(); err != nil || got != "v" {
+		t.Fatalf("GET through the proxy = %q, %v", got, err)
+	}
+}
+
+// TestReplyLoss: the server runs the INCR, the client gets no reply but a
+// reset; with ReplyLoss(0) replies arrive again.
+func TestReplyLoss(t *testing.T) {
+	t.Parallel()
+	p, plain := start(t)
+	key := redistest.Prefix(t) + "n"
+	conn, r := dial(t, p)
+	if err := p.ReplyLoss(1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Write([]byte("INCR " + key + "\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ReadString('\n'); !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("INCR under reply loss 1: %v, want connection reset", err)
+	}
+	if n, err := plain.Get(t.Context(), key).Int(); err != nil || n != 1 {
+		t.Fatalf("the server's counter after a lost reply = %d, %v; want 1 (the server ran it)", n, err)
+	}
+	if got := p.Stats().LostReplies; got != 1 {
+		t.Fatalf("Stats().LostReplies = %d, want 1", got)
+	}
+	if err := p.ReplyLoss(0); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := client(t, p).Incr(t.Context(), key).Result(); err != nil || n != 2 {
+		t.Fatalf("INCR after ReplyLoss(0) = %d, %v; want 2", n, err)
+	}
+	for _, bad := range []float64{-0.1, 1.5} {
+		if err := p.ReplyLoss(bad); err == nil {
+			t.Errorf("ReplyLoss(%v) accepted", bad)
+		}
+	}
+}
+
+// TestCut: a cut connection times out (no reset), and works again after Heal.
+func TestCut(t *testing.T) {
+	t.Parallel()
+	p, _ := start(t)
+	conn, r := dial(t, p)
+	if err := p.Cut(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		t.Fatalf("write while cut: %v, want none (nothing resets)", err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if _, err := r.ReadString('\n'); !isTimeout(err) {
+		t.Fatalf("read while cut: %v, want a timeout", err)
+	}
+	rdb := client(t, p)
+	if err := rdb.Ping(t.Context()).Err(); !isTimeout(err) {
+		t.Fatalf("a new client's PING while cut: %v, want a timeout", err)
+	}
+	if err := p.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	// The PING sent while cut vanished; the next one answers.
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if line, err := r.ReadString('\n'); err != nil || line != "+PONG\r\n" {
+		t.Fatalf("PING after Heal: %q, %v", line, err)
+	}
+	if err := rdb.Ping(t.Context()).Err(); err != nil {
+		t.Fatalf("a client's PING after Heal: %v", err)
+	}
+}
+
+// TestResetAll: every open connection is reset (RST) at once.
+func TestResetAll(t *testing.T) {
+	t.Parallel()
+	p, _ := start(t)
+	a, ra := dial(t, p)
+	b, rb := dial(t, p)
+	if got := p.Open(); got != 2 {
+		t.Fatalf("Open() = %d, want 2", got)
+	}
+	if err := p.ResetAll(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		conn net.Conn
+		r    *bufio.Reader
+	}{{a, ra}, {b, rb}} {
+		_ = c.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		_, err := c.r.ReadString('\n')
+		if !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("read after ResetAll: %v, want connection reset", err)
+		}
+	}
+	if got := p.Stats().Resets; got != 2 {
+		t.Errorf("Stats().Resets = %d, want 2", got)
+	}
+	dial(t, p) // new connections still work
+}
+
+// TestLatency: each reply arrives at least the latency later.
+func TestLatency(t *testing.T) {
+	t.Parallel()
+	p, _ := start(t)
+	conn, r := dial(t, p)
+	if err := p.Latency(250, 0); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := r.ReadString('\n'); err != nil || line != "+PONG\r\n" {
+		t.Fatalf("PING with latency: %q, %v", line, err)
+	}
+	if took := time.Since(begin); took < 250*time.Millisecond {
+		t.Fatalf("PING with 250ms latency took %s", took)
+	}
+	if err := p.ClearLatency(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Latency(10, 20); err == nil {
+		t.Error("Latency(10, 20) accepted a jitter above the latency")
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
