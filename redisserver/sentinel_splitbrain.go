@@ -18,6 +18,12 @@ import (
 // increment count: the resolution of its write times.
 const splitBrainPoll = 20 * time.Millisecond
 
+// splitBrainRejoinTimeout bounds the wait for the old master to rejoin
+// once healed: a sentinel reads a replica's INFO every 10 seconds, and
+// reconfigures one that says it is a master 8 seconds after (some 20
+// seconds in all).
+const splitBrainRejoinTimeout = time.Minute
+
 // ErrNoRelay is returned, wrapped, by SplitBrain on a set-up started
 // without SentinelOptions.Relay: nothing can cut the master off.
 var ErrNoRelay = errors.New("the set-up has no relays to cut (SentinelOptions.Relay)")
@@ -73,8 +79,9 @@ func (b SplitBrain) String() string {
 // relay: the clients, which dial it directly, keep writing to it) for
 // hold, or until the sentinels have promoted a replica if that takes
 // longer; heals the cut, and waits until the old master is a replica of
-// the new one, which throws away what it took meanwhile. Every wait is at
-// most 30 seconds. It reads each data node's role and increment count
+// the new one, which throws away what it took meanwhile (some 20 seconds
+// after the heal). The wait for the promotion is at most 30 seconds (or
+// hold), the one for the rejoin a minute. It reads each data node's role and increment count
 // every 20 ms throughout, for when each master took increments.
 func (s *Sentinel) SplitBrain(ctx context.Context, hold time.Duration) (SplitBrain, error) {
 	if len(s.nodes) < 2 {
@@ -146,7 +153,7 @@ func (s *Sentinel) splitBrain(ctx context.Context, old string, hold time.Duratio
 		return b, fmt.Errorf("heal: %w", err)
 	}
 	b.Healed = time.Since(cut)
-	if err := s.AwaitReplica(ctx, old); err != nil {
+	if err := s.awaitReplica(ctx, old, splitBrainRejoinTimeout); err != nil {
 		return b, err
 	}
 	b.Rejoined = time.Since(cut)
