@@ -104,6 +104,15 @@ type Config struct {
 	OnError string `json:"on_error"`
 	// Faults are injected into every cell's load at their times.
 	Faults []faults.Fault `json:"faults,omitempty"`
+	// MinReplicas is min-replicas-to-write on every data node of each
+	// private Sentinel set-up (redisserver.SentinelOptions.MinReplicas): a
+	// master refuses writes unless that many replicas have acknowledged it
+	// within MinReplicasMaxLag. 0 means none; only with managed Sentinel
+	// targets, and at most their replicas.
+	MinReplicas int `json:"min_replicas,omitempty"`
+	// MinReplicasMaxLag is min-replicas-max-lag, in seconds, with
+	// MinReplicas; 0 means redisserver.DefaultMinReplicasMaxLag.
+	MinReplicasMaxLag int `json:"min_replicas_max_lag_s,omitempty"`
 	// Scripts registers user strategies from Lua scripts, each "NAME=FILE"
 	// (strategies.RegisterScript); with no Strategies, they are the ones run.
 	Scripts []string `json:"scripts,omitempty"`
@@ -339,6 +348,9 @@ func (c *Config) validate() error {
 		{"WriteTimeout", c.WriteTimeout < 0, fmt.Errorf("write timeout must be >= 0 (0: the client's default), got %s", c.WriteTimeout)},
 		{"ReadTimeout", slices.Contains(c.Clients, "rueidis") && c.ReadTimeout != 0 && c.WriteTimeout != 0 && c.ReadTimeout != c.WriteTimeout,
 			fmt.Errorf("read timeout %s, write timeout %s: %w", c.ReadTimeout, c.WriteTimeout, clients.ErrRueidisTimeouts)},
+		{"MinReplicas", c.MinReplicas < 0, fmt.Errorf("min-replicas-to-write must be >= 0 (0: none), got %d", c.MinReplicas)},
+		{"MinReplicasMaxLag", c.MinReplicasMaxLag < 0 || (c.MinReplicasMaxLag > 0 && c.MinReplicas == 0),
+			fmt.Errorf("min-replicas-max-lag must be >= 1 s, with --min-replicas N (N >= 1), got %d", c.MinReplicasMaxLag)},
 		{"AuditEvery", c.AuditEvery < 0, fmt.Errorf("audit period must be >= 0, got %s", c.AuditEvery)},
 		{"Warmup", c.Warmup < 0, fmt.Errorf("warm-up must be >= 0, got %s", c.Warmup)},
 		{"ScriptTimeout", c.ScriptTimeout < 0, fmt.Errorf("script timeout must be > 0, got %s", c.ScriptTimeout)},
@@ -391,6 +403,9 @@ func (c *Config) validateTarget(t TargetSpec) error {
 	}
 	if c.PrivateTLS && (t.ManagedCluster != "" || t.ManagedSentinel != "") {
 		return usage("PrivateTLS", fmt.Errorf("%s: a TLS private server is a single server; leave out --managed-cluster and --managed-sentinel", t.Label))
+	}
+	if c.MinReplicas > 0 && (t.ManagedSentinel == "" || c.MinReplicas > t.managedReplicas()) {
+		return usage("MinReplicas", fmt.Errorf("%s: min-replicas-to-write %d needs a private Sentinel set-up with at least that many replicas (--managed-sentinel R, R >= %d)", t.Label, c.MinReplicas, c.MinReplicas))
 	}
 	caps := t.capabilities(c.AllowServerWideFaults)
 	for _, f := range c.Faults {

@@ -80,6 +80,8 @@ type failoverWatch struct {
 	// readAt is when the first comparison read the counters; master is
 	// the last one's new master, compared the most keys one compared;
 	// errs say why comparisons failed.
+	// split is what the split-brain fault did; nil without one.
+	split    *redisserver.SplitBrain
 	readAt   time.Time
 	master   string
 	compared int64
@@ -122,7 +124,9 @@ func (c *cell) watchFailover(ft *faults.Target) *failoverWatch {
 	s, _ := c.target.topology.(*sentinel)
 	failovers := s != nil && s.managed != nil && ft.Failover != nil &&
 		slices.ContainsFunc(c.cfg.Faults, func(f faults.Fault) bool { return f.Kind == faults.SentinelFailover })
-	if !countsIncrements(info) && !failovers {
+	splits := s != nil && s.managed != nil && ft.SplitBrain != nil &&
+		slices.ContainsFunc(c.cfg.Faults, func(f faults.Fault) bool { return f.Kind == faults.SplitBrain })
+	if !countsIncrements(info) && !failovers && !splits {
 		return nil
 	}
 	w := &failoverWatch{
@@ -131,6 +135,10 @@ func (c *cell) watchFailover(ft *faults.Target) *failoverWatch {
 		counts:    countsIncrements(info),
 		keys:      make([]watchedKey, min(c.cfg.Workload.Keys, admission.MaxTrackedKeys)),
 		fallbacks: c.conn.Fallbacks,
+	}
+	if splits {
+		w.managed = s.managed
+		w.watchSplitBrain(ft) // failover_splitbrain.go
 	}
 	if !failovers {
 		return w
@@ -348,7 +356,7 @@ func (w *failoverWatch) result(ctx context.Context, start time.Time) results.Fai
 	if w.switched > 0 {
 		rec.ClientsSwitchedS = w.switched.Seconds()
 	}
-	return results.Failover{FailoverRecovery: &rec, LostIncrements: w.lostIncrements(start)}
+	return results.Failover{FailoverRecovery: &rec, LostIncrements: w.lostIncrements(start), SplitBrain: w.splitBrainResult(start)}
 }
 
 // recoveryClock notes when decisions fail and when they succeed again.

@@ -3,14 +3,17 @@ package rlbench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/netproxy"
 	"github.com/rlbench/rlbench/redirects"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
@@ -34,14 +37,22 @@ func openSentinel(ctx context.Context, cfg Config, spec TargetSpec) (*target, er
 	login := cfg.login(spec)
 	if spec.ManagedSentinel != "" {
 		replicas, _ := strconv.Atoi(spec.ManagedSentinel)
-		m, err := redisserver.StartSentinel(ctx, redisserver.SentinelOptions{
+		o := redisserver.SentinelOptions{
 			Replicas: replicas, Binary: spec.RedisServer, Args: privateServerArgs,
-		})
+			MinReplicas: cfg.MinReplicas, MinReplicasMaxLag: cfg.MinReplicasMaxLag,
+		}
+		if slices.ContainsFunc(cfg.Faults, func(f faults.Fault) bool { return f.Kind == faults.SplitBrain }) {
+			// The sentinels and the replicas reach each node through a
+			// proxy, which the fault cuts; the clients and rlbench's own
+			// connections dial the nodes directly (Direct).
+			o.Relay = func(addr string) (redisserver.Relay, error) { return netproxy.Start(addr) }
+		}
+		m, err := redisserver.StartSentinel(ctx, o)
 		if err != nil {
 			return nil, usage("Targets.ManagedSentinel", fmt.Errorf("%s: %w", spec.Label, err))
 		}
 		s.managed, login = m, connection.Settings{}
-		s.target = connection.Sentinel{Master: m.MasterName(), Addrs: m.SentinelAddrs()}
+		s.target = connection.Sentinel{Master: m.MasterName(), Addrs: m.SentinelAddrs(), Direct: m.Direct()}
 	} else {
 		s.target = *spec.Sentinel
 	}
@@ -74,12 +85,16 @@ func (s *sentinel) nodes(context.Context) ([]*redis.Client, error) {
 func (s *sentinel) endpoint(o *clients.Options) { o.Sentinel = s.target }
 
 // faultActions gives a private set-up with replicas the sentinel-failover
-// fault: SENTINEL FAILOVER, then a wait until the new master takes writes.
+// fault (SENTINEL FAILOVER, then a wait until the new master takes
+// writes) and the split-brain fault (its relays cut, then healed).
 func (s *sentinel) faultActions(string) faults.Target {
 	if s.managed == nil || s.spec.managedReplicas() == 0 {
 		return faults.Target{}
 	}
-	return faults.Target{Failover: s.managed.Failover}
+	return faults.Target{Failover: s.managed.Failover, SplitBrain: func(ctx context.Context, hold time.Duration) (string, error) {
+		b, err := s.managed.SplitBrain(ctx, hold)
+		return b.String(), err
+	}}
 }
 
 func (s *sentinel) redirects(context.Context) redirects.Snapshot { return nil }

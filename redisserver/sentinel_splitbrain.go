@@ -33,6 +33,8 @@ type SplitBrain struct {
 	// Old is the master that was cut off, New the replica the sentinels
 	// promoted; each the node's own address.
 	Old, New string
+	// CutAt is when the master was cut off.
+	CutAt time.Time
 	// Promoted is when every sentinel named New and it answered ROLE as a
 	// master; Healed when the relay was healed; Rejoined when Old answered
 	// ROLE as a replica.
@@ -114,6 +116,7 @@ func (s *Sentinel) splitBrain(ctx context.Context, old string, hold time.Duratio
 		return b, fmt.Errorf("cut: %w", err)
 	}
 	cut := time.Now()
+	b.CutAt = cut
 	w.from(cut)
 	healed := false
 	defer func() {
