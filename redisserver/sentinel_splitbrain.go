@@ -83,56 +83,70 @@ func (b SplitBrain) String() string {
 // longer; heals the cut, and waits until the old master is a replica of
 // the new one, which throws away what it took meanwhile (some 20 seconds
 // after the heal). The wait for the promotion is at most 30 seconds (or
-// hold), the one for the rejoin a minute. It reads each data node's role and increment count
-// every 20 ms throughout, for when each master took increments.
+// hold), the one for the rejoin a minute. It reads each data node's role
+// and increment count every 20 ms throughout, for when each master took
+// increments.
 func (s *Sentinel) SplitBrain(ctx context.Context, hold time.Duration) (SplitBrain, error) {
+	wait, err := s.StartSplitBrain(ctx, hold)
+	if err != nil {
+		return SplitBrain{}, err
+	}
+	return wait()
+}
+
+// StartSplitBrain is SplitBrain, returning once the master is cut off;
+// wait returns what SplitBrain returns, once the old master has rejoined.
+func (s *Sentinel) StartSplitBrain(ctx context.Context, hold time.Duration) (wait func() (SplitBrain, error), err error) {
 	if len(s.nodes) < 2 {
-		return SplitBrain{}, fmt.Errorf("redisserver: split brain: %w", ErrNoReplica)
+		return nil, fmt.Errorf("redisserver: split brain: %w", ErrNoReplica)
 	}
 	if len(s.relays) == 0 {
-		return SplitBrain{}, fmt.Errorf("redisserver: split brain: %w", ErrNoRelay)
+		return nil, fmt.Errorf("redisserver: split brain: %w", ErrNoRelay)
 	}
 	old, err := s.MasterAddr(ctx)
 	if err != nil {
-		return SplitBrain{}, fmt.Errorf("redisserver: split brain: %w", err)
+		return nil, fmt.Errorf("redisserver: split brain: %w", err)
 	}
 	if err := s.AwaitReady(ctx); err != nil {
-		return SplitBrain{}, fmt.Errorf("redisserver: split brain: %w", err)
+		return nil, fmt.Errorf("redisserver: split brain: %w", err)
 	}
-	b, err := s.splitBrain(ctx, old, hold)
-	if err != nil {
-		return b, fmt.Errorf("redisserver: split brain of %s: %w", old, err)
-	}
-	return b, nil
-}
-
-// splitBrain is SplitBrain of the master at old, once the set-up is ready.
-func (s *Sentinel) splitBrain(ctx context.Context, old string, hold time.Duration) (b SplitBrain, err error) {
 	relay := s.relays[old]
-	b.Old = old
 	w := s.watchIncrements(ctx)
 	if err := relay.Cut(); err != nil {
 		w.stop()
-		return b, fmt.Errorf("cut: %w", err)
+		return nil, fmt.Errorf("redisserver: split brain: cut %s: %w", old, err)
 	}
-	cut := time.Now()
-	b.CutAt = cut
-	w.from(cut)
+	b := SplitBrain{Old: old, CutAt: time.Now()}
+	w.from(b.CutAt)
+	done := make(chan error, 1)
+	go func() { done <- s.splitBrain(ctx, relay, &b, hold) }()
+	return func() (SplitBrain, error) {
+		err := <-done
+		w.stop()
+		b.OldIncrements, b.OldLastIncrement, _ = w.result(old)
+		b.NewIncrements, _, b.NewFirstIncrement = w.result(b.New)
+		if err != nil {
+			return b, fmt.Errorf("redisserver: split brain of %s: %w", old, err)
+		}
+		return b, nil
+	}, nil
+}
+
+// splitBrain is the rest of SplitBrain once the master at b.Old is cut off
+// (relay): the promotion, the heal, the rejoin, noted in b.
+func (s *Sentinel) splitBrain(ctx context.Context, relay Relay, b *SplitBrain, hold time.Duration) (err error) {
 	healed := false
 	defer func() {
 		if !healed {
 			err = errors.Join(err, relay.Heal())
 		}
-		w.stop()
-		b.OldIncrements, b.OldLastIncrement, _ = w.result(old)
-		b.NewIncrements, _, b.NewFirstIncrement = w.result(b.New)
 	}()
 	wait, cancel := context.WithTimeout(ctx, max(hold, sentinelSettleTimeout))
 	defer cancel()
 	// Not a write: under min-replicas-to-write the new master may refuse
 	// every write until the old one rejoins it.
 	err = poll(wait, "the sentinels to promote a replica", func(ctx context.Context) error {
-		named, err := s.namedByAll(ctx, old)
+		named, err := s.namedByAll(ctx, b.Old)
 		if err != nil {
 			return err
 		}
@@ -143,24 +157,24 @@ func (s *Sentinel) splitBrain(ctx context.Context, old string, hold time.Duratio
 		return nil
 	})
 	if err != nil {
-		return b, err
+		return err
 	}
-	b.Promoted = time.Since(cut)
+	b.Promoted = time.Since(b.CutAt)
 	select {
 	case <-ctx.Done():
-		return b, ctx.Err()
+		return ctx.Err()
 	case <-time.After(hold - b.Promoted):
 	}
 	healed = true
 	if err := relay.Heal(); err != nil {
-		return b, fmt.Errorf("heal: %w", err)
+		return fmt.Errorf("heal: %w", err)
 	}
-	b.Healed = time.Since(cut)
-	if err := s.awaitReplica(ctx, old, splitBrainRejoinTimeout); err != nil {
-		return b, err
+	b.Healed = time.Since(b.CutAt)
+	if err := s.awaitReplica(ctx, b.Old, splitBrainRejoinTimeout); err != nil {
+		return err
 	}
-	b.Rejoined = time.Since(cut)
-	return b, nil
+	b.Rejoined = time.Since(b.CutAt)
+	return nil
 }
 
 // namedByAll returns the master every sentinel names, when they all name
@@ -289,4 +303,34 @@ func readIncrements(ctx context.Context, rdb *redis.Client) (master bool, count 
 		}
 	}
 	return serverinfo.Parse(repl.Val())["role"] == "master", count, nil
+}
+
+// AwaitReplicated waits, at most 30 seconds, until every replica has
+// acknowledged every write the master took so far: it writes key (with a
+// 1-second TTL) on the master and sends WAIT on the same connection until
+// every replica has it.
+func (s *Sentinel) AwaitReplicated(ctx context.Context, key string) error {
+	master, err := s.MasterAddr(ctx)
+	if err != nil {
+		return fmt.Errorf("redisserver: await replicated: %w", err)
+	}
+	conn := s.clients[master].Conn()
+	defer conn.Close()
+	want := int64(len(s.nodes) - 1)
+	ctx, cancel := context.WithTimeout(ctx, sentinelSettleTimeout)
+	defer cancel()
+	err = poll(ctx, "the replicas of "+master+" to acknowledge its writes", func(ctx context.Context) error {
+		if err := conn.Set(ctx, key, 1, time.Second).Err(); err != nil {
+			return err
+		}
+		n, err := conn.Do(ctx, "wait", want, 1000).Int64()
+		if err == nil && n < want {
+			err = fmt.Errorf("WAIT: %d of %d replicas", n, want)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("redisserver: await replicated: %w", err)
+	}
+	return nil
 }

@@ -117,6 +117,10 @@ type Server struct {
 	// Managed is true for a private server that rlbench controls, which the
 	// server-wide checks need.
 	Managed bool `json:"managed"`
+	// Sentinel is true for a private Sentinel set-up whose nodes the
+	// sentinels and replicas reach through relays, which the split-brain
+	// check needs.
+	Sentinel bool `json:"sentinel,omitempty"`
 }
 
 // Row is one strategy x client: its documented properties and one Cell per

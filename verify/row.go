@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/serverinfo"
@@ -24,10 +25,13 @@ type row struct {
 	clientName    string     // the client library, e.g. "rueidis"
 	server        Server
 	privateServer *redisserver.Server // nil for a server rlbench does not manage
-	observer      *redis.Client       // independent reads and seeds, through go-redis
-	prefix        string              // <Prefix><strategy>:<client>:
-	cells         []Cell              // one per allChecks
-	scripts       int64               // EvalInts calls seen by the per-key checks
+	// sentinel is the private Sentinel set-up with relays the row runs on
+	// (its clients follow the master the sentinels name); nil elsewhere.
+	sentinel *redisserver.Sentinel
+	observer *redis.Client // independent reads and seeds, through go-redis
+	prefix   string        // <Prefix><strategy>:<client>:
+	cells    []Cell        // one per allChecks
+	scripts  int64         // EvalInts calls seen by the per-key checks
 	// shared is the per-key checks' client, closed by runRows once every
 	// row's are done: a library one row's client loaded and deletes is
 	// not deleted under another row's checks.
@@ -152,9 +156,13 @@ func (r *row) connect(ctx context.Context) (*countingClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	adapter, err := clients.New(r.clientName, clients.Options{
+	o := clients.Options{
 		Addr: r.server.Addr, Username: login.Username, Password: login.Password, DB: login.DB, TLS: tlsConfig, Workers: r.cfg.Workers,
-	})
+	}
+	if s := r.sentinel; s != nil {
+		o.Sentinel = connection.Sentinel{Master: s.MasterName(), Addrs: s.SentinelAddrs(), Direct: s.Direct()}
+	}
+	adapter, err := clients.New(r.clientName, o)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
