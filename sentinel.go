@@ -1,6 +1,7 @@
 package rlbench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -28,6 +29,10 @@ type sentinel struct {
 	admin   *redis.Client
 	managed *redisserver.Sentinel
 	spec    TargetSpec
+	// settings says what a private set-up has beyond its defaults, for
+	// describe: ", min-replicas-to-write 1 (lag 1 s), relays before its
+	// nodes"; "" for none.
+	settings string
 }
 
 // openSentinel starts the private set-up, or asks the sentinels of an
@@ -47,6 +52,7 @@ func openSentinel(ctx context.Context, cfg Config, spec TargetSpec) (*target, er
 			// connections dial the nodes directly (Direct).
 			o.Relay = func(addr string) (redisserver.Relay, error) { return netproxy.Start(addr) }
 		}
+		s.settings = sentinelSettings(o)
 		m, err := redisserver.StartSentinel(ctx, o)
 		if err != nil {
 			return nil, usage("Targets.ManagedSentinel", fmt.Errorf("%s: %w", spec.Label, err))
@@ -101,10 +107,23 @@ func (s *sentinel) redirects(context.Context) redirects.Snapshot { return nil }
 
 func (s *sentinel) describe(r results.Server) string {
 	if s.managed != nil {
-		return fmt.Sprintf("private Sentinel set-up of %s %s: master %s with %s replicas, sentinels %s; stopped at the end",
-			r.Name, r.Version, r.Addr, s.spec.ManagedSentinel, strings.Join(s.target.Addrs, ","))
+		return fmt.Sprintf("private Sentinel set-up of %s %s: master %s with %s replicas, sentinels %s%s; stopped at the end",
+			r.Name, r.Version, r.Addr, s.spec.ManagedSentinel, strings.Join(s.target.Addrs, ","), s.settings)
 	}
 	return fmt.Sprintf("%s %s, master %q at %s via sentinels %s", r.Name, r.Version, s.target.Master, r.Addr, strings.Join(s.target.Addrs, ","))
+}
+
+// sentinelSettings says what o sets beyond the set-up's defaults, for
+// describe.
+func sentinelSettings(o redisserver.SentinelOptions) string {
+	out := ""
+	if o.MinReplicas > 0 {
+		out += fmt.Sprintf(", min-replicas-to-write %d (lag %d s)", o.MinReplicas, cmp.Or(o.MinReplicasMaxLag, redisserver.DefaultMinReplicasMaxLag))
+	}
+	if o.Relay != nil {
+		out += ", each node behind a proxy for the split-brain fault (the clients dial the nodes directly)"
+	}
+	return out
 }
 
 func (s *sentinel) close() {
