@@ -107,6 +107,15 @@ type Config struct {
 	OnError string `json:"on_error"`
 	// Faults are injected into every cell's load at their times.
 	Faults []faults.Fault `json:"faults,omitempty"`
+	// MinReplicas is min-replicas-to-write on every data node of each
+	// private Sentinel set-up (redisserver.SentinelOptions.MinReplicas): a
+	// master refuses writes unless that many replicas have acknowledged it
+	// within MinReplicasMaxLag. 0 means none; only with managed Sentinel
+	// targets, and at most their replicas.
+	MinReplicas int `json:"min_replicas,omitempty"`
+	// MinReplicasMaxLag is min-replicas-max-lag, in seconds, with
+	// MinReplicas; 0 means redisserver.DefaultMinReplicasMaxLag.
+	MinReplicasMaxLag int `json:"min_replicas_max_lag_s,omitempty"`
 	// Scripts registers user strategies from Lua scripts, each "NAME=FILE"
 	// (strategies.RegisterScript); with no Strategies, they are the ones run.
 	Scripts []string `json:"scripts,omitempty"`
@@ -233,6 +242,9 @@ func (c Config) validate() error {
 		{"DialTimeout", c.DialTimeout < 0, fmt.Errorf("dial timeout must be >= 0 (0: the client's default), got %s", c.DialTimeout)},
 		{"ReadTimeout", c.ReadTimeout < 0, fmt.Errorf("read timeout must be >= 0 (0: the client's default), got %s", c.ReadTimeout)},
 		{"WriteTimeout", c.WriteTimeout < 0, fmt.Errorf("write timeout must be >= 0 (0: the client's default), got %s", c.WriteTimeout)},
+		{"MinReplicas", c.MinReplicas < 0, fmt.Errorf("min-replicas-to-write must be >= 0 (0: none), got %d", c.MinReplicas)},
+		{"MinReplicasMaxLag", c.MinReplicasMaxLag < 0 || (c.MinReplicasMaxLag > 0 && c.MinReplicas == 0),
+			fmt.Errorf("min-replicas-max-lag must be >= 1 s, with --min-replicas N (N >= 1), got %d", c.MinReplicasMaxLag)},
 		{"AuditEvery", c.AuditEvery < 0, fmt.Errorf("audit period must be >= 0, got %s", c.AuditEvery)},
 		{"Warmup", c.Warmup < 0, fmt.Errorf("warm-up must be >= 0, got %s", c.Warmup)},
 		{"ScriptTimeout", c.ScriptTimeout < 0, fmt.Errorf("script timeout must be > 0, got %s", c.ScriptTimeout)},
@@ -270,7 +282,7 @@ func (c Config) validate() error {
 // validateTarget checks one target's spec, and that every fault can be
 // injected into it.
 func (c Config) validateTarget(t TargetSpec) error {
-	t.PrivateTLS = c.PrivateTLS
+	t = c.privateSpec(t)
 	if err := t.Validate(c.defaultLogin()); err != nil {
 		return err
 	}
@@ -441,4 +453,13 @@ func (c Config) checkClientOptions(t TargetSpec) error {
 		return usage(field, err)
 	}
 	return nil
+}
+
+// privateSpec is t with the settings of c that a private target is started
+// with: TLS, min-replicas-to-write, and the relays of the split-brain fault.
+func (c Config) privateSpec(t TargetSpec) TargetSpec {
+	t.PrivateTLS = c.PrivateTLS
+	t.MinReplicas, t.MinReplicasMaxLag = c.MinReplicas, c.MinReplicasMaxLag
+	t.Relays = slices.ContainsFunc(c.Faults, func(f faults.Fault) bool { return f.Kind == faults.SplitBrain })
+	return t
 }

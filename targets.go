@@ -24,7 +24,7 @@ func (c Config) checks() target.Checks {
 // openTarget opens spec: starts or reaches its servers and checks that
 // every cell of cfg can run there, before anything is written.
 func openTarget(ctx context.Context, cfg Config, spec TargetSpec) (*target.Target, error) {
-	spec.PrivateTLS = cfg.PrivateTLS
+	spec = cfg.privateSpec(spec)
 	t, err := target.Open(ctx, spec, cfg.defaultLogin())
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func Masters(ctx context.Context, cfg Config) (masters []*redis.Client, closeFn 
 	if db := cfg.login(spec).DB; db < 0 {
 		return nil, nil, usage("DB", fmt.Errorf("db must be >= 0, got %d", db))
 	}
-	spec.PrivateTLS = cfg.PrivateTLS
+	spec = cfg.privateSpec(spec)
 	return target.Masters(ctx, spec, cfg.defaultLogin())
 }
 

@@ -71,8 +71,10 @@ func newGoRedis(o Options) *goRedis {
 		PipelinePoolSize: -1,
 		// By default no silent retries: a fault shows as an error, as with
 		// rueidis, and a retried INCR can never count one request twice.
-		MaxRetries:   goRedisRetries(o.Retries),
-		DialTimeout:  o.DialTimeout,
+		MaxRetries:  goRedisRetries(o.Retries),
+		DialTimeout: o.DialTimeout,
+		// The node's own address where Sentinel.Direct gives one.
+		Dialer:       o.Sentinel.GoRedisDialer(o.DialTimeout, o.TLS),
 		ReadTimeout:  o.ReadTimeout,
 		WriteTimeout: o.WriteTimeout,
 		// A context that ends mid-request (an interrupt, or a worker that

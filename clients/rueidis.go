@@ -3,6 +3,7 @@ package clients
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -94,6 +95,12 @@ func newRueidis(o Options) (*rueidisAdapter, error) {
 			Username:  o.Sentinel.Username,
 			Password:  o.Sentinel.Password,
 			TLSConfig: o.TLS,
+		}
+		if len(o.Sentinel.Direct) > 0 {
+			// The node's own address where Sentinel.Direct gives one.
+			opt.DialCtxFn = func(ctx context.Context, addr string, d *net.Dialer, cfg *tls.Config) (net.Conn, error) {
+				return o.Sentinel.Dial(ctx, d, addr, cfg)
+			}
 		}
 		mode = "sentinel "
 	}

@@ -77,7 +77,8 @@ func (a Admin) Cluster(addrs []string) (*redis.ClusterClient, error) {
 }
 
 // Failover returns an admin connection to the master that the sentinels of
-// t name, following it across failovers.
+// t name, following it across failovers; it dials the address t.Direct
+// gives for it, when there is one.
 func (a Admin) Failover(t Sentinel) (*redis.Client, error) {
 	o, err := a.options(t.Addrs)
 	if err != nil {
@@ -85,6 +86,7 @@ func (a Admin) Failover(t Sentinel) (*redis.Client, error) {
 	}
 	o.MasterName = t.Master
 	o.SentinelUsername, o.SentinelPassword = t.Username, t.Password
+	o.Dialer = t.GoRedisDialer(o.DialTimeout, o.TLSConfig)
 	return redis.NewFailoverClient(o.Failover()), nil
 }
 

@@ -1,12 +1,15 @@
 package connection
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -31,6 +34,45 @@ type Sentinel struct {
 	// sends no AUTH. The master itself
 	// takes Settings'. Neither String nor GoString prints them.
 	Username, Password string
+	// Direct maps a data node's address as the sentinels name it to the
+	// address to dial for it instead: a private set-up whose sentinels and
+	// replicas reach each node through a fault proxy (the split-brain
+	// fault) gives each node's own address, so that the clients and
+	// rlbench's own connections reach it directly. Nil dials what the
+	// sentinels name.
+	Direct map[string]string
+}
+
+// Dial dials addr, or the address Direct gives for it, with d and, when
+// cfg is not nil, TLS: the dialer of every connection to a data node of
+// the set-up (the clients', go-redis' Dialer and rueidis' DialFn).
+func (s Sentinel) Dial(ctx context.Context, d *net.Dialer, addr string, cfg *tls.Config) (net.Conn, error) {
+	if to, ok := s.Direct[addr]; ok {
+		addr = to
+	}
+	if cfg != nil {
+		td := tls.Dialer{NetDialer: d, Config: cfg}
+		return td.DialContext(ctx, "tcp", addr)
+	}
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+// GoRedisDialer is Dial as go-redis' Dialer option, with go-redis' default
+// dial timeout and keep-alive; nil without Direct, for go-redis' own.
+func (s Sentinel) GoRedisDialer(timeout time.Duration, cfg *tls.Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if len(s.Direct) == 0 {
+		return nil
+	}
+	d := &net.Dialer{Timeout: cmp.Or(timeout, 5*time.Second), KeepAlive: 5 * time.Minute}
+	return func(ctx context.Context, _, addr string) (net.Conn, error) { return s.Dial(ctx, d, addr, cfg) }
+}
+
+// direct is the address Direct gives for addr, or addr.
+func (s Sentinel) direct(addr string) string {
+	if to, ok := s.Direct[addr]; ok {
+		return to
+	}
+	return addr
 }
 
 // ParseSentinel reads [LABEL=]MASTER@host:port[,host:port...] as
@@ -77,7 +119,8 @@ var ErrUnknownMaster = errors.New("no sentinel knows this master name")
 
 // MasterAddr asks the sentinels of t, in order, for the address of the
 // master (SENTINEL GET-MASTER-ADDR-BY-NAME), logging in with t's
-// credentials over s's TLS, and returns the first answer: the address a
+// credentials over s's TLS, and returns the first answer (or the address
+// t.Direct gives for it): the address a
 // pre-flight Check then takes with s. Errors name --sentinel and say what
 // each sentinel said.
 func MasterAddr(ctx context.Context, t Sentinel, s Settings) (string, error) {
@@ -94,7 +137,7 @@ func MasterAddr(ctx context.Context, t Sentinel, s Settings) (string, error) {
 		sc.Close()
 		switch {
 		case err == nil && len(hp) == 2:
-			return net.JoinHostPort(hp[0], hp[1]), nil
+			return t.direct(net.JoinHostPort(hp[0], hp[1])), nil
 		case errors.Is(err, redis.Nil):
 			unknown++
 			said = append(said, addr+": no such master")

@@ -82,6 +82,8 @@ type Watch struct {
 	// switched is how long after the first failover began the cell's
 	// clients had a connection on the new master; 0 until seen.
 	switched time.Duration
+	// split is what the split-brain fault did; nil without one.
+	split *redisserver.SplitBrain
 	// readAt is when the first comparison read the counters; master is
 	// the last one's new master, compared the most keys one compared;
 	// errs say why comparisons failed.
@@ -142,14 +144,17 @@ type Options struct {
 // New returns the watch of a cell's measured load: for a strategy whose
 // increments it counts (countsIncrements), or a sentinel-failover fault on
 // a managed Sentinel set-up, whose ft.Failover it wraps so that each
-// failover's lost increments are read once it is done; nil (a watch that
+// failover's lost increments are read once it is done (and a split-brain
+// fault's ft.SplitBrain, once the old master has rejoined); nil (a watch that
 // does nothing) for any other cell. The cell decides through
 // Watch.Strategy, and reads the figures with Watch.Result.
 func New(ft *faults.Target, o Options) *Watch {
 	info, managed := o.Strategy, o.Managed
 	failovers := managed != nil && ft.Failover != nil &&
 		slices.ContainsFunc(o.Faults, func(f faults.Fault) bool { return f.Kind == faults.SentinelFailover })
-	if !countsIncrements(info) && !failovers {
+	splits := managed != nil && ft.SplitBrain != nil &&
+		slices.ContainsFunc(o.Faults, func(f faults.Fault) bool { return f.Kind == faults.SplitBrain })
+	if !countsIncrements(info) && !failovers && !splits {
 		return nil
 	}
 	w := &Watch{
@@ -158,6 +163,10 @@ func New(ft *faults.Target, o Options) *Watch {
 		counts:    countsIncrements(info),
 		keys:      make([]watchedKey, min(o.Keys, admission.MaxTrackedKeys)),
 		fallbacks: o.Fallbacks,
+	}
+	if splits {
+		w.managed = managed
+		w.watchSplitBrain(ft) // splitbrain.go
 	}
 	if !failovers {
 		return w
@@ -375,7 +384,7 @@ func (w *Watch) Result(ctx context.Context, start time.Time) results.Failover {
 	if w.switched > 0 {
 		rec.ClientsSwitchedS = w.switched.Seconds()
 	}
-	return results.Failover{FailoverRecovery: &rec, LostIncrements: w.lostIncrements(start)}
+	return results.Failover{FailoverRecovery: &rec, LostIncrements: w.lostIncrements(start), SplitBrain: w.splitBrainResult(start)}
 }
 
 // recoveryClock notes when decisions fail and when they succeed again.

@@ -1,9 +1,9 @@
 // Package faults injects server-side faults into a load run at set times:
 // a script-cache flush, a server restart, a stall, the run's connections
-// killed, a cluster failover or a slot moved between masters; and, on the
-// network between the load's clients and the server (network.go), latency,
-// lost replies, a partition, every connection reset. Each is counted and
-// reported by the run, never a crash of rlbench.
+// killed, a cluster failover, a slot moved between masters, or a split
+// brain; and, on the network between the load's clients and the server
+// (network.go), latency, lost replies, a partition, every connection
+// reset. Each is counted and reported by the run, never a crash of rlbench.
 package faults
 
 import (
@@ -50,13 +50,20 @@ const (
 	// migrating for the fault's argument (default 0): ASK redirections
 	// while it migrates, MOVED after.
 	Reshard = "reshard"
+	// SplitBrain cuts the master of a private Sentinel set-up off from its
+	// sentinels and replicas for the fault's argument (their relays; the
+	// clients keep their own connections to it), until the sentinels
+	// promote a replica, then heals the cut: the old master takes writes
+	// until the clients learn of the new one, then rejoins as a replica
+	// and throws them away.
+	SplitBrain = "split-brain"
 )
 
 // Kinds lists the accepted kinds.
-var Kinds = []string{ScriptFlush, Restart, Stall, KillClients, Failover, Reshard, SentinelFailover, Latency, ReplyLoss, Partition, Reset}
+var Kinds = []string{ScriptFlush, Restart, Stall, KillClients, Failover, Reshard, SentinelFailover, SplitBrain, Latency, ReplyLoss, Partition, Reset}
 
 // ErrSyntax is returned by Parse for a malformed fault.
-var ErrSyntax = errors.New("fault must be KIND@T[:ARG], e.g. script-flush@10s, restart@10s, stall@10s:500ms, kill-clients@10s, failover@10s, reshard@10s:1s, latency@10s:5s:50~10, reply-loss@10s:5s:0.05, partition@10s:2s, reset@10s")
+var ErrSyntax = errors.New("fault must be KIND@T[:ARG], e.g. script-flush@10s, restart@10s, stall@10s:500ms, kill-clients@10s, failover@10s, reshard@10s:1s, split-brain@10s:5s, latency@10s:5s:50~10, reply-loss@10s:5s:0.05, partition@10s:2s, reset@10s")
 
 // Fault is one fault at one time.
 type Fault struct {
@@ -65,8 +72,8 @@ type Fault struct {
 	// At is when the fault happens, from the start of the load.
 	At time.Duration `json:"at_ns"`
 	// Arg is the stall's length, how long a reshard keeps its slot
-	// migrating, or how long a network fault lasts (D); 0 for the other
-	// kinds.
+	// migrating, how long a network fault lasts (D), or how long a split
+	// brain keeps the master cut off; 0 for the other kinds.
 	Arg time.Duration `json:"arg_ns,omitempty"`
 	// LatencyMS and JitterMS are a latency fault's delay and its jitter,
 	// in milliseconds.
@@ -88,9 +95,10 @@ func (f Fault) String() string {
 	return s
 }
 
-// Parse reads KIND@T[:ARG]. stall needs ARG, a duration of at least 1ms;
-// reshard takes one (a duration, 0 by default); the network kinds take
-// theirs (parseNetwork); the other kinds take none.
+// Parse reads KIND@T[:ARG]. stall needs ARG, a duration of at least 1ms,
+// and split-brain one of at least 1s; reshard takes one (a duration, 0 by
+// default); the network kinds take theirs (parseNetwork); the other kinds
+// take none.
 func Parse(s string) (Fault, error) {
 	kind, rest, ok := strings.Cut(s, "@")
 	if !ok {
@@ -109,6 +117,10 @@ func Parse(s string) (Fault, error) {
 		}
 		if f.Arg, err = time.ParseDuration(arg); err != nil || f.Arg < time.Millisecond {
 			return Fault{}, fmt.Errorf("%w; got %q (bad stall length %q)", ErrSyntax, s, arg)
+		}
+	case SplitBrain:
+		if f.Arg, err = time.ParseDuration(arg); !hasArg || err != nil || f.Arg < time.Second {
+			return Fault{}, fmt.Errorf("%w; got %q (split-brain needs how long the master is cut off, at least 1s: split-brain@T:D)", ErrSyntax, s)
 		}
 	case Reshard:
 		if hasArg {
@@ -173,6 +185,8 @@ var requirements = map[string]requirement{
 		why: "needs private servers that rlbench starts; leave out --addr"},
 	SentinelFailover: {single: true, needs: func(c Capabilities) bool { return c.Sentinel && c.Private && c.Replicas },
 		why: "needs a private Sentinel set-up with replicas (--managed-sentinel R, R >= 1)"},
+	SplitBrain: {single: true, needs: func(c Capabilities) bool { return c.Sentinel && c.Private && c.Replicas },
+		why: "needs a private Sentinel set-up with replicas (--managed-sentinel R, R >= 1): rlbench must put the proxies between its nodes"},
 	Failover: {needs: func(c Capabilities) bool { return c.Cluster && c.Private && c.Replicas },
 		why: "needs a private cluster with replicas (--managed-cluster NxR)"},
 	Reshard: {needs: func(c Capabilities) bool { return c.Cluster && c.Private },
@@ -239,6 +253,11 @@ type Target struct {
 	// "127.0.0.1:7001 took over from 127.0.0.1:7000"; nil when the target
 	// has no replica to promote.
 	Failover func(ctx context.Context) (string, error)
+	// SplitBrain cuts the master off from its sentinels and replicas for
+	// hold and heals it (see the SplitBrain kind), and returns what
+	// happened; nil when the target is not a private Sentinel set-up with
+	// replicas.
+	SplitBrain func(ctx context.Context, hold time.Duration) (string, error)
 	// Reshard moves a slot that holds the run's keys to another master,
 	// keeping it migrating for hold, and returns what it did; nil when the
 	// target is not a private cluster.
@@ -289,6 +308,11 @@ func inject(ctx context.Context, f Fault, t Target) (string, error) {
 			return "", fmt.Errorf("%s: the target gives no failover", f)
 		}
 		return timed(func() (string, error) { return t.Failover(ctx) })
+	case SplitBrain:
+		if t.SplitBrain == nil {
+			return "", fmt.Errorf("%s: the target gives no split brain", f)
+		}
+		return t.SplitBrain(ctx, f.Arg)
 	case Reshard:
 		if t.Reshard == nil {
 			return "", fmt.Errorf("%s: the target gives no reshard", f)

@@ -50,6 +50,9 @@ func TestParse(t *testing.T) {
 		{"partition with more", "partition@1s:2s:3", faults.Fault{}, true},
 		{"partition too short", "partition@1s:10us", faults.Fault{}, true},
 		{"reset with an argument", "reset@1s:2s", faults.Fault{}, true},
+		{"split brain", "split-brain@2s:5s", faults.Fault{Kind: faults.SplitBrain, At: 2 * time.Second, Arg: 5 * time.Second}, false},
+		{"split brain without length", "split-brain@2s", faults.Fault{}, true},
+		{"split brain too short", "split-brain@2s:500ms", faults.Fault{}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -215,6 +218,11 @@ func TestCheck(t *testing.T) {
 		{"partition@1s:1s", private, ""},
 		{"reset@1s", managed, "needs a single server"},
 		{"latency@1s:1s:5", faults.Capabilities{Sentinel: true, Private: true, Replicas: true}, "needs a single server"},
+		{"split-brain@1s:2s", private, "needs a private Sentinel set-up with replicas"},
+		{"split-brain@1s:2s", replicas, "only failover and reshard are supported on a cluster"},
+		{"split-brain@1s:2s", faults.Capabilities{Sentinel: true, Replicas: true}, "needs a private Sentinel set-up"}, // --sentinel: not rlbench's
+		{"split-brain@1s:2s", faults.Capabilities{Sentinel: true, Private: true}, "R >= 1"},
+		{"split-brain@1s:2s", faults.Capabilities{Sentinel: true, Private: true, Replicas: true}, ""},
 	}
 	for _, tc := range tests {
 		f, err := faults.Parse(tc.fault)

@@ -1,12 +1,15 @@
 package redisserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,6 +69,42 @@ type SentinelOptions struct {
 	// clients must log in to them with it, and they log in to each other
 	// with it (sentinel sentinel-pass). Default: none.
 	SentinelPassword string
+	// MinReplicas, when > 0, is every data node's min-replicas-to-write: a
+	// master refuses writes (NOREPLICAS) unless that many replicas have
+	// acknowledged its stream within MinReplicasMaxLag. At most Replicas.
+	// Default: 0, none.
+	MinReplicas int
+	// MinReplicasMaxLag is every data node's min-replicas-max-lag, in
+	// seconds, with MinReplicas; 0 means DefaultMinReplicasMaxLag.
+	MinReplicasMaxLag int
+	// Relay, when not nil, puts a proxy in front of each data node: it is
+	// called with the node's address once the node is started, and the
+	// sentinels and the other nodes reach the node only through the
+	// relay's address, which the node announces (replica-announce-ip and
+	// -port). Clients must dial the node itself for it (Direct). The set-up
+	// closes the relays at Close; SplitBrain cuts the master's. Default:
+	// none, every connection direct.
+	Relay func(addr string) (Relay, error)
+}
+
+// DefaultMinReplicasMaxLag is the min-replicas-max-lag, in seconds, of
+// SentinelOptions.MinReplicas when MinReplicasMaxLag is 0: one second, as
+// the set-up's down-after is one second (Redis' defaults are 10 and 30).
+const DefaultMinReplicasMaxLag = 1
+
+// Relay is a proxy in front of one data node (SentinelOptions.Relay), e.g.
+// a netproxy.Proxy.
+type Relay interface {
+	// Addr is where the relay listens: the address the sentinels and the
+	// other nodes know the node by.
+	Addr() string
+	// Cut makes every byte vanish both ways until Heal, without closing a
+	// connection.
+	Cut() error
+	// Heal ends a Cut.
+	Heal() error
+	// Close stops the relay.
+	Close() error
 }
 
 // Sentinel is a private Sentinel set-up on free loopback ports: a master,
@@ -77,6 +116,11 @@ type Sentinel struct {
 	nodes     []*Server // the master as started, then its replicas
 	sentinels []*Server
 	clients   map[string]*redis.Client // an admin connection per address
+	// relays are the data nodes' relays by the nodes' own addresses, and
+	// direct the nodes' own addresses by the relays'; empty without
+	// SentinelOptions.Relay.
+	relays map[string]Relay
+	direct map[string]string
 
 	mu     sync.Mutex
 	closed bool
@@ -93,7 +137,11 @@ func StartSentinel(ctx context.Context, o SentinelOptions) (*Sentinel, error) {
 	if o.Replicas < 0 || o.Replicas > maxSentinelReplicas {
 		return nil, fmt.Errorf("redisserver: start sentinel: %d replicas: want 0 to %d", o.Replicas, maxSentinelReplicas)
 	}
-	s := &Sentinel{name: o.MasterName, password: requirepass(o.Args), clients: map[string]*redis.Client{}}
+	if o.MinReplicas < 0 || o.MinReplicas > o.Replicas || o.MinReplicasMaxLag < 0 {
+		return nil, fmt.Errorf("redisserver: start sentinel: min-replicas-to-write %d, max lag %d s: want 0 to the %d replicas, and a lag >= 0", o.MinReplicas, o.MinReplicasMaxLag, o.Replicas)
+	}
+	s := &Sentinel{name: o.MasterName, password: requirepass(o.Args), clients: map[string]*redis.Client{},
+		relays: map[string]Relay{}, direct: map[string]string{}}
 	if s.name == "" {
 		s.name = DefaultSentinelMaster
 	}
@@ -107,21 +155,39 @@ func StartSentinel(ctx context.Context, o SentinelOptions) (*Sentinel, error) {
 // start starts the master, the replicas and the sentinels, and waits until
 // they settle.
 func (s *Sentinel) start(ctx context.Context, o SentinelOptions) error {
-	master, err := Start(ctx, Options{Binary: o.Binary, Args: o.Args})
+	args := dataArgs(o)
+	master, err := Start(ctx, Options{Binary: o.Binary, Args: args})
 	if err != nil {
 		return err
 	}
 	s.add(&s.nodes, master)
-	host, port, _ := net.SplitHostPort(master.Addr())
-	replicaArgs := append(append([]string(nil), o.Args...), "--replicaof", host, port)
+	settle, cancel := context.WithTimeout(ctx, sentinelSettleTimeout)
+	defer cancel()
+	if err := s.relay(settle, o, master); err != nil {
+		return err
+	}
+	host, port, _ := net.SplitHostPort(s.announced(master.Addr()))
+	replicaArgs := slices.Clone(args)
 	if s.password != "" {
 		replicaArgs = append(replicaArgs, "--masterauth", s.password)
+	}
+	if o.Relay == nil {
+		replicaArgs = append(replicaArgs, "--replicaof", host, port)
 	}
 	if err := s.startMany(ctx, &s.nodes, o.Replicas, Options{Binary: o.Binary, Args: replicaArgs}); err != nil {
 		return err
 	}
-	settle, cancel := context.WithTimeout(ctx, sentinelSettleTimeout)
-	defer cancel()
+	if o.Relay != nil {
+		// A replica announces its relay before it first greets its master.
+		for _, replica := range s.nodes[1:] {
+			if err := s.relay(settle, o, replica); err != nil {
+				return err
+			}
+			if err := s.clients[replica.Addr()].Do(settle, "replicaof", host, port).Err(); err != nil {
+				return fmt.Errorf("replicaof on %s: %w", replica.Addr(), err)
+			}
+		}
+	}
 	// Replicas first: a sentinel learns them from the master's INFO, which
 	// it reads at once, then only every 10 seconds.
 	for _, replica := range s.nodes[1:] {
@@ -143,6 +209,56 @@ func (s *Sentinel) start(ctx context.Context, o SentinelOptions) error {
 	}
 	return s.awaitSettled(settle, master.Addr())
 }
+
+// dataArgs are the config arguments of every data node: o.Args, and
+// min-replicas-to-write with its lag.
+func dataArgs(o SentinelOptions) []string {
+	args := append([]string(nil), o.Args...)
+	if o.MinReplicas > 0 {
+		lag := cmp.Or(o.MinReplicasMaxLag, DefaultMinReplicasMaxLag)
+		args = append(args, "--min-replicas-to-write", strconv.Itoa(o.MinReplicas), "--min-replicas-max-lag", strconv.Itoa(lag))
+	}
+	return args
+}
+
+// relay puts a relay from o.Relay in front of the data node srv, and makes
+// the node announce it; nothing without o.Relay.
+func (s *Sentinel) relay(ctx context.Context, o SentinelOptions, srv *Server) error {
+	if o.Relay == nil {
+		return nil
+	}
+	r, err := o.Relay(srv.Addr())
+	if err != nil {
+		return fmt.Errorf("relay to %s: %w", srv.Addr(), err)
+	}
+	s.relays[srv.Addr()], s.direct[r.Addr()] = r, srv.Addr()
+	host, port, err := net.SplitHostPort(r.Addr())
+	if err != nil {
+		return fmt.Errorf("relay to %s: address %q: %w", srv.Addr(), r.Addr(), err)
+	}
+	err = s.clients[srv.Addr()].ConfigSet(ctx, "replica-announce-ip", host).Err()
+	if err == nil {
+		err = s.clients[srv.Addr()].ConfigSet(ctx, "replica-announce-port", port).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("announce relay %s on %s: %w", r.Addr(), srv.Addr(), err)
+	}
+	return nil
+}
+
+// announced is the address the sentinels and the other nodes know the
+// data node at addr by: its relay's, or addr itself.
+func (s *Sentinel) announced(addr string) string {
+	if r, ok := s.relays[addr]; ok {
+		return r.Addr()
+	}
+	return addr
+}
+
+// Direct maps each data node's relay address, as the sentinels name it,
+// to the node's own (connection.Sentinel.Direct); empty without
+// SentinelOptions.Relay.
+func (s *Sentinel) Direct() map[string]string { return maps.Clone(s.direct) }
 
 // startMany starts n servers with o in parallel and adds them to list.
 func (s *Sentinel) startMany(ctx context.Context, list *[]*Server, n int, o Options) error {
@@ -271,7 +387,11 @@ func (s *Sentinel) masterFrom(ctx context.Context, rdb *redis.Client) (string, e
 	if len(hp) != 2 {
 		return "", fmt.Errorf("sentinel get-master-addr-by-name on %s: reply %s", rdb.Options().Addr, excerpt.Text(fmt.Sprintf("%q", hp)))
 	}
-	return net.JoinHostPort(hp[0], hp[1]), nil
+	addr := net.JoinHostPort(hp[0], hp[1])
+	if own, ok := s.direct[addr]; ok {
+		return own, nil
+	}
+	return addr, nil
 }
 
 // MasterName returns the name the sentinels know the master by.
@@ -291,7 +411,7 @@ func (s *Sentinel) SentinelAddrs() []string {
 func (s *Sentinel) Nodes() []*Server { return s.nodes }
 
 // MasterAddr returns the master's address as the first sentinel that
-// answers reports it.
+// answers reports it: the node's own, not its relay's.
 func (s *Sentinel) MasterAddr(ctx context.Context) (string, error) {
 	if s.isClosed() {
 		return "", errors.New("redisserver: master addr: sentinel set-up is closed")
@@ -308,7 +428,7 @@ func (s *Sentinel) MasterAddr(ctx context.Context) (string, error) {
 }
 
 // Close stops every sentinel, then every data node (each as Server.Close),
-// and removes their temporary directories. Calling Close again does
+// then the relays, and removes their temporary directories. Calling Close again does
 // nothing and returns nil.
 func (s *Sentinel) Close() error {
 	s.mu.Lock()
@@ -330,6 +450,9 @@ func (s *Sentinel) Close() error {
 		}
 		wg.Wait()
 		errs = append(errs, groupErrs...)
+	}
+	for _, r := range s.relays {
+		errs = append(errs, r.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -64,11 +64,16 @@ func (s *Sentinel) Failover(ctx context.Context) (string, error) {
 // sentinels have reconfigured it, a few seconds after. From then on it
 // refuses writes (READONLY), so no client can count on it any more.
 func (s *Sentinel) AwaitReplica(ctx context.Context, addr string) error {
+	return s.awaitReplica(ctx, addr, sentinelSettleTimeout)
+}
+
+// awaitReplica is AwaitReplica, waiting at most timeout.
+func (s *Sentinel) awaitReplica(ctx context.Context, addr string, timeout time.Duration) error {
 	rdb, ok := s.clients[addr]
 	if !ok || s.isClosed() {
 		return fmt.Errorf("redisserver: await replica: %s is not a data node of this open set-up", addr)
 	}
-	ctx, cancel := context.WithTimeout(ctx, sentinelSettleTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := poll(ctx, addr+" to become a replica", func(ctx context.Context) error {
 		role, err := rdb.Do(ctx, "role").Slice()

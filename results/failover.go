@@ -19,6 +19,9 @@ type Failover struct {
 	// strategy that keeps no increment-first counter, in a run without
 	// that fault.
 	LostIncrements *LostIncrements `json:"lost_increments,omitempty"`
+	// SplitBrain is what the split-brain fault did; nil, and absent from
+	// the JSON, for a run without it.
+	SplitBrain *SplitBrain `json:"split_brain,omitempty"`
 }
 
 // FailoverRecovery is when a run's decisions failed around a failover and
@@ -109,6 +112,8 @@ type LostIncrements struct {
 func (f *Failover) Add(o Failover) {
 	f.FailoverRecovery = f.FailoverRecovery.add(o.FailoverRecovery)
 	f.LostIncrements = f.LostIncrements.add(o.LostIncrements)
+	// One set-up's split brain, seen by each generator: the first's.
+	f.SplitBrain = cloneOr(f.SplitBrain, o.SplitBrain)
 }
 
 func (r *FailoverRecovery) add(o *FailoverRecovery) *FailoverRecovery {
@@ -181,6 +186,9 @@ func (f Failover) Text(label string) string {
 	if r := f.FailoverRecovery; r != nil {
 		s += label + " failover: " + r.text() + "\n"
 	}
+	if b := f.SplitBrain; b != nil {
+		s += label + " split brain: " + b.text() + "\n"
+	}
 	if l := f.LostIncrements; l != nil {
 		s += label + " lost increments: " + l.text() + "\n"
 	}
@@ -227,6 +235,7 @@ func (l LostIncrements) text() string {
 
 // failover checks f's figures for Validate.
 func (c *checker) failover(f Failover) {
+	c.splitBrain(f.SplitBrain)
 	if r := f.FailoverRecovery; r != nil {
 		c.count("failover_recovery.failed_decisions", r.FailedDecisions)
 		c.count("failover_recovery.script_fallbacks_after", r.ScriptFallbacks)

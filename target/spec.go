@@ -45,6 +45,14 @@ type Spec struct {
 	// PrivateTLS starts the private server with TLS only
 	// (Config.PrivateTLS); not for a managed cluster or Sentinel set-up.
 	PrivateTLS bool `json:"-"`
+	// MinReplicas and MinReplicasMaxLag (in seconds; 0: 1 s) set
+	// min-replicas-to-write on every node of a private Sentinel set-up
+	// (Config.MinReplicas); 0: none.
+	MinReplicas, MinReplicasMaxLag int `json:"-"`
+	// Relays puts each node of a private Sentinel set-up behind a proxy
+	// that its sentinels and replicas reach it through, which the
+	// split-brain fault cuts; the clients dial the nodes directly.
+	Relays bool `json:"-"`
 }
 
 // IsCluster reports whether t names a Redis Cluster.
@@ -188,6 +196,9 @@ func (t Spec) Validate(login connection.Settings) error {
 	}
 	if t.PrivateTLS && (t.ManagedCluster != "" || t.ManagedSentinel != "") {
 		return usage("PrivateTLS", fmt.Errorf("%s: a TLS private server is a single server; leave out --managed-cluster and --managed-sentinel", t.Label))
+	}
+	if t.MinReplicas > 0 && (t.ManagedSentinel == "" || t.MinReplicas > t.managedReplicas()) {
+		return usage("MinReplicas", fmt.Errorf("%s: min-replicas-to-write %d needs a private Sentinel set-up with at least that many replicas (--managed-sentinel R, R >= %d)", t.Label, t.MinReplicas, t.MinReplicas))
 	}
 	return nil
 }

@@ -46,7 +46,7 @@ type checkDef struct {
 var columns = []string{
 	CheckFirst, CheckRepeated, CheckExpiry, CheckNotExtended, CheckWrongType,
 	CheckConcurrent, CheckCrash, CheckRace, CheckHealing,
-	CheckNoscript, CheckRestart, CheckRetry,
+	CheckNoscript, CheckRestart, CheckRetry, CheckSplitBrain,
 }
 
 // allChecks holds every registered check, in column order.

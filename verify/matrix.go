@@ -132,6 +132,10 @@ type Server struct {
 	// Cluster is true for a Redis Cluster, whose clients learn the nodes'
 	// addresses from the nodes (past a proxy in front of one of them).
 	Cluster bool `json:"cluster,omitempty"`
+	// Sentinel is true for a private Sentinel set-up whose nodes the
+	// sentinels and replicas reach through relays, which the split-brain
+	// check needs.
+	Sentinel bool `json:"sentinel,omitempty"`
 }
 
 // Row is one strategy x client: its documented properties and one Cell per

@@ -24,14 +24,17 @@ type row struct {
 	properties    Properties // PropertiesOf(info)
 	clientName    string     // the client library, e.g. "rueidis"
 	server        Server
-	privateServer *redisserver.Server   // nil for a server rlbench does not manage
-	observer      redis.UniversalClient // independent reads and seeds, through go-redis
-	nodes         []*redis.Client       // the masters, for the checks' SCANs
-	endpoint      clients.Options       // where and how the clients connect, but TLS
-	tlsFiles      *connection.TLSFiles  // the clients' TLS files; nil for plain TCP
-	prefix        string                // <Prefix><strategy>:<client>:
-	cells         []Cell                // one per allChecks
-	scripts       int64                 // EvalInts calls seen by the per-key checks
+	privateServer *redisserver.Server // nil for a server rlbench does not manage
+	// sentinel is the private Sentinel set-up with relays the row runs on
+	// (its clients follow the master the sentinels name); nil elsewhere.
+	sentinel *redisserver.Sentinel
+	observer redis.UniversalClient // independent reads and seeds, through go-redis
+	nodes    []*redis.Client       // the masters, for the checks' SCANs
+	endpoint clients.Options       // where and how the clients connect, but TLS
+	tlsFiles *connection.TLSFiles  // the clients' TLS files; nil for plain TCP
+	prefix   string                // <Prefix><strategy>:<client>:
+	cells    []Cell                // one per allChecks
+	scripts  int64                 // EvalInts calls seen by the per-key checks
 	// shared is the per-key checks' client, closed by runRows once every
 	// row's are done: a library one row's client loaded and deletes is
 	// not deleted under another row's checks.

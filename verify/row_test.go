@@ -82,7 +82,7 @@ func TestRowCancelled(t *testing.T) {
 // on the whole server marked server-wide.
 func TestChecksRegistered(t *testing.T) {
 	t.Parallel()
-	serverWide := []string{CheckNoscript, CheckRestart}
+	serverWide := []string{CheckNoscript, CheckRestart, CheckSplitBrain}
 	if got := checkNames(); !slices.Equal(got, columns) {
 		t.Errorf("checkNames() = %v; want the columns %v", got, columns)
 	}

@@ -26,6 +26,9 @@ type opened struct {
 	// private is the private single server, which the server-wide checks
 	// restart and flush; nil for any other target.
 	private *redisserver.Server
+	// sentinel is the private Sentinel set-up with replicas, its nodes
+	// behind relays, which the split-brain check cuts; nil for any other.
+	sentinel *redisserver.Sentinel
 	// observer makes the checks' own reads and seeds, through go-redis:
 	// a cluster client on a cluster, one that follows the master that
 	// Sentinel names.
@@ -49,6 +52,9 @@ func (c Config) spec() target.Spec {
 	case c.Server != nil:
 		spec = target.Spec{Addr: c.Server.Addr()}
 	}
+	// The split-brain check cuts a private set-up's master off through
+	// the relays in front of its nodes (the clients dial them directly).
+	spec.Relays = spec.ManagedSentinel != ""
 	return target.Label([]target.Spec{spec})[0]
 }
 
@@ -84,6 +90,10 @@ func openTarget(ctx context.Context, cfg Config) (*opened, error) {
 	}
 	on.server = serverOf(t.Server.Addr, t.Info, on.private != nil)
 	on.server.Cluster = spec.IsCluster()
+	if spec.ManagedSentinel != "" && spec.ManagedSentinel != "0" {
+		on.sentinel = t.ManagedSentinel()
+		on.server.Sentinel = on.sentinel != nil
+	}
 	if !spec.IsCluster() && !spec.IsSentinel() {
 		on.describe = describeServer(on.server)
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/target"
+
 	// The published limiters and the models of deployed ones register
 	// their strategies, which verify checks too (as the load run does).
 	_ "github.com/rlbench/rlbench/strategies/deployed"
@@ -246,7 +247,7 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 		info, _ := strategies.Lookup(strategyName) // validated
 		for _, clientName := range cfg.Clients {
 			r := newRow(cfg, info, clientName, server, on.private, on.observer)
-			r.nodes, r.endpoint, r.tlsFiles = on.nodes, on.endpoint, on.tlsFiles
+			r.nodes, r.endpoint, r.tlsFiles, r.sentinel = on.nodes, on.endpoint, on.tlsFiles, on.sentinel
 			rows = append(rows, r)
 		}
 	}

@@ -28,6 +28,8 @@ var runFlags = map[string]string{
 	"Warmup":                  "--warmup",
 	"ScriptTimeout":           "--script-timeout",
 	"Faults":                  "--fault",
+	"MinReplicas":             "--min-replicas",
+	"MinReplicasMaxLag":       "--min-replicas-max-lag",
 	"StartAt":                 "--start-at",
 	"AllowServerWideFaults":   "--allow-server-wide-faults",
 	"Targets.Addr":            "--addr",

@@ -318,6 +318,12 @@ func TestRunBadInput(t *testing.T) {
 		{name: "valkey-go with two timeouts", args: []string{"--client", "valkey-go", "--read-timeout", "1s", "--write-timeout", "2s"}, target: true, want: []string{"--read-timeout", "ConnWriteTimeout"}},
 		{name: "connections not a power of two", args: []string{"--client", "go-redis,valkey-go", "--connections", "3"}, target: true, want: []string{"--connections", "valkey-go", "power of two", "got 3"}},
 		{name: "negative connections", args: []string{"--connections", "-1"}, target: true, want: []string{"--connections", ">= 1", "-1"}},
+		// Issue 24: --min-replicas and split-brain need a private Sentinel set-up.
+		{name: "min-replicas on a server", args: []string{"--min-replicas", "1"}, target: true, want: []string{"--min-replicas", "--managed-sentinel R"}},
+		{name: "min-replicas above the replicas", args: []string{"--managed-sentinel", "1", "--min-replicas", "2"}, want: []string{"--min-replicas", "R >= 2"}},
+		{name: "min-replicas-max-lag alone", args: []string{"--managed-sentinel", "1", "--min-replicas-max-lag", "2"}, want: []string{"--min-replicas-max-lag", "--min-replicas N"}},
+		{name: "split brain on a server", args: []string{"--fault", "split-brain@10ms:1s", "--duration", "5s"}, target: true, want: []string{"--fault", "split-brain", "--managed-sentinel R"}},
+		{name: "split brain without a length", args: []string{"--managed-sentinel", "1", "--fault", "split-brain@1s"}, want: []string{"--fault", "split-brain@T:D"}},
 		// Issue 12: --procs has a bound.
 		{name: "too many procs", args: []string{"--procs", "100000"}, target: true, want: []string{"--procs", "<= 1024", "100000"}},
 		// Issue 12: credentials given in an address are never echoed.
