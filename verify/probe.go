@@ -86,6 +86,12 @@ func (t *trial) roomInWindow(ctx context.Context, key string) error {
 // checks that it is allowed and, for a fixed window, that it started a
 // fresh counter (freshCounter, with when).
 func (t *trial) allowedFresh(ctx context.Context, key, what, when string) (Cell, bool) {
+	// A stamped key may live only for what is left of its window
+	// (mennanov's PEXPIRE): one made in a window's last milliseconds is
+	// gone before the check reads it.
+	if err := t.roomInWindow(ctx, key); err != nil {
+		return failf("%s: %v", what, err), false
+	}
 	decided := time.Now()
 	d, err := t.decide(ctx, key)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rlbench/rlbench/internal/porttest"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/verify"
 )
 
 // verifyCLI calls run with "verify" and args, and returns its exit status,
@@ -36,17 +37,17 @@ func TestVerifyGoodRun(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("run(verify %q) = %d; want %d\nstdout:\n%s\nstderr:\n%s", args, code, exitOK, stdout, stderr)
 	}
-	rows := map[string][]string{} // table rows by "strategy/client": the cells
-	for _, line := range strings.Split(stdout, "\n") {
-		if f := strings.Fields(line); len(f) == 13 {
-			rows[f[0]+"/"+f[1]] = f[2:]
+	cells := verifyCells(stdout)
+	for check, want := range map[string]string{
+		"first": "pass", "repeated": "pass", "expiry": "pass", "not-extended": "pass", "wrong-type": "pass",
+		"concurrent": "pass", "crash": "leaks", "race": "pass", "healing": "leaks", "noscript": "n/a", "restart": "n/a",
+	} {
+		if got := cells["incr-expire/rueidis/"+check]; got != want {
+			t.Errorf("table cell incr-expire/rueidis %s = %q; want %q\n%s", check, got, want, stdout)
 		}
 	}
-	if got := rows["incr-expire/rueidis"]; strings.Join(got, " ") != "pass pass pass pass pass pass leaks pass leaks n/a n/a" {
-		t.Errorf("table row incr-expire/rueidis = %v; want the documented cells\n%s", got, stdout)
-	}
-	if _, ok := rows["lua/rueidis"]; !ok || len(rows) != 3 { // with the header
-		t.Errorf("table rows = %v; want a header, lua/rueidis and incr-expire/rueidis\n%s", rows, stdout)
+	if _, ok := cells["lua/rueidis/first"]; !ok || len(cells) != 2*len(verify.Checks()) {
+		t.Errorf("table cells = %v; want lua/rueidis and incr-expire/rueidis, a cell per check\n%s", cells, stdout)
 	}
 	for _, want := range []string{
 		"every row restart: n/a (as documented): needs the private server",
@@ -196,22 +197,6 @@ func TestVerifyHelp(t *testing.T) {
 func TestVerifySequences(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	cells := func(stdout string) map[string]string { // "strategy/client/check" -> outcome
-		out := map[string]string{}
-		var header []string
-		for _, line := range strings.Split(stdout, "\n") {
-			f := strings.Fields(line)
-			switch {
-			case len(f) == 13 && f[0] == "strategy":
-				header = f
-			case len(f) == 13 && header != nil:
-				for i := 2; i < 13; i++ {
-					out[f[0]+"/"+f[1]+"/"+header[i]] = f[i]
-				}
-			}
-		}
-		return out
-	}
 	args := []string{"--addr", srv.Addr(), "--client", "go-redis,rueidis", "--prefix", redistest.Prefix(t),
 		// Two round trips: a crash after INCR leaves no TTL, which the
 		// next request's EXPIRE NX gives back.
@@ -223,7 +208,7 @@ func TestVerifySequences(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("run(verify %q) = %d; want %d\nstdout:\n%s\nstderr:\n%s", args, code, exitOK, stdout, stderr)
 	}
-	got := cells(stdout)
+	got := verifyCells(stdout)
 	for _, c := range []string{"go-redis", "rueidis"} {
 		for cell, want := range map[string]string{
 			"seq-heal/" + c + "/crash": "leaks", "seq-heal/" + c + "/healing": "pass",
@@ -297,4 +282,25 @@ func verifyElsewhere(t *testing.T, target ...string) {
 			}
 		}
 	}
+}
+
+// verifyCells reads verify's table in stdout: "strategy/client/check" ->
+// outcome, the checks named by the header line.
+func verifyCells(stdout string) map[string]string {
+	out := map[string]string{}
+	var header []string
+	for _, line := range strings.Split(stdout, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 2 && f[0] == "strategy" && f[1] == "client":
+			header = f
+		case len(f) == 0:
+			header = nil // the table ends at its first empty line
+		case header != nil && len(f) == len(header):
+			for i := 2; i < len(f); i++ {
+				out[f[0]+"/"+f[1]+"/"+header[i]] = f[i]
+			}
+		}
+	}
+	return out
 }
