@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 	"time"
 
@@ -57,16 +58,36 @@ func firstLost(ctx context.Context, cmds []redis.Cmder) error {
 	return nil
 }
 
+// refusedForNow reports whether err is an error reply with which a master
+// refuses a write it did not run, for now: NOREPLICAS (too few replicas
+// acknowledged its stream for min-replicas-to-write, as after a failover
+// until a replica has caught up), LOADING, MASTERDOWN. Such a write may be
+// sent again as it is.
+func refusedForNow(err error) bool {
+	re, ok := errors.AsType[redis.Error](err)
+	if !ok {
+		return false
+	}
+	msg := re.Error()
+	for _, prefix := range []string{"NOREPLICAS", "LOADING", "MASTERDOWN"} {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // stall is one episode of lost replies.
 type stall struct {
 	since    time.Time
 	attempts int
 }
 
-// again reports whether to try once more after err: a lost reply, within
-// stallLimit of the first. It pauses first (50 ms, doubling up to 1 s).
+// again reports whether to try once more after err: a lost reply, or a
+// write refused for now (refusedForNow), within stallLimit of the first.
+// It pauses first (50 ms, doubling up to 1 s).
 func (s *stall) again(ctx context.Context, err error) bool {
-	if !lostReply(ctx, err) {
+	if !lostReply(ctx, err) && (ctx.Err() != nil || !refusedForNow(err)) {
 		return false
 	}
 	if s.since.IsZero() {
@@ -161,13 +182,18 @@ func (a *auditor) write(ctx context.Context, n Node, lat *latencyHist, keys []st
 		began := time.Now()
 		cmds, _ := pipe.Exec(ctx)
 		lat.record(time.Since(began))
-		var unsure []int
+		var unsure, refused []int
 		var lost error
 		for j, i := range pending {
 			reply, err := replies[j]()
 			switch {
 			case lostReply(ctx, err):
 				unsure = append(unsure, i)
+				if lost == nil {
+					lost = err
+				}
+			case refusedForNow(err):
+				refused = append(refused, i) // not run: sent again as it is
 				if lost == nil {
 					lost = err
 				}
@@ -179,7 +205,7 @@ func (a *auditor) write(ctx context.Context, n Node, lat *latencyHist, keys []st
 				took[i] = reply
 			}
 		}
-		if len(unsure) == 0 {
+		if len(unsure) == 0 && len(refused) == 0 {
 			return took, nil
 		}
 		if lost != nil && !s.again(ctx, lost) {
@@ -189,6 +215,7 @@ func (a *auditor) write(ctx context.Context, n Node, lat *latencyHist, keys []st
 		if pending, err = a.recheck(ctx, n, lat, keys, unsure, w, first, took); err != nil {
 			return took, err
 		}
+		pending = append(pending, refused...)
 	}
 	return took, nil
 }

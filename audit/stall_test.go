@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -179,4 +180,57 @@ func (h *stallHook) stop() (resume func()) {
 	time.AfterFunc(h.hold, resume)
 	h.t.Cleanup(resume)
 	return resume
+}
+
+// TestScanWhileWritesRefused checks that the clean-up waits out a master
+// that refuses writes for now (NOREPLICAS: min-replicas-to-write with too
+// few replicas, as after a failover until a replica has caught up) and
+// deletes every key once it takes writes again, instead of failing.
+func TestScanWhileWritesRefused(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	const n = 300
+	seedImmortal(t, rdb, prefix, n)
+	if err := rdb.ConfigSet(t.Context(), "min-replicas-to-write", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	admin := connection.Admin{}.PlainClient(srv.Addr())
+	t.Cleanup(func() { admin.Close() })
+	refused := make(chan struct{})
+	admin.AddHook(refusedHook{seen: sync.OnceFunc(func() { close(refused) })})
+	go func() {
+		<-refused // the first UNLINK was refused: the master takes writes again a second later
+		time.Sleep(time.Second)
+		rdb.ConfigSet(context.Background(), "min-replicas-to-write", "0")
+	}()
+	rep, err := audit.Scan(t.Context(), []audit.Node{admin}, audit.Options{Prefix: prefix, Unlink: true, Dedup: true, Count: 100})
+	if err != nil {
+		t.Fatalf("Scan while writes are refused: %v", err)
+	}
+	if rep.Deleted != n || rep.Immortal != n || !rep.Complete {
+		t.Errorf("Scan = %d deleted, %d immortal, complete %t; want %d, %d, true", rep.Deleted, rep.Immortal, rep.Complete, n, n)
+	}
+	if got := rdb.DBSize(t.Context()).Val(); got != 0 {
+		t.Errorf("DBSIZE after the clean-up = %d; want 0", got)
+	}
+}
+
+// refusedHook calls seen when a pipeline's command is answered NOREPLICAS.
+type refusedHook struct{ seen func() }
+
+func (refusedHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (refusedHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h refusedHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, c := range cmds {
+			if c.Err() != nil && strings.HasPrefix(c.Err().Error(), "NOREPLICAS") {
+				h.seen()
+				break
+			}
+		}
+		return err
+	}
 }

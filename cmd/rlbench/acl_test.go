@@ -42,7 +42,7 @@ func keysUnder(t *testing.T, admin *redis.Client, prefix string) []string {
 
 // TestACLUserRunsEveryStrategy proves `rlbench acl` complete for the load
 // run: for each built-in strategy, a user made from exactly its line runs a
-// short load on both clients, logged in through a URL or through --user
+// short load on every client, logged in through a URL or through --user
 // and --password in turn, and the run cleans up after itself.
 func TestACLUserRunsEveryStrategy(t *testing.T) {
 	t.Parallel()
@@ -63,7 +63,7 @@ func TestACLUserRunsEveryStrategy(t *testing.T) {
 			if i%2 == 1 {
 				login = []string{"--addr", srv.Addr(), "--user", user, "--password", password}
 			}
-			res := mustRun(t, exitOK, append(login, "--strategy", info.Name, "--client", "go-redis,rueidis", "--prefix", prefix+"run:",
+			res := mustRun(t, exitOK, append(login, "--strategy", info.Name, "--client", "all", "--prefix", prefix+"run:",
 				"--clients", "4", "--keys", "10", "--requests", "200", "--duration", "30s", "-q")...)
 			if !strings.Contains(res.stdout, info.Name) {
 				t.Errorf("stdout lacks the %s cells:\n%s", info.Name, res.stdout)

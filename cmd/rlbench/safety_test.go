@@ -67,7 +67,7 @@ func TestClosedStdout(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	jsonPath := filepath.Join(t.TempDir(), "o.json")
-	args := []string{"--addr", srv.Addr(), "--prefix", redistest.Prefix(t), "--client", "all", "--clients", "2",
+	args := []string{"--addr", srv.Addr(), "--prefix", redistest.Prefix(t), "--client", "go-redis,rueidis", "--clients", "2",
 		"--requests", "300", "--warmup", "0", "--json", jsonPath}
 	r, w, err := os.Pipe()
 	if err != nil {

@@ -84,10 +84,11 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("rlbench --version: %v\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != 5 {
-		t.Fatalf("rlbench --version printed %d lines; want 5:\n%s", len(lines), out)
+	if len(lines) != 7 {
+		t.Fatalf("rlbench --version printed %d lines; want 7 (rlbench, its commit, Go, four clients):\n%s", len(lines), out)
 	}
-	for i, prefix := range []string{"rlbench ", "commit ", "go " + runtime.Version() + " ", "go-redis github.com/redis/go-redis/v9 v9.", "rueidis github.com/redis/rueidis v1."} {
+	for i, prefix := range []string{"rlbench ", "commit ", "go " + runtime.Version() + " ", "go-redis github.com/redis/go-redis/v9 v9.", "rueidis github.com/redis/rueidis v1.",
+		"redigo github.com/gomodule/redigo v1.", "valkey-go github.com/valkey-io/valkey-go v1."} {
 		if !strings.HasPrefix(lines[i], prefix) {
 			t.Errorf("rlbench --version line %d = %q; want it to start with %q", i+1, lines[i], prefix)
 		}
@@ -117,7 +118,9 @@ func TestVersionText(t *testing.T) {
 		"commit 0123456789abcdef (with uncommitted changes), committed 2026-01-02T03:04:05Z\n" +
 		"go go1.99.1 " + runtime.GOOS + "/" + runtime.GOARCH + "\n" +
 		"go-redis github.com/redis/go-redis/v9 v9.9.9\n" +
-		"rueidis github.com/redis/rueidis unknown\n"
+		"rueidis github.com/redis/rueidis unknown\n" +
+		"redigo github.com/gomodule/redigo unknown\n" +
+		"valkey-go github.com/valkey-io/valkey-go unknown\n"
 	if got := versionText(bi); got != want {
 		t.Errorf("versionText() =\n%s\nwant\n%s", got, want)
 	}
