@@ -27,7 +27,7 @@ const MaxStages = 1000
 
 // Errors of a load shape, from ParseStages and Config.Validate.
 var (
-	ErrInvalidStages = errors.New("want DURATION:TARGET,... e.g. 10s:100,30s:1000,10s:0: durations >= 0 adding up to more than 0, targets >= 0")
+	ErrInvalidStages = errors.New("want DURATION:TARGET,... e.g. 10s:100,30s:1000,10s:0: durations >= 0 adding up to more than 0, targets from 0 to 1000000 workers in a closed loop, to 1e8 decisions/s in an open one (--rate)")
 	// ErrStagesDuration is a Config whose Duration is not its stages' sum.
 	ErrStagesDuration = errors.New("the stages set the duration: their sum")
 	// ErrStagesWorkers is a closed loop with fewer workers than its

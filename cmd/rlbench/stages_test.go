@@ -128,6 +128,7 @@ func TestStagesBadInput(t *testing.T) {
 		{"with --workers", []string{"--stages", "1s:5", "--workers", "3"}, "--workers conflicts with --stages in a closed loop"},
 		{"with --clients", []string{"--stages", "1s:5", "--clients", "3"}, "--clients conflicts with --stages in a closed loop"},
 		{"rate too high", []string{"--stages", "1s:1e9", "--rate", "10"}, "--stages: want DURATION:TARGET"},
+		{"workers too many", []string{"--stages", "10s:1e8"}, "targets from 0 to 1000000 workers in a closed loop, to 1e8 decisions/s in an open one (--rate); got 10s:100000000, a closed loop of 100000000 workers"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
