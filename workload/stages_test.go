@@ -68,7 +68,7 @@ func TestStagesConfig(t *testing.T) {
 		{"a negative target", func(c *Config) { c.Stages = []Stage{{50 * time.Second, -1}} }, ErrInvalidStages},
 		{"a closed loop past MaxWorkers", func(c *Config) { c.Stages, c.Workers = []Stage{{50 * time.Second, 1e8}}, 1e8 }, ErrInvalidStages},
 		{"an open loop's rate past MaxWorkers", func(c *Config) { c.Stages, c.Rate = []Stage{{50 * time.Second, 1e8}}, 10 }, nil},
-		{"workers past MaxWorkers", func(c *Config) { c.Stages, c.Workers = nil, MaxWorkers + 1 }, ErrInvalidWorkers},
+		{"workers past MaxWorkers", func(c *Config) { c.Stages, c.Workers = nil, MaxWorkers+1 }, ErrInvalidWorkers},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
