@@ -101,6 +101,18 @@ func StagesWorkers(stages []Stage) int {
 	return int(math.Ceil(top))
 }
 
+// WarmupWorkers is the workers a warm-up before c's load runs: in a closed
+// loop with stages, the shape's target at its start (0, or the first jump's),
+// rounded up, at least 1, not the pool (the highest target) that the load
+// ramps up to; c.Workers otherwise.
+func WarmupWorkers(c Config) int {
+	if len(c.Stages) == 0 || c.Rate > 0 {
+		return c.Workers
+	}
+	_, start := newShape(c).at(0)
+	return max(int(math.Ceil(start)), 1)
+}
+
 // shape is a Config's stages as segments on the load's clock.
 type shape struct {
 	segs []segment

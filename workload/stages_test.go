@@ -82,6 +82,28 @@ func TestStagesConfig(t *testing.T) {
 	}
 }
 
+// TestWarmupWorkers: a closed loop's shape warms up at its start (a ramp
+// from 0: one worker; a first jump: its target, rounded up), not with the
+// pool it ramps up to; a flat or open loop with its workers.
+func TestWarmupWorkers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		cfg  Config
+		want int
+	}{
+		{"a ramp from 0", Config{Workers: 100, Stages: []Stage{{10 * time.Second, 100}}}, 1},
+		{"a first jump", Config{Workers: 100, Stages: []Stage{{0, 29.5}, {10 * time.Second, 100}}}, 30},
+		{"a flat load", Config{Workers: 50}, 50},
+		{"an open loop", Config{Workers: 50, Rate: 10, Stages: []Stage{{10 * time.Second, 1000}}}, 50},
+	}
+	for _, tc := range tests {
+		if got := WarmupWorkers(tc.cfg); got != tc.want {
+			t.Errorf("WarmupWorkers(%s) = %d; want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestShapeAt checks the target along a ramp, a plateau, a jump and a
 // ramp down, and when a worker's turn comes.
 func TestShapeAt(t *testing.T) {
