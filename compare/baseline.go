@@ -173,9 +173,13 @@ func formatShare(v float64) string { return strconv.FormatFloat(v*100, 'f', 2, 6
 type Judgement struct {
 	// Metric is the figure judged.
 	Metric BaselineMetric
-	// Base and New are the medians of the per-second samples, in the
-	// baseline and in the file judged.
+	// Base and New are the medians of the samples, in the baseline and in
+	// the file judged.
 	Base, New float64
+	// PerRun is true when the samples are one per run (each run's median
+	// of its seconds: both files hold enough repeated runs of the cell),
+	// false when they are the runs' seconds, pooled.
+	PerRun bool
 	// Change is New / Base - 1: -0.3 is 30% less; NaN when Base is 0.
 	Change float64
 	// Test is the Mann-Whitney U test of the two samples (benchmath's
@@ -266,7 +270,9 @@ func (b *BaselineResult) Regressed() bool {
 
 // Baseline judges every cell of files[1:] against the same cell (target,
 // strategy and client, whatever the settings) of files[0], metric by
-// metric, from the per-second samples of all the cell's runs in each file.
+// metric: from one sample per run when both files hold enough repeated
+// runs of the cell for a U test to reach alpha (4 at 0.05), else from the
+// per-second samples of all the cell's runs in each file.
 func Baseline(files []*File, opts BaselineOptions) *BaselineResult {
 	opts = opts.withDefaults()
 	res := &BaselineResult{Comparison: New(files), Options: opts}
@@ -317,9 +323,10 @@ func runsByCell(f *File) cellRuns {
 func judge(m BaselineMetric, base, runs []*results.Run, opts BaselineOptions) Judgement {
 	thresholds := benchmath.DefaultThresholds
 	thresholds.CompareAlpha = opts.Alpha
-	b := benchmath.NewSample(pooled(m, base), &thresholds)
-	n := benchmath.NewSample(pooled(m, runs), &thresholds)
-	j := Judgement{Metric: m, Base: median(b.Values), New: median(n.Values), Change: math.NaN()}
+	bv, nv, perRun := samplesOf(m, base, runs, samplesNeeded(opts.Alpha))
+	b := benchmath.NewSample(bv, &thresholds)
+	n := benchmath.NewSample(nv, &thresholds)
+	j := Judgement{Metric: m, Base: median(b.Values), New: median(n.Values), Change: math.NaN(), PerRun: perRun}
 	j.Test = benchmath.AssumeNothing.Compare(b, n)
 	if m.AnyRise && mean(b.Values) == 0 && mean(n.Values) == 0 {
 		j.Test.Warnings = nil // no error either side: "all samples are equal" says nothing
@@ -377,6 +384,30 @@ func mean(vs []float64) float64 {
 		sum += v
 	}
 	return sum / float64(len(vs))
+}
+
+// samplesOf is the metric's samples of the baseline's runs and of the
+// file's: one per run (the median of its per-second samples), as benchstat
+// judges repeated runs, when each side has at least need runs with a
+// sample; else every run's per-second samples, pooled.
+func samplesOf(m BaselineMetric, base, runs []*results.Run, need int) (b, n []float64, perRun bool) {
+	b, n = perRunSamples(m, base), perRunSamples(m, runs)
+	if len(b) >= need && len(n) >= need {
+		return b, n, true
+	}
+	return pooled(m, base), pooled(m, runs), false
+}
+
+// perRunSamples is the median of each run's per-second samples of the
+// metric, for the runs that have some.
+func perRunSamples(m BaselineMetric, runs []*results.Run) []float64 {
+	var out []float64
+	for _, r := range runs {
+		if s := m.PerSecond(r); len(s) > 0 {
+			out = append(out, median(s))
+		}
+	}
+	return out
 }
 
 // pooled is the metric's per-second samples of every run.

@@ -272,3 +272,28 @@ func TestParseRegression(t *testing.T) {
 		}
 	}
 }
+
+// TestBaselinePerRun: with 5 runs of a cell in each file, each run is a
+// sample (its median second), as benchstat judges -count runs; a run's
+// seconds are not independent of each other. With 2 runs a side, the
+// seconds are pooled.
+func TestBaselinePerRun(t *testing.T) {
+	t.Parallel()
+	mk := func(n int, thr float64) []results.Run {
+		var out []results.Run
+		for i := range n {
+			r := run("lua", "go-redis", thr, 100, 200, 300, 0, nil)
+			r.PerSecond = secondsOf(10, thr*(1+0.01*float64(i)), 0, 100, 200, i)
+			out = append(out, r)
+		}
+		return out
+	}
+	j := judgementOf(t, Baseline(twoFiles(mk(5, 1000), mk(5, 700)), BaselineOptions{}), "throughput")
+	if !j.PerRun || j.Test.N1 != 5 || j.Test.N2 != 5 || !j.Regression {
+		t.Errorf("5 runs a side, 30%% slower: PerRun %t, n %d+%d, verdict %q; want per run, 5+5, %s", j.PerRun, j.Test.N1, j.Test.N2, j.Verdict(), VerdictRegression)
+	}
+	j = judgementOf(t, Baseline(twoFiles(mk(2, 1000), mk(2, 700)), BaselineOptions{}), "throughput")
+	if j.PerRun || j.Test.N1 != 20 {
+		t.Errorf("2 runs a side: PerRun %t, n %d+%d; want pooled seconds, 20+20", j.PerRun, j.Test.N1, j.Test.N2)
+	}
+}

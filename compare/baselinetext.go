@@ -63,16 +63,16 @@ func writeBaseline(buf *bytes.Buffer, b *BaselineResult) {
 	tw.Flush()
 	writeBaselineSettings(buf, c)
 	base := c.Files[0].Name
-	fmt.Fprintf(buf, "\nagainst the baseline %s: medians of the per-second samples; a change counts when a Mann-Whitney U test of the samples of both files gives p <= %g (as benchstat does), and is a regression when worse by more than %s (the error rate: any rise); throughput counts the decisions answered, not the errors\n",
-		base, b.Options.Alpha, formatPct(b.Options.MaxRegression))
+	fmt.Fprintf(buf, "\nagainst the baseline %s: medians of the per-second samples; a change counts when a Mann-Whitney U test of the samples of both files gives p <= %g (as benchstat does), and is a regression when worse by more than %s (the error rate: any rise); throughput counts the decisions answered, not the errors; with %d runs or more of a cell in both files, the samples are each run's median (n in runs)\n",
+		base, b.Options.Alpha, formatPct(b.Options.MaxRegression), samplesNeeded(b.Options.Alpha))
 	tw = tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "target\tstrategy\tclient\tfile\tmetric\t%s\tfile's\tchange\tp\tn\tverdict\n", base)
 	for _, cj := range b.Cells {
 		for _, j := range cj.Judgements {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d+%d\t%s\n",
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 				cj.Key.Target, cj.Key.Strategy, cj.Key.Client, c.Files[cj.File].Name, metricLabel(j.Metric),
 				j.Metric.Format(j.Base), j.Metric.Format(j.New), formatChange(j.Change),
-				strconv.FormatFloat(j.Test.P, 'f', 3, 64), j.Test.N1, j.Test.N2, j.Verdict())
+				strconv.FormatFloat(j.Test.P, 'f', 3, 64), sizes(j), j.Verdict())
 		}
 	}
 	tw.Flush()
@@ -148,6 +148,15 @@ func writeBaselineOutcome(buf *bytes.Buffer, b *BaselineResult, regressions []st
 	} else if b.Absent > 0 && !b.Options.AllowMissing {
 		fmt.Fprintf(buf, "FAIL: %d cell(s) of the baseline missing from a later file (--allow-missing passes them)\n", b.Absent)
 	}
+}
+
+// sizes is the judgement's sample sizes, "10+10" (seconds), or "5+5 runs".
+func sizes(j Judgement) string {
+	n := fmt.Sprintf("%d+%d", j.Test.N1, j.Test.N2)
+	if j.PerRun {
+		n += " runs"
+	}
+	return n
 }
 
 // metricLabel is a metric's name without its unit: "throughput", "p50".
