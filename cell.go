@@ -228,6 +228,7 @@ func (c *cell) warmUp(ctx, abort context.Context) error {
 	}
 	wl := c.cfg.Workload
 	wl.Prefix = c.warmupPrefix()
+	wl.Workers = workload.WarmupWorkers(wl) // a shape's start, not its top
 	wl.Duration, wl.Requests, wl.CrashRate, wl.RacePause, wl.Stages = c.cfg.Warmup, 0, 0, 0, nil
 	var rec results.Recorder
 	_, runErr := workload.Run(ctx, wl, c.impl, c.conn, &rec, nil)

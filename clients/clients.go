@@ -39,6 +39,10 @@ type Options struct {
 	// ClusterClient, rueidis and valkey-go cluster mode; redigo has none:
 	// ErrTopology). DB must then be 0.
 	Cluster []string
+	// Masters is the number of a cluster's masters when known (0 or 1
+	// otherwise): rueidis sizes its ring per master, the workers' requests
+	// spread over them, not as if they all went to one node.
+	Masters int
 	// Password authenticates with AUTH when not empty.
 	Password string
 	// Username is the ACL user Password logs in as; "" means the default

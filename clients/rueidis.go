@@ -31,14 +31,18 @@ const rueidisRingScale = 10
 const rueidisMaxRingScale = 16
 
 // rueidisRing is the ring scale (log2 of its slots) per connection for
-// workers sharing conns connections: room for every worker's request in
-// flight, at least rueidis' default. A ring smaller than the requests in
+// workers sharing conns connections to each of masters nodes (a cluster's
+// requests spread over its masters; 0 or 1 for a single server): room for
+// every worker's request in flight, at least rueidis' default. Sized per
+// master, a cluster's rings add up to about the workers, not masters times
+// them. A ring smaller than the requests in
 // flight makes each request past its size wait for a slot (a sync.Cond
 // per slot, another park and wake-up per decision): at 8,000 workers on
 // one connection, 2^13 slots rather than 2^10 cut rlbench's CPU per
 // decision by a quarter (docs/performance.md).
-func rueidisRing(workers, conns int) int {
-	per := (workers + conns - 1) / max(conns, 1)
+func rueidisRing(workers, conns, masters int) int {
+	all := max(conns, 1) * max(masters, 1)
+	per := (workers + all - 1) / all
 	scale := rueidisRingScale
 	for scale < rueidisMaxRingScale && 1<<scale < per {
 		scale++
@@ -58,7 +62,7 @@ type rueidisAdapter struct {
 
 func newRueidis(o Options) (*rueidisAdapter, error) {
 	multiplex := pipelineMultiplex(o)
-	ring := rueidisRing(o.Workers, 1<<multiplex)
+	ring := rueidisRing(o.Workers, 1<<multiplex, 1)
 	opt := rueidis.ClientOption{
 		InitAddress:           []string{o.Addr},
 		Username:              o.Username,
@@ -85,6 +89,8 @@ func newRueidis(o Options) (*rueidisAdapter, error) {
 		// PipelineMultiplex connections per node.
 		opt.InitAddress, opt.ForceSingleClient = o.Cluster, false
 		mode, conns = "cluster ", "conns/node"
+		ring = rueidisRing(o.Workers, 1<<multiplex, o.Masters)
+		opt.RingScaleEachConn = ring
 	}
 	if o.Sentinel.Master != "" {
 		// Sentinel: rueidis asks the sentinels in InitAddress for the

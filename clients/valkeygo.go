@@ -36,7 +36,7 @@ func newValkey(o Options) (*valkeyAdapter, error) {
 	multiplex := pipelineMultiplex(o)
 	// The ring rueidis' adapter sizes (rueidisRing): valkey-go's ring is
 	// rueidis'.
-	ring := rueidisRing(o.Workers, 1<<multiplex)
+	ring := rueidisRing(o.Workers, 1<<multiplex, 1)
 	opt := valkey.ClientOption{
 		InitAddress:           []string{o.Addr},
 		Username:              o.Username,
@@ -63,6 +63,8 @@ func newValkey(o Options) (*valkeyAdapter, error) {
 		// PipelineMultiplex connections per node.
 		opt.InitAddress, opt.ForceSingleClient = o.Cluster, false
 		mode, conns = "cluster ", "conns/node"
+		ring = rueidisRing(o.Workers, 1<<multiplex, o.Masters)
+		opt.RingScaleEachConn = ring
 	}
 	if o.Sentinel.Master != "" {
 		// Sentinel: valkey-go asks the sentinels in InitAddress for the

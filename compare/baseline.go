@@ -3,6 +3,7 @@ package compare
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"strconv"
 	"strings"
@@ -52,8 +53,12 @@ type BaselineOptions struct {
 	// line's default is DefaultMaxRegression).
 	MaxRegression float64
 	// Alpha is the significance level of the Mann-Whitney U test; 0 means
-	// DefaultAlpha.
+	// DefaultAlpha to Baseline (Validate, which checks what a user gave,
+	// refuses it).
 	Alpha float64
+	// AllowMissing passes a comparison in which a later file lacks some
+	// of the baseline's cells; without it such a comparison fails.
+	AllowMissing bool
 }
 
 // withDefaults returns o with its zero fields replaced by the defaults.
@@ -65,9 +70,8 @@ func (o BaselineOptions) withDefaults() BaselineOptions {
 	return o
 }
 
-// Validate checks the options once defaults are applied.
+// Validate checks options as a user gave them: Alpha above 0 and below 1.
 func (o BaselineOptions) Validate() error {
-	o = o.withDefaults()
 	if !(o.Alpha > 0 && o.Alpha < 1) {
 		return fmt.Errorf("%w, got %g", ErrInvalidAlpha, o.Alpha)
 	}
@@ -83,6 +87,11 @@ type BaselineMetric struct {
 	PerSecond func(*results.Run) []float64
 	// HigherIsWorse is true for a latency, false for a throughput.
 	HigherIsWorse bool
+	// AnyRise makes any rise beyond the noise a regression, whatever
+	// MaxRegression (the error rate).
+	AnyRise bool
+	// Empty says why a file may have no sample of the figure.
+	Empty string
 }
 
 // MinSecond is the shortest entry of a run's per-second series that is a
@@ -90,58 +99,100 @@ type BaselineMetric struct {
 // when shorter, its figures too noisy to judge.
 const MinSecond = 0.5
 
+// ErrorRate is the share of a run's decisions that failed.
+var ErrorRate = Metric{Name: "errors (share of decisions)", Format: formatShare,
+	Value: func(r *results.Run) float64 { return share(r.Errors, r.Decisions) }}
+
 // BaselineMetrics are the figures judged, in the order printed. The
-// per-second series has no p99.9, so p99.9 is not judged.
+// throughput counts the decisions answered (allowed or rejected), not the
+// errors, which the error rate judges: any rise of it beyond the noise is a
+// regression. The per-second series has no p99.9, so p99.9 is not judged.
 var BaselineMetrics = []BaselineMetric{
-	{Metric: Throughput, PerSecond: perSecondRate},
-	{Metric: P50, PerSecond: perSecondLatency(func(s results.Second) float64 { return s.P50US }), HigherIsWorse: true},
-	{Metric: P99, PerSecond: perSecondLatency(func(s results.Second) float64 { return s.P99US }), HigherIsWorse: true},
+	{Metric: Throughput, PerSecond: perSecond(func(s results.Second, d float64) (float64, bool) {
+		return float64(s.Allowed+s.Rejected) / d, true
+	}), Empty: "no per-second series"},
+	{Metric: P50, PerSecond: perSecond(latency(func(s results.Second) float64 { return s.P50US })),
+		HigherIsWorse: true, Empty: "no per-second latency (a merged report has none)"},
+	{Metric: P99, PerSecond: perSecond(latency(func(s results.Second) float64 { return s.P99US })),
+		HigherIsWorse: true, Empty: "no per-second latency (a merged report has none)"},
+	{Metric: ErrorRate, PerSecond: perSecond(func(s results.Second, _ float64) (float64, bool) {
+		return share(s.Errors, s.Decisions), s.Decisions > 0
+	}), HigherIsWorse: true, AnyRise: true, Empty: "no per-second series"},
 }
 
-// perSecondRate is each entry's decisions over its length, for the
-// entries at least MinSecond long.
-func perSecondRate(r *results.Run) []float64 {
-	var out []float64
-	prev := 0.0
-	for _, s := range r.PerSecond {
-		if d := s.T - prev; d >= MinSecond {
-			out = append(out, float64(s.Decisions)/d)
-		}
-		prev = s.T
-	}
-	return out
-}
-
-// perSecondLatency is a latency of each entry with decisions, of those at
-// least MinSecond long.
-func perSecondLatency(v func(results.Second) float64) func(*results.Run) []float64 {
-	return func(r *results.Run) []float64 {
-		var out []float64
+// seconds yields each entry of the run's per-second series at least
+// MinSecond long, with its length in seconds.
+func seconds(r *results.Run) iter.Seq2[results.Second, float64] {
+	return func(yield func(results.Second, float64) bool) {
 		prev := 0.0
 		for _, s := range r.PerSecond {
-			if s.Decisions > 0 && s.T-prev >= MinSecond {
-				out = append(out, v(s))
-			}
+			d := s.T - prev
 			prev = s.T
+			if d >= MinSecond && !yield(s, d) {
+				return
+			}
+		}
+	}
+}
+
+// perSecond is the samples v gives of the entries that seconds yields,
+// those it says are a sample.
+func perSecond(v func(s results.Second, d float64) (float64, bool)) func(*results.Run) []float64 {
+	return func(r *results.Run) []float64 {
+		var out []float64
+		for s, d := range seconds(r) {
+			if x, ok := v(s, d); ok {
+				out = append(out, x)
+			}
 		}
 		return out
 	}
 }
 
+// latency is a latency of each entry with decisions, left out when 0 (a
+// merged report's per-second series has none).
+func latency(v func(results.Second) float64) func(results.Second, float64) (float64, bool) {
+	return func(s results.Second, _ float64) (float64, bool) {
+		x := v(s)
+		return x, s.Decisions > 0 && x > 0
+	}
+}
+
+// share is n over of, 0 when of is 0.
+func share(n, of int64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return float64(n) / float64(of)
+}
+
+// formatShare formats a share as a percentage: "0.12%".
+func formatShare(v float64) string { return strconv.FormatFloat(v*100, 'f', 2, 64) + "%" }
+
 // Judgement is one metric of one cell against the baseline.
 type Judgement struct {
 	// Metric is the figure judged.
 	Metric BaselineMetric
-	// Base and New are the medians of the per-second samples, in the
-	// baseline and in the file judged.
+	// Base and New are the medians of the samples, in the baseline and in
+	// the file judged.
 	Base, New float64
+	// PerRun is true when the samples are one per run (each run's median
+	// of its seconds: both files hold enough repeated runs of the cell),
+	// false when they are the runs' seconds, pooled.
+	PerRun bool
 	// Change is New / Base - 1: -0.3 is 30% less; NaN when Base is 0.
 	Change float64
 	// Test is the Mann-Whitney U test of the two samples (benchmath's
 	// AssumeNothing): its p-value, sample sizes, alpha and warnings.
 	Test benchmath.Comparison
-	// Significant is true when Test's p-value is below its alpha: the
-	// change is beyond the noise.
+	// Unjudged says why the figure cannot be judged ("cannot judge
+	// (n<4)": too few samples for any p-value to reach alpha, or no
+	// sample at all); empty when it is judged. An unjudged figure fails
+	// the comparison.
+	Unjudged string
+	// Significant is true when Test's p-value is not above its alpha (as
+	// benchmath counts only p > alpha as noise): the change is beyond the
+	// noise.
 	Significant bool
 	// Regression is true when the change is significant, worse, and by
 	// more than BaselineOptions.MaxRegression.
@@ -179,8 +230,32 @@ type BaselineResult struct {
 	// file, then in the baseline's order.
 	Cells []CellJudgement
 	// Missing lists the cells of a later file that the baseline lacks,
-	// and those of the baseline a later file lacks, as "B: key".
+	// and those of the baseline a later file lacks, as "B lacks key".
 	Missing []string
+	// Absent counts the baseline's cells a later file lacks (in Missing
+	// too): unless Options.AllowMissing, they fail the comparison.
+	Absent int
+}
+
+// Unjudged lists the figures that cannot be judged, as "B key metric:
+// why".
+func (b *BaselineResult) Unjudged() []string {
+	var out []string
+	for _, cj := range b.Cells {
+		for _, j := range cj.Judgements {
+			if j.Unjudged != "" {
+				out = append(out, fmt.Sprintf("%s %s %s: %s", b.Comparison.Files[cj.File].Name, cj.Key, metricLabel(j.Metric), j.Unjudged))
+			}
+		}
+	}
+	return out
+}
+
+// Passed reports whether the comparison is an all-clear: something was
+// compared, nothing regressed, every figure was judged, and no later file
+// lacks a cell of the baseline (unless Options.AllowMissing).
+func (b *BaselineResult) Passed() bool {
+	return len(b.Cells) > 0 && !b.Regressed() && len(b.Unjudged()) == 0 && (b.Options.AllowMissing || b.Absent == 0)
 }
 
 // Regressed reports whether any cell of any file regressed.
@@ -195,7 +270,9 @@ func (b *BaselineResult) Regressed() bool {
 
 // Baseline judges every cell of files[1:] against the same cell (target,
 // strategy and client, whatever the settings) of files[0], metric by
-// metric, from the per-second samples of all the cell's runs in each file.
+// metric: from one sample per run when both files hold enough repeated
+// runs of the cell for a U test to reach alpha (4 at 0.05), else from the
+// per-second samples of all the cell's runs in each file.
 func Baseline(files []*File, opts BaselineOptions) *BaselineResult {
 	opts = opts.withDefaults()
 	res := &BaselineResult{Comparison: New(files), Options: opts}
@@ -205,6 +282,7 @@ func Baseline(files []*File, opts BaselineOptions) *BaselineResult {
 		for _, k := range base.order {
 			if _, ok := runs.runs[k]; !ok {
 				res.Missing = append(res.Missing, files[fi].Name+" lacks "+k.String())
+				res.Absent++
 				continue
 			}
 			cj := CellJudgement{Key: k, File: fi}
@@ -245,11 +323,22 @@ func runsByCell(f *File) cellRuns {
 func judge(m BaselineMetric, base, runs []*results.Run, opts BaselineOptions) Judgement {
 	thresholds := benchmath.DefaultThresholds
 	thresholds.CompareAlpha = opts.Alpha
-	b := benchmath.NewSample(pooled(m, base), &thresholds)
-	n := benchmath.NewSample(pooled(m, runs), &thresholds)
-	j := Judgement{Metric: m, Base: median(b.Values), New: median(n.Values), Change: math.NaN()}
+	bv, nv, perRun := samplesOf(m, base, runs, samplesNeeded(opts.Alpha))
+	b := benchmath.NewSample(bv, &thresholds)
+	n := benchmath.NewSample(nv, &thresholds)
+	j := Judgement{Metric: m, Base: median(b.Values), New: median(n.Values), Change: math.NaN(), PerRun: perRun}
 	j.Test = benchmath.AssumeNothing.Compare(b, n)
-	j.Significant = len(b.Values) > 0 && len(n.Values) > 0 && j.Test.P < j.Test.Alpha
+	if m.AnyRise && mean(b.Values) == 0 && mean(n.Values) == 0 {
+		j.Test.Warnings = nil // no error either side: "all samples are equal" says nothing
+	}
+	j.Significant = !(j.Test.P > j.Test.Alpha)
+	switch {
+	case len(b.Values) == 0 || len(n.Values) == 0:
+		j.Unjudged = "not judged: " + m.Empty
+	case !j.Significant && minP(len(b.Values), len(n.Values)) > opts.Alpha:
+		j.Unjudged = fmt.Sprintf("cannot judge (n<%d)", samplesNeeded(opts.Alpha))
+	}
+	j.Significant = j.Significant && j.Unjudged == ""
 	if j.Base != 0 {
 		j.Change = j.New/j.Base - 1
 	}
@@ -257,8 +346,68 @@ func judge(m BaselineMetric, base, runs []*results.Run, opts BaselineOptions) Ju
 	if !m.HigherIsWorse {
 		worse = -worse
 	}
+	if m.AnyRise {
+		j.Regression = j.Significant && (j.New > j.Base || j.New == j.Base && mean(n.Values) > mean(b.Values))
+		return j
+	}
 	j.Regression = j.Significant && worse > opts.MaxRegression
 	return j
+}
+
+// minP is the smallest p-value a two-sided Mann-Whitney U test of samples
+// of n1 and n2 values can give: 2 / C(n1+n2, n1).
+func minP(n1, n2 int) float64 {
+	c := 1.0
+	for i := 1; i <= n1; i++ {
+		c = c * float64(n2+i) / float64(i)
+	}
+	return min(1, 2/c)
+}
+
+// samplesNeeded is the fewest samples a side for which a U test can reach
+// alpha.
+func samplesNeeded(alpha float64) int {
+	n := 1
+	for minP(n, n) > alpha {
+		n++
+	}
+	return n
+}
+
+// mean is the mean of vs, 0 for none.
+func mean(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, v := range vs {
+		sum += v
+	}
+	return sum / float64(len(vs))
+}
+
+// samplesOf is the metric's samples of the baseline's runs and of the
+// file's: one per run (the median of its per-second samples), as benchstat
+// judges repeated runs, when each side has at least need runs with a
+// sample; else every run's per-second samples, pooled.
+func samplesOf(m BaselineMetric, base, runs []*results.Run, need int) (b, n []float64, perRun bool) {
+	b, n = perRunSamples(m, base), perRunSamples(m, runs)
+	if len(b) >= need && len(n) >= need {
+		return b, n, true
+	}
+	return pooled(m, base), pooled(m, runs), false
+}
+
+// perRunSamples is the median of each run's per-second samples of the
+// metric, for the runs that have some.
+func perRunSamples(m BaselineMetric, runs []*results.Run) []float64 {
+	var out []float64
+	for _, r := range runs {
+		if s := m.PerSecond(r); len(s) > 0 {
+			out = append(out, median(s))
+		}
+	}
+	return out
 }
 
 // pooled is the metric's per-second samples of every run.
@@ -268,4 +417,29 @@ func pooled(m BaselineMetric, runs []*results.Run) []float64 {
 		out = append(out, m.PerSecond(r)...)
 	}
 	return out
+}
+
+// ErrStagesDiffer is returned by CheckBaseline for files whose load shapes
+// (--stages) differ: their per-second samples, pooled over the stages,
+// would measure the shape, not the change.
+var ErrStagesDiffer = errors.New("the files' --stages differ; a baseline comparison pools the per-second samples of every stage, so it compares only files of one load shape")
+
+// CheckBaseline checks that files can be judged against the first: their
+// --stages are the same.
+func CheckBaseline(files []*File) error {
+	var first *string
+	for _, f := range files {
+		s, ok := f.Settings()["stages"]
+		if !ok {
+			s = unset
+		}
+		if first == nil {
+			first = &s
+			continue
+		}
+		if s != *first {
+			return fmt.Errorf("%w: %s has %s, %s has %s", ErrStagesDiffer, files[0].Name, *first, f.Name, s)
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rlbench/rlbench/internal/golden"
@@ -90,25 +91,158 @@ func TestBaselineGolden(t *testing.T) {
 	}
 }
 
-// TestBaselineTooFewSamples: one second each side cannot be told from
-// noise, whatever the change, and the note says how many are needed.
+// secondsOf is a per-second series of n whole seconds: thr decisions a
+// second of which errs erred (the rest allowed), at latencies p50 and p99,
+// wobbling by up to ±3% in the phase seed.
+func secondsOf(n int, thr, errs, p50, p99 float64, seed int) []results.Second {
+	var out []results.Second
+	for i := range n {
+		w := 1 + 0.03*math.Sin(float64(i*7+seed))
+		e := int64(thr * errs * w)
+		out = append(out, results.Second{T: float64(i + 1), Decisions: int64(thr * w), Allowed: int64(thr*w) - e, Errors: e, P50US: p50 / w, P99US: p99 / w})
+	}
+	return out
+}
+
+// twoFiles is a baseline A and a file B, each of the runs given.
+func twoFiles(a, b []results.Run) []*File {
+	return []*File{
+		{Name: "A", Report: &results.Report{Runs: a}},
+		{Name: "B", Report: &results.Report{Runs: b}},
+	}
+}
+
+// judgementOf is the judgement of the metric labelled label (e.g. "p50")
+// of the first cell.
+func judgementOf(t *testing.T, res *BaselineResult, label string) Judgement {
+	t.Helper()
+	if len(res.Cells) == 0 {
+		t.Fatalf("Baseline compared no cell; want one")
+	}
+	for _, j := range res.Cells[0].Judgements {
+		if metricLabel(j.Metric) == label {
+			return j
+		}
+	}
+	t.Fatalf("Baseline has no %s judgement", label)
+	return Judgement{}
+}
+
+// TestBaselineTooFewSamples: a 90% throughput drop over 3 s a side cannot
+// be told from noise (no U test of 3+3 reaches p 0.05), and a file with no
+// per-second series has no sample at all: both cannot be judged, which
+// fails the comparison, not an all-clear.
 func TestBaselineTooFewSamples(t *testing.T) {
 	t.Parallel()
-	mk := func(thr float64) results.Run {
+	mk := func(thr float64, n int) results.Run {
 		r := run("lua", "go-redis", thr, 100, 200, 300, 0, nil)
-		r.PerSecond = []results.Second{{T: 1, Decisions: int64(thr), P50US: 100, P99US: 200}}
+		r.PerSecond = secondsOf(n, thr, 0, 100, 200, 0)
 		return r
 	}
-	files := []*File{
-		{Name: "A", Report: &results.Report{Runs: []results.Run{mk(1000)}}},
-		{Name: "B", Report: &results.Report{Runs: []results.Run{mk(500)}}},
+	res := Baseline(twoFiles([]results.Run{mk(1000, 3)}, []results.Run{mk(100, 3)}), BaselineOptions{})
+	if j := judgementOf(t, res, "throughput"); j.Verdict() != "cannot judge (n<4)" {
+		t.Errorf("3+3 samples, a 90%% drop: Verdict() = %q (p %.3f); want %q", j.Verdict(), j.Test.P, "cannot judge (n<4)")
 	}
-	res := Baseline(files, BaselineOptions{})
-	if res.Regressed() {
-		t.Errorf("Baseline with one second each side: Regressed() = true; want false (no test has the power)")
+	if res.Passed() {
+		t.Errorf("3+3 samples, a 90%% drop: Passed() = true; want false (it cannot be judged)")
 	}
-	if j := res.Cells[0].Judgements[0]; len(j.Test.Warnings) == 0 {
-		t.Errorf("Baseline with one second each side: throughput has no warning; want one saying how many samples are needed")
+	res = Baseline(twoFiles([]results.Run{mk(1000, 0)}, []results.Run{mk(100, 0)}), BaselineOptions{})
+	if j := judgementOf(t, res, "throughput"); !strings.HasPrefix(j.Verdict(), "not judged") {
+		t.Errorf("no per-second series: Verdict() = %q; want not judged", j.Verdict())
+	}
+	if res.Passed() {
+		t.Errorf("no per-second series: Passed() = true; want false")
+	}
+}
+
+// TestBaselineMissingCells: the same cell on another target compares
+// nothing, and a file that lacks a cell of the baseline (a run stopped at
+// its first failing cell) fails unless AllowMissing.
+func TestBaselineMissingCells(t *testing.T) {
+	t.Parallel()
+	mk := func(strategy, target string) results.Run {
+		r := run(strategy, "go-redis", 1000, 100, 200, 300, 0, nil)
+		r.Target = target
+		r.PerSecond = secondsOf(10, 1000, 0, 100, 200, 0)
+		return r
+	}
+	res := Baseline(twoFiles([]results.Run{mk("lua", "10.0.0.1")}, []results.Run{mk("lua", "10.0.0.2")}), BaselineOptions{AllowMissing: true})
+	if res.Passed() || len(res.Cells) != 0 {
+		t.Errorf("one cell on two targets: Passed() = %v with %d cells; want false, 0 cells", res.Passed(), len(res.Cells))
+	}
+	files := twoFiles([]results.Run{mk("lua", "x"), mk("naive", "x")}, []results.Run{mk("lua", "x")})
+	if res := Baseline(files, BaselineOptions{}); res.Passed() || res.Absent != 1 {
+		t.Errorf("B lacks naive: Passed() = %v, Absent %d; want false, 1", res.Passed(), res.Absent)
+	}
+	if res := Baseline(files, BaselineOptions{AllowMissing: true}); !res.Passed() {
+		t.Errorf("B lacks naive, AllowMissing: Passed() = false; want true (lua is the same)")
+	}
+}
+
+// TestBaselineMerged: a merged report's per-second series has no latency
+// (0), which is no sample: its whole-run p50 tripling is not an "all
+// samples are equal" all-clear but a latency not judged.
+func TestBaselineMerged(t *testing.T) {
+	t.Parallel()
+	mk := func(p50 float64, merged bool) results.Run {
+		r := run("lua", "go-redis", 1000, p50, p50*2, p50*3, 0, nil)
+		r.PerSecond = secondsOf(10, 1000, 0, p50, p50*2, 0)
+		for i := range r.PerSecond {
+			if merged {
+				r.PerSecond[i].P50US, r.PerSecond[i].P99US = 0, 0
+			}
+		}
+		return r
+	}
+	res := Baseline(twoFiles([]results.Run{mk(100, true)}, []results.Run{mk(300, true)}), BaselineOptions{})
+	if j := judgementOf(t, res, "p50"); j.Unjudged == "" {
+		t.Errorf("merged files: p50 Verdict() = %q; want not judged", j.Verdict())
+	}
+	if res.Passed() {
+		t.Errorf("merged files, p50 tripled: Passed() = true; want false")
+	}
+	if j := judgementOf(t, res, "throughput"); j.Unjudged != "" {
+		t.Errorf("merged files: throughput Verdict() = %q; want judged", j.Verdict())
+	}
+}
+
+// TestBaselineErrors: when 75% of the decisions become fast errors, the
+// throughput of decisions answered falls and the error rate rises: both
+// regressions, not "better".
+func TestBaselineErrors(t *testing.T) {
+	t.Parallel()
+	mk := func(thr, errs, p50 float64) results.Run {
+		r := run("lua", "go-redis", thr, p50, p50*2, p50*3, 0, nil)
+		r.PerSecond = secondsOf(10, thr, errs, p50, p50*2, 1)
+		return r
+	}
+	res := Baseline(twoFiles([]results.Run{mk(1000, 0, 100)}, []results.Run{mk(2000, 0.75, 25)}), BaselineOptions{})
+	for _, label := range []string{"throughput", "errors"} {
+		if j := judgementOf(t, res, label); !j.Regression {
+			t.Errorf("75%% errors: %s Verdict() = %q (%s -> %s); want %s", label, j.Verdict(), j.Metric.Format(j.Base), j.Metric.Format(j.New), VerdictRegression)
+		}
+	}
+	if res.Passed() {
+		t.Errorf("75%% errors: Passed() = true; want false")
+	}
+}
+
+// TestBaselineAlphaEdge: a p-value equal to alpha is beyond the noise, as
+// benchmath counts only p > alpha as noise.
+func TestBaselineAlphaEdge(t *testing.T) {
+	t.Parallel()
+	mk := func(thr float64, seed int) results.Run {
+		r := run("lua", "go-redis", thr, 100, 200, 300, 0, nil)
+		r.PerSecond = secondsOf(10, thr, 0, 100, 200, seed)
+		return r
+	}
+	files := twoFiles([]results.Run{mk(1000, 0)}, []results.Run{mk(980, 3)})
+	p := judgementOf(t, Baseline(files, BaselineOptions{}), "throughput").Test.P
+	if !(p > 0.001 && p < 0.5) {
+		t.Fatalf("the samples give p %g; want one between 0.001 and 0.5 for this test", p)
+	}
+	if j := judgementOf(t, Baseline(files, BaselineOptions{Alpha: p}), "throughput"); !j.Significant {
+		t.Errorf("alpha = p = %g: Significant = false; want true", p)
 	}
 }
 
@@ -136,5 +270,30 @@ func TestParseRegression(t *testing.T) {
 		if !tc.ok && !errors.Is(err, ErrInvalidMaxRegression) {
 			t.Errorf("ParseRegression(%q) = (%g, %v); want ErrInvalidMaxRegression", tc.in, got, err)
 		}
+	}
+}
+
+// TestBaselinePerRun: with 5 runs of a cell in each file, each run is a
+// sample (its median second), as benchstat judges -count runs; a run's
+// seconds are not independent of each other. With 2 runs a side, the
+// seconds are pooled.
+func TestBaselinePerRun(t *testing.T) {
+	t.Parallel()
+	mk := func(n int, thr float64) []results.Run {
+		var out []results.Run
+		for i := range n {
+			r := run("lua", "go-redis", thr, 100, 200, 300, 0, nil)
+			r.PerSecond = secondsOf(10, thr*(1+0.01*float64(i)), 0, 100, 200, i)
+			out = append(out, r)
+		}
+		return out
+	}
+	j := judgementOf(t, Baseline(twoFiles(mk(5, 1000), mk(5, 700)), BaselineOptions{}), "throughput")
+	if !j.PerRun || j.Test.N1 != 5 || j.Test.N2 != 5 || !j.Regression {
+		t.Errorf("5 runs a side, 30%% slower: PerRun %t, n %d+%d, verdict %q; want per run, 5+5, %s", j.PerRun, j.Test.N1, j.Test.N2, j.Verdict(), VerdictRegression)
+	}
+	j = judgementOf(t, Baseline(twoFiles(mk(2, 1000), mk(2, 700)), BaselineOptions{}), "throughput")
+	if j.PerRun || j.Test.N1 != 20 {
+		t.Errorf("2 runs a side: PerRun %t, n %d+%d; want pooled seconds, 20+20", j.PerRun, j.Test.N1, j.Test.N2)
 	}
 }

@@ -37,10 +37,13 @@ const (
 	VerdictNoise      = "~ (no change beyond the noise)"
 )
 
-// Verdict says what the judgement makes of the change: a regression, worse
-// within the limit, better, or no change beyond the noise.
+// Verdict says what the judgement makes of the change: why it cannot be
+// judged, a regression, worse within the limit, better, or no change
+// beyond the noise.
 func (j Judgement) Verdict() string {
 	switch {
+	case j.Unjudged != "":
+		return j.Unjudged
 	case j.Regression:
 		return VerdictRegression
 	case !j.Significant || j.Change == 0 || math.IsNaN(j.Change):
@@ -60,16 +63,16 @@ func writeBaseline(buf *bytes.Buffer, b *BaselineResult) {
 	tw.Flush()
 	writeBaselineSettings(buf, c)
 	base := c.Files[0].Name
-	fmt.Fprintf(buf, "\nagainst the baseline %s: medians of the per-second samples; a change counts when a Mann-Whitney U test of the samples of both files gives p < %g (as benchstat does), and is a regression when worse by more than %s\n",
-		base, b.Options.Alpha, formatPct(b.Options.MaxRegression))
+	fmt.Fprintf(buf, "\nagainst the baseline %s: medians of the per-second samples; a change counts when a Mann-Whitney U test of the samples of both files gives p <= %g (as benchstat does), and is a regression when worse by more than %s (the error rate: any rise); throughput counts the decisions answered, not the errors; with %d runs or more of a cell in both files, the samples are each run's median (n in runs)\n",
+		base, b.Options.Alpha, formatPct(b.Options.MaxRegression), samplesNeeded(b.Options.Alpha))
 	tw = tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "target\tstrategy\tclient\tfile\tmetric\t%s\tfile's\tchange\tp\tn\tverdict\n", base)
 	for _, cj := range b.Cells {
 		for _, j := range cj.Judgements {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d+%d\t%s\n",
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 				cj.Key.Target, cj.Key.Strategy, cj.Key.Client, c.Files[cj.File].Name, metricLabel(j.Metric),
 				j.Metric.Format(j.Base), j.Metric.Format(j.New), formatChange(j.Change),
-				strconv.FormatFloat(j.Test.P, 'f', 3, 64), j.Test.N1, j.Test.N2, j.Verdict())
+				strconv.FormatFloat(j.Test.P, 'f', 3, 64), sizes(j), j.Verdict())
 		}
 	}
 	tw.Flush()
@@ -123,11 +126,37 @@ func writeBaselineNotes(buf *bytes.Buffer, b *BaselineResult) {
 	for _, n := range notes {
 		fmt.Fprintf(buf, "note: %s\n", n)
 	}
-	if len(regressions) == 0 {
-		fmt.Fprintf(buf, "no regression beyond the noise past %s\n", formatPct(b.Options.MaxRegression))
+	writeBaselineOutcome(buf, b, regressions)
+}
+
+// writeBaselineOutcome writes the last lines: an all-clear only when
+// Passed, else each reason the comparison fails.
+func writeBaselineOutcome(buf *bytes.Buffer, b *BaselineResult, regressions []string) {
+	limit := formatPct(b.Options.MaxRegression)
+	if b.Passed() {
+		fmt.Fprintf(buf, "no regression beyond the noise past %s\n", limit)
 		return
 	}
-	fmt.Fprintf(buf, "%d regression(s) beyond the noise past %s: %s\n", len(regressions), formatPct(b.Options.MaxRegression), strings.Join(regressions, "; "))
+	if len(regressions) > 0 {
+		fmt.Fprintf(buf, "%d regression(s) beyond the noise past %s: %s\n", len(regressions), limit, strings.Join(regressions, "; "))
+	}
+	if u := b.Unjudged(); len(u) > 0 {
+		fmt.Fprintf(buf, "FAIL: %d figure(s) cannot be judged: %s\n", len(u), strings.Join(u, "; "))
+	}
+	if len(b.Cells) == 0 {
+		fmt.Fprintf(buf, "FAIL: nothing compared: no cell is in the baseline and a later file\n")
+	} else if b.Absent > 0 && !b.Options.AllowMissing {
+		fmt.Fprintf(buf, "FAIL: %d cell(s) of the baseline missing from a later file (--allow-missing passes them)\n", b.Absent)
+	}
+}
+
+// sizes is the judgement's sample sizes, "10+10" (seconds), or "5+5 runs".
+func sizes(j Judgement) string {
+	n := fmt.Sprintf("%d+%d", j.Test.N1, j.Test.N2)
+	if j.PerRun {
+		n += " runs"
+	}
+	return n
 }
 
 // metricLabel is a metric's name without its unit: "throughput", "p50".

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rlbench/rlbench/workload"
 )
 
 // notSettings are the fields of a report's "config" that do not change
@@ -135,18 +136,11 @@ func faultsText(v json.RawMessage) (string, bool) {
 // stagesText is a config's stages as --stages takes them:
 // "10s:100,30s:1000".
 func stagesText(v json.RawMessage) (string, bool) {
-	var ss []struct {
-		Duration time.Duration `json:"duration_ns"`
-		Target   float64       `json:"target"`
-	}
+	var ss []workload.Stage
 	if json.Unmarshal(v, &ss) != nil {
 		return "", false
 	}
-	parts := make([]string, len(ss))
-	for i, s := range ss {
-		parts[i] = s.Duration.String() + ":" + strconv.FormatFloat(s.Target, 'f', -1, 64)
-	}
-	return strings.Join(parts, ","), true
+	return workload.StagesText(ss), true
 }
 
 // differingSettings returns the names of the settings whose values are not

@@ -254,3 +254,18 @@ func TestPairCPUPerRequest(t *testing.T) {
 		t.Errorf("pair with unknown CPU = %+v; want no CPU ratios", unknown)
 	}
 }
+
+// TestSummarizeUnknownCPU: a pair whose CPU could not be read (0) is left
+// out of the CPU medians, not counted as 0 in rlbench's favour.
+func TestSummarizeUnknownCPU(t *testing.T) {
+	t.Parallel()
+	mk := func(a, bare, rb float64) pair {
+		return newPair(1, side{PerS: 100, CPUPerDecisionUS: a}, side{PerS: 100, CPUPerDecisionUS: bare}, side{PerS: 100, CPUPerDecisionUS: rb})
+	}
+	tr := targetResult{Pairs: []pair{mk(10, 5, 4), mk(12, 6, 4), mk(11, 0, 0)}}
+	tr.summarize()
+	if tr.MedianCPURatio != 2 || tr.MedianBareLoopCPUUS != 5.5 || tr.MedianRedisBenchmarkCPUUS != 4 || tr.MedianCPURBRatio != 2.75 {
+		t.Errorf("summarize() with one pair's bare and redis-benchmark CPU unknown: cpu/bare %g, bare %g µs, rb %g µs, cpu/rb %g; want 2, 5.5, 4, 2.75 (the known ones' medians)",
+			tr.MedianCPURatio, tr.MedianBareLoopCPUUS, tr.MedianRedisBenchmarkCPUUS, tr.MedianCPURBRatio)
+	}
+}

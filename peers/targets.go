@@ -57,20 +57,30 @@ func (p pair) line() string {
 		rb.PerS, rb.CPUPerDecisionUS, cpuCell(rb.Saturation), p.Ratio, p.BareRatio, p.CPURBRatio, p.CPURatio, p.LoadAvg1)
 }
 
-// summarize sets tr's medians from its pairs.
+// summarize sets tr's medians from its pairs. A CPU figure or ratio of 0
+// is unknown (a side whose CPU could not be read) and is left out of its
+// median, which would otherwise lean towards 0.
 func (tr *targetResult) summarize() {
 	var ratios, bareRatios, cpuRatios, cpuRBRatios, as, bares, rbs, aCPU, bareCPU, rbCPU []float64
 	for _, p := range tr.Pairs {
 		ratios, bareRatios = append(ratios, p.Ratio), append(bareRatios, p.BareRatio)
-		cpuRatios, cpuRBRatios = append(cpuRatios, p.CPURatio), append(cpuRBRatios, p.CPURBRatio)
+		cpuRatios, cpuRBRatios = appendKnown(cpuRatios, p.CPURatio), appendKnown(cpuRBRatios, p.CPURBRatio)
 		as, bares, rbs = append(as, p.Rlbench.PerS), append(bares, p.BareLoop.PerS), append(rbs, p.RedisBenchmark.PerS)
-		aCPU, bareCPU = append(aCPU, p.Rlbench.CPUPerDecisionUS), append(bareCPU, p.BareLoop.CPUPerDecisionUS)
-		rbCPU = append(rbCPU, p.RedisBenchmark.CPUPerDecisionUS)
+		aCPU, bareCPU = appendKnown(aCPU, p.Rlbench.CPUPerDecisionUS), appendKnown(bareCPU, p.BareLoop.CPUPerDecisionUS)
+		rbCPU = appendKnown(rbCPU, p.RedisBenchmark.CPUPerDecisionUS)
 	}
 	tr.MedianRatio, tr.MedianRlbenchPerS, tr.MedianRedisBenchmarkPerS = median(ratios), median(as), median(rbs)
 	tr.MedianBareRatio, tr.MedianBareLoopPerS, tr.MedianCPURatio = median(bareRatios), median(bares), median(cpuRatios)
 	tr.MedianCPURBRatio = median(cpuRBRatios)
 	tr.MedianRlbenchCPUUS, tr.MedianBareLoopCPUUS, tr.MedianRedisBenchmarkCPUUS = median(aCPU), median(bareCPU), median(rbCPU)
+}
+
+// appendKnown appends v to xs when it is known: above 0.
+func appendKnown(xs []float64, v float64) []float64 {
+	if v > 0 {
+		return append(xs, v)
+	}
+	return xs
 }
 
 // summary is tr's medians as one line.

@@ -199,12 +199,19 @@ func writeClusterErrors(buf *bytes.Buffer, r Run, label string) {
 	buf.WriteByte('\n')
 }
 
+// writeSaturation writes the run's load line; the server's CPU per
+// decision of a server rlbench did not start is labelled the whole
+// server's, since other clients' commands are in it.
 func writeSaturation(buf *bytes.Buffer, r Run, label string) {
 	s := r.Saturation
 	if s == nil {
 		return
 	}
 	fmt.Fprintf(buf, "%s load: %s", label, s.Load())
+	if s.ServerCPUPerDecisionUS > 0 && r.Server != nil && !r.Server.Managed {
+		// A server rlbench did not start: its CPU is the whole server's.
+		buf.WriteString(" (the whole server's CPU: other clients' commands count too)")
+	}
 	if s.Verdict != "" {
 		buf.WriteString("; " + s.Verdict)
 	}

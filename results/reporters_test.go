@@ -448,3 +448,19 @@ func TestTextPartial(t *testing.T) {
 		t.Errorf("Text(one partial run) says \"did not finish\" %d times:\n%s\nwant once, of lua/rueidis", got, buf.String())
 	}
 }
+
+// TestSaturationWholeServer: the server's CPU per decision of a server
+// rlbench did not start is labelled the whole server's (other clients'
+// commands are in it); a private server's is not.
+func TestSaturationWholeServer(t *testing.T) {
+	t.Parallel()
+	for _, managed := range []bool{false, true} {
+		r := Run{Cell: Cell{Server: &Server{Addr: "10.0.0.1:6379", Managed: managed}}}
+		r.Saturation = &Saturation{ClientCPUPerDecisionUS: 2, ServerCPUPerDecisionUS: 1.5}
+		var buf bytes.Buffer
+		writeSaturation(&buf, r, "lua/go-redis")
+		if got := strings.Contains(buf.String(), "the whole server's CPU"); got == managed {
+			t.Errorf("managed %t: load line %q; want the whole server's label %t", managed, buf.String(), !managed)
+		}
+	}
+}

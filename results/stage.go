@@ -33,7 +33,7 @@ type Stage struct {
 	Rejected  int64 `json:"rejected"`
 	Errors    int64 `json:"errors"`
 	// ThroughputPerS is Decisions over the stage's measured length, per
-	// second; 0 for a stage of no length.
+	// second; 0 for a stage of no planned length (0s:T).
 	ThroughputPerS float64 `json:"throughput_per_s"`
 	// LatencyUS summarises the latency of the stage's decisions, in
 	// microseconds (corrected, in an open loop, as the run's).
@@ -49,11 +49,13 @@ const (
 // StageOf fills the figures of a stage from the recorder's cumulative
 // totals and histogram at its end (from Recorder.Snapshot), those at its
 // start (prev, and iv, which has seen the start's histogram), and the
-// stage's measured length in seconds.
+// stage's measured length in seconds. A stage of no planned length (a
+// jump, 0s:T) has no throughput: its measured length is the few
+// microseconds between two timers.
 func StageOf(s Stage, now, prev Totals, h *hdrhistogram.Histogram, iv *Interval, seconds float64) Stage {
 	s.Allowed, s.Rejected, s.Errors = now.Allowed-prev.Allowed, now.Rejected-prev.Rejected, now.Errors-prev.Errors
 	s.Decisions = s.Allowed + s.Rejected + s.Errors
-	if seconds > 0 {
+	if seconds > 0 && s.EndS > s.StartS {
 		s.ThroughputPerS = float64(s.Decisions) / seconds
 	}
 	s.LatencyUS = LatencyOf(iv.NextHistogram(h))

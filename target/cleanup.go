@@ -84,13 +84,14 @@ type CleanupReport struct {
 const RunKeyShape = "STRATEGY:CLIENT:{N} after the run's prefix"
 
 // runKey matches the end of a key a run leaves under its prefix: a cell's
-// STRATEGY:CLIENT:{N}, and what a strategy appends to it after ':', '_' or
-// '/' (the sliding log's :seq, the window stamps of the deployed models and
-// of sequences: envoy's _START, kong's :START_MS:PERIOD, mennanov's
-// /START_NS, django's :HASH), the pre-flight's probe key, or the run's
+// STRATEGY:CLIENT:{N}, and what a strategy appends to it after ':', '_',
+// '/' or '.' (the sliding log's :seq, the window stamps of the deployed
+// models and of sequences: envoy's _START, kong's :START_MS:PERIOD,
+// mennanov's /START_NS, django's :HASH; spring-gateway's .tokens and
+// .timestamp), the pre-flight's probe key, or the run's
 // claim on its prefix (audit.ClaimName). What comes before it is the rest
 // of the run's prefix, when the one given is shorter.
-var runKey = regexp.MustCompile(`(?:^|:)(?:[A-Za-z0-9][A-Za-z0-9_.-]*:(?:` + clientNames() + `):\{[0-9]+\}(?:[:_/][A-Za-z0-9_.:/-]*)?|preflight|` + regexp.QuoteMeta(audit.ClaimName) + `)$`)
+var runKey = regexp.MustCompile(`(?:^|:)(?:[A-Za-z0-9][A-Za-z0-9_.-]*:(?:` + clientNames() + `):\{[0-9]+\}(?:[:_/.][A-Za-z0-9_.:/-]*)?|preflight|` + regexp.QuoteMeta(audit.ClaimName) + `)$`)
 
 // clientNames is clients.Names as a regexp alternation.
 func clientNames() string {

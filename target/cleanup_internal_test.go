@@ -21,6 +21,8 @@ func TestLooksLikeRunKey(t *testing.T) {
 		{"rack-attack's window index", p, p + "rack-attack:go-redis:{5}:29409120", true},
 		{"mennanov's stamped key", p, p + "mennanov:go-redis:{5}/1764547200000000000", true},
 		{"django-ratelimit's hashed key", p, p + "django-ratelimit:go-redis:{5}:9f86d081884c7d65", true},
+		{"spring-gateway's tokens", p, p + "spring-gateway:go-redis:{12}.tokens", true},
+		{"spring-gateway's timestamp", p, p + "spring-gateway:rueidis:{12}.timestamp", true},
 		{"a stamped sequence key", p, p + "mine:rueidis:{5}:1764547200", true},
 		{"a tenant's key after {N}", p, p + "lua:go-redis:{5} extra", false},
 		{"a shorter prefix", "rlbench:", p + "lua:go-redis:{42}", true},

@@ -24,7 +24,9 @@ import (
 // rlbench started and can fail over and reshard.
 type cluster struct {
 	// seeds are the nodes the clients connect to first.
-	seeds   []string
+	seeds []string
+	// masters is how many masters the cluster had when opened.
+	masters int
 	admin   *redis.ClusterClient
 	managed *redisserver.Cluster
 	spec    Spec
@@ -56,10 +58,12 @@ func openCluster(ctx context.Context, spec Spec, login connection.Settings) (*Ta
 	}
 	c.admin = admin
 	t := &Target{Spec: spec, Login: login, Admin: admin, topology: c, Server: results.Server{Addr: strings.Join(c.seeds, ",")}}
-	if _, err := c.nodes(ctx); err != nil {
+	nodes, err := c.nodes(ctx)
+	if err != nil {
 		t.Close()
 		return nil, usage(field, fmt.Errorf("%s: %w (is a Redis Cluster node listening there?)", spec.Label, err))
 	}
+	c.masters = len(nodes)
 	return newTarget(ctx, t, c.managed != nil)
 }
 
@@ -82,7 +86,7 @@ func (c *cluster) nodes(ctx context.Context) ([]*redis.Client, error) {
 	return nodes, nil
 }
 
-func (c *cluster) endpoint(o *clients.Options) { o.Cluster = c.seeds }
+func (c *cluster) endpoint(o *clients.Options) { o.Cluster, o.Masters = c.seeds, c.masters }
 
 // faultActions gives a private cluster's failover (when its masters have
 // replicas: it promotes a replica of the master that serves slot 0 at the

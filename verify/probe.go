@@ -262,7 +262,7 @@ func (r *row) freshCounter(ctx context.Context, key string, decided time.Time, w
 // TTLSlack); for a hash-field strategy, the same of their fields. Keys
 // with no TTL leak, and for a NoTTL strategy that is by design.
 func (r *row) ttlsSet(ctx context.Context, prefix string, window int64) Cell {
-	window = window*max(1, r.properties.TTLWindows) + r.properties.TTLSlack
+	window = strategies.Info{TTLWindows: r.properties.TTLWindows, TTLSlack: r.properties.TTLSlack}.MaxTTL(window)
 	res, err := r.audit(ctx, prefix, window)
 	if err != nil {
 		return failf("%v", err)

@@ -27,7 +27,7 @@ const MaxStages = 1000
 
 // Errors of a load shape, from ParseStages and Config.Validate.
 var (
-	ErrInvalidStages = errors.New("want DURATION:TARGET,... e.g. 10s:100,30s:1000,10s:0: durations >= 0 adding up to more than 0, targets >= 0")
+	ErrInvalidStages = errors.New("want DURATION:TARGET,... e.g. 10s:100,30s:1000,10s:0: durations >= 0 adding up to more than 0, targets from 0 to 1000000 workers in a closed loop, to 1e8 decisions/s in an open one (--rate)")
 	// ErrStagesDuration is a Config whose Duration is not its stages' sum.
 	ErrStagesDuration = errors.New("the stages set the duration: their sum")
 	// ErrStagesWorkers is a closed loop with fewer workers than its
@@ -99,6 +99,18 @@ func StagesWorkers(stages []Stage) int {
 		top = max(top, s.Target)
 	}
 	return int(math.Ceil(top))
+}
+
+// WarmupWorkers is the workers a warm-up before c's load runs: in a closed
+// loop with stages, the shape's target at its start (0, or the first jump's),
+// rounded up, at least 1, not the pool (the highest target) that the load
+// ramps up to; c.Workers otherwise.
+func WarmupWorkers(c Config) int {
+	if len(c.Stages) == 0 || c.Rate > 0 {
+		return c.Workers
+	}
+	_, start := newShape(c).at(0)
+	return max(int(math.Ceil(start)), 1)
 }
 
 // shape is a Config's stages as segments on the load's clock.

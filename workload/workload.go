@@ -40,6 +40,10 @@ const (
 const (
 	// DefaultWorkers is the number of concurrent workers.
 	DefaultWorkers = 50
+	// MaxWorkers bounds the workers of a closed loop (--workers, and a
+	// closed loop's --stages targets): each worker holds a connection, and
+	// one machine opens far fewer than this to a server.
+	MaxWorkers = 1_000_000
 	// DefaultKeys is the number of distinct counters.
 	DefaultKeys = 100
 	// DefaultDuration is how long a run lasts when neither it nor a request
@@ -68,7 +72,7 @@ var KeyDists = []string{"uniform", "zipf", "hot"}
 
 // Sentinel errors returned by Config.Validate.
 var (
-	ErrInvalidWorkers = errors.New("clients must be >= 1")
+	ErrInvalidWorkers = errors.New("clients must be from 1 to 1000000")
 	ErrInvalidKeys    = errors.New("keys must be >= 1")
 	// ErrTooManyKeys wraps ErrInvalidKeys: errors.Is finds both.
 	ErrTooManyKeys     = fmt.Errorf("%w and <= %d", ErrInvalidKeys, MaxKeys)
@@ -163,7 +167,9 @@ func (c Config) WithDefaults() Config {
 // Validate checks a config with defaults applied.
 func (c Config) Validate() error {
 	switch {
-	case c.Workers < 1:
+	case c.Rate == 0 && StagesWorkers(c.Stages) > MaxWorkers:
+		return fmt.Errorf("%w; got %s, a closed loop of %d workers", ErrInvalidStages, StagesText(c.Stages), StagesWorkers(c.Stages))
+	case c.Workers < 1 || c.Workers > MaxWorkers:
 		return fmt.Errorf("%w, got %d", ErrInvalidWorkers, c.Workers)
 	case c.Keys < 1:
 		return fmt.Errorf("%w, got %d", ErrInvalidKeys, c.Keys)

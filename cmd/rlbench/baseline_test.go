@@ -57,13 +57,14 @@ func pausedReports(t *testing.T, pauses ...time.Duration) []string {
 // TestCompareBaselineRealSlowdown is issue 26, item 3: three real runs at
 // once, two with a 2 ms race pause and one with 8 ms (about a quarter of the
 // throughput): compare --baseline flags the slower one (exit 1, with the
-// setting that differs shown first) and not its twin (exit 0).
+// setting that differs shown first) and not its twin (exit 0) at a 30%
+// limit (two runs on a loaded machine may differ by more than 5%).
 func TestCompareBaselineRealSlowdown(t *testing.T) {
 	t.Parallel()
 	paths := pausedReports(t, 2*time.Millisecond, 2*time.Millisecond, 8*time.Millisecond)
-	same := mustRun(t, exitOK, "compare", "--baseline", paths[0], paths[1], "--max-regression", "5%")
+	same := mustRun(t, exitOK, "compare", "--baseline", paths[0], paths[1], "--max-regression", "30%")
 	t.Logf("two runs of the same settings:\n%s", same.stdout)
-	if !strings.Contains(same.stdout, "no regression beyond the noise past 5%") {
+	if !strings.Contains(same.stdout, "no regression beyond the noise past 30%") {
 		t.Errorf("compare --baseline of two runs of the same settings does not say no regression:\n%s", same.stdout)
 	}
 	slow := mustRun(t, exitFailure, "compare", "--baseline", paths[0], paths[2], "--max-regression", "5%")
@@ -74,7 +75,7 @@ func TestCompareBaselineRealSlowdown(t *testing.T) {
 	}
 	sections := sectionsOf(slow.stdout)
 	var row string
-	for _, r := range sections["against the baseline A: medians of the per-second samples; a change counts when a Mann-Whitney U test of the samples of both files gives p < 0.05"] {
+	for _, r := range sections["against the baseline A: medians of the per-second samples; a change counts when a Mann-Whitney U test of the samples of both files gives p <= 0.05"] {
 		if strings.Contains(r, " B throughput ") {
 			row = r
 		}
@@ -96,6 +97,15 @@ func TestCompareBaselineBadInput(t *testing.T) {
 	if err := writeJSON(good, &results.Report{Tool: "rlbench", Runs: []results.Run{{Cell: results.Cell{Strategy: "lua", Client: "go-redis"}}}}); err != nil {
 		t.Fatal(err)
 	}
+	shaped := func(name string, target float64) string {
+		path := filepath.Join(dir, name)
+		cfg := map[string]any{"workload": map[string]any{"stages": []map[string]any{{"duration_ns": 10e9, "target": target}}}}
+		if err := writeJSON(path, &results.Report{Tool: "rlbench", Config: cfg, Runs: []results.Run{{Cell: results.Cell{Strategy: "lua", Client: "go-redis"}}}}); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	shapeA, shapeB := shaped("a.json", 10), shaped("b.json", 20)
 	tests := []struct {
 		name string
 		args []string
@@ -107,6 +117,8 @@ func TestCompareBaselineBadInput(t *testing.T) {
 		{"alpha 0", []string{"--baseline", good, good, "--alpha", "0"}, "--alpha: want a significance level above 0 and below 1"},
 		{"no baseline", []string{good, good, "--max-regression", "5%"}, "--max-regression needs --baseline"},
 		{"nothing to judge", []string{"--baseline", good}, "--baseline needs at least one report"},
+		{"allow-missing without baseline", []string{good, good, "--allow-missing"}, "--allow-missing needs --baseline"},
+		{"stages differ", []string{"--baseline", shapeA, shapeB}, "--baseline: the files' --stages differ"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -30,18 +30,23 @@ coefficient of variation, so that noise can be told from a difference.
 
 With --baseline A.json, each cell of the other files is judged against the
 same cell of A from the per-second samples of both (a Mann-Whitney U test,
-as benchstat does), and the exit status is 1 when a throughput or a p50 or
-p99 latency is worse beyond the noise by more than --max-regression.
+as benchstat does), and the exit status is 1 when a throughput (of the
+decisions answered) or a p50 or p99 latency is worse beyond the noise by
+more than --max-regression, when the error rate rises beyond the noise,
+when a figure cannot be judged (too few per-second samples, or none), or
+when a later file lacks a cell of A (unless --allow-missing) or nothing is
+compared.
 %s`, fs.FlagUsages())
 	}
 	baseline := fs.String("baseline", "", "report to judge the other files against: exit status 1 on a regression beyond the noise past --max-regression")
 	maxRegression := fs.String("max-regression", "5%", "with --baseline: the regression tolerated, a percentage (a throughput lower or a latency higher by more fails)")
-	alpha := fs.Float64("alpha", compare.DefaultAlpha, "with --baseline: the significance level of the Mann-Whitney U test (a change with p below it is beyond the noise)")
+	alpha := fs.Float64("alpha", compare.DefaultAlpha, "with --baseline: the significance level of the Mann-Whitney U test (a change with p not above it is beyond the noise)")
+	allowMissing := fs.Bool("allow-missing", false, "with --baseline: pass when a later file lacks some of the baseline's cells (by default that fails)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *baseline == "" {
-		for _, name := range []string{"max-regression", "alpha"} {
+		for _, name := range []string{"max-regression", "alpha", "allow-missing"} {
 			if fs.Changed(name) {
 				return badInputHelp(fmt.Errorf("--%s needs --baseline", name))
 			}
@@ -52,20 +57,17 @@ p99 latency is worse beyond the noise by more than --max-regression.
 		}
 		return printed(compare.Text(compare.New(files))(stdout))
 	}
-	return compareBaseline(append([]string{*baseline}, fs.Args()...), *maxRegression, *alpha, stdout)
+	opts := compare.BaselineOptions{Alpha: *alpha, AllowMissing: *allowMissing}
+	return compareBaseline(append([]string{*baseline}, fs.Args()...), *maxRegression, opts, stdout)
 }
 
 // compareBaseline is `rlbench compare --baseline A.json B.json ...`.
-func compareBaseline(paths []string, maxRegression string, alpha float64, stdout io.Writer) error {
-	opts := compare.BaselineOptions{Alpha: alpha}
+func compareBaseline(paths []string, maxRegression string, opts compare.BaselineOptions, stdout io.Writer) error {
 	var err error
 	if opts.MaxRegression, err = compare.ParseRegression(maxRegression); err != nil {
 		return badInput(fmt.Errorf("--max-regression: %w", err))
 	}
-	if err := opts.Validate(); err != nil || alpha == 0 {
-		if err == nil {
-			err = fmt.Errorf("%w, got 0", compare.ErrInvalidAlpha)
-		}
+	if err := opts.Validate(); err != nil {
 		return badInput(fmt.Errorf("--alpha: %w", err))
 	}
 	if len(paths) < 2 {
@@ -75,11 +77,14 @@ func compareBaseline(paths []string, maxRegression string, alpha float64, stdout
 	if err != nil {
 		return badInputHelp(err)
 	}
+	if err := compare.CheckBaseline(files); err != nil {
+		return badInput(fmt.Errorf("--baseline: %w", err))
+	}
 	res := compare.Baseline(files, opts)
 	if err := printed(compare.BaselineText(res)(stdout)); err != nil {
 		return err
 	}
-	if res.Regressed() {
+	if !res.Passed() {
 		return errReported
 	}
 	return nil
