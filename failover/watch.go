@@ -6,6 +6,7 @@
 package failover
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -100,8 +101,9 @@ type watchedKey struct {
 	// key's current window; allowed the number admitted.
 	acked, allowed int64
 	// openedAt is when the window's first increment (Count 1) was told;
-	// zero when it was not seen.
-	openedAt time.Time
+	// zero when it was not seen. firstAt is when the watch was first told
+	// of an increment on the key.
+	openedAt, firstAt time.Time
 	// lost is the increments a failover lost in the current window; over
 	// the requests admitted beyond the limit in windows that lost some,
 	// those closed so far.
@@ -308,13 +310,22 @@ func (w *Watch) observe(key string, d strategies.Decision) {
 	}
 	wk := &w.keys[k]
 	wk.mu.Lock()
+	now := time.Now()
+	if since := cmp.Or(wk.openedAt, wk.firstAt); d.Count != 1 && !since.IsZero() && now.After(since.Add(w.window+time.Second)) {
+		// A window has ended since, and the next one's first increment
+		// was not told (its decision crashed or failed after the server
+		// ran it): the window the counter is in cannot be told apart.
+		wk.turned = true
+	}
+	if wk.firstAt.IsZero() {
+		wk.firstAt = now
+	}
 	switch {
 	case d.Count == 1 && wk.openedAt.IsZero() && wk.acked > 0:
 		// The first window's first increment, whose reply came after
 		// those of later ones.
-		wk.openedAt = time.Now()
+		wk.openedAt = now
 	case d.Count == 1:
-		now := time.Now()
 		wk.turned = wk.turned || wk.acked > 0 // a window before this one
 		if wk.acked > 0 && !wk.openedAt.IsZero() && now.Before(wk.openedAt.Add(w.window-time.Second)) {
 			// The counter started again while its window was open: the
