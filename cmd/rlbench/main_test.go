@@ -177,19 +177,19 @@ func TestRunBadInput(t *testing.T) {
 			name:   "zero clients",
 			args:   []string{"--clients", "0"},
 			target: true,
-			want:   []string{"--clients", ">= 1"},
+			want:   []string{"--clients", "from 1 to 1000000"},
 		},
 		{
 			name:   "negative clients",
 			args:   []string{"--clients", "-3"},
 			target: true,
-			want:   []string{"--clients", ">= 1"},
+			want:   []string{"--clients", "from 1 to 1000000"},
 		},
 		{
 			name:   "zero workers",
 			args:   []string{"--workers", "0"},
 			target: true,
-			want:   []string{"--workers", ">= 1"},
+			want:   []string{"--workers", "from 1 to 1000000"},
 		},
 		{
 			name:   "zero procs",
