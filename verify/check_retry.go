@@ -2,9 +2,11 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 
+	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/netproxy"
 	"github.com/rlbench/rlbench/results"
 )
@@ -53,7 +55,11 @@ func checkRetry(ctx context.Context, t *trial) Cell {
 		return failf("%v", err)
 	}
 	defer proxy.Close()
-	client, err := t.row.connectTo(ctx, proxy.Addr(), retryRetries)
+	retries := retryRetries
+	if errors.Is(clients.CheckOptions(t.row.clientName, clients.Options{Retries: retries}), clients.ErrNoRetries) {
+		retries = 0 // a client with no retries (redigo) never sends a command again
+	}
+	client, err := t.row.connectTo(ctx, proxy.Addr(), retries)
 	if err != nil {
 		return failf("%v", err)
 	}

@@ -10,8 +10,9 @@ import (
 
 // TestRetryCheck: a decision's reply lost after the server ran it, with
 // the client's retries on. go-redis sends the EVALSHA and the INCR again:
-// the request counts twice (FAIL). rueidis does not: the decision fails,
-// the request counts once (PASS). A strategy without a fixed-window
+// the request counts twice (FAIL). rueidis and valkey-go do not, and
+// redigo has no retries: the decision fails, the request counts once
+// (PASS). A strategy without a fixed-window
 // counter is not applicable.
 func TestRetryCheck(t *testing.T) {
 	t.Parallel()
@@ -26,12 +27,19 @@ func TestRetryCheck(t *testing.T) {
 		outcome verify.Outcome
 		note    string
 	}{
-		"lua/go-redis":         {verify.Fail, "the server counted the request 2 times"},
-		"incr-expire/go-redis": {verify.Fail, "the server counted the request 2 times"},
-		"lua/rueidis":          {verify.Pass, "the server counted the request once"},
-		"incr-expire/rueidis":  {verify.Pass, "the server counted the request once"},
-		"gcra/go-redis":        {verify.NotApplicable, "needs a fixed-window counter"},
-		"gcra/rueidis":         {verify.NotApplicable, "needs a fixed-window counter"},
+		"lua/go-redis":          {verify.Fail, "the server counted the request 2 times"},
+		"incr-expire/go-redis":  {verify.Fail, "the server counted the request 2 times"},
+		"lua/rueidis":           {verify.Pass, "the server counted the request once"},
+		"incr-expire/rueidis":   {verify.Pass, "the server counted the request once"},
+		"lua/valkey-go":         {verify.Pass, "the server counted the request once"},
+		"incr-expire/valkey-go": {verify.Pass, "the server counted the request once"},
+		// redigo has no retries: the decision fails, the request counts once.
+		"lua/redigo":         {verify.Pass, "the server counted the request once"},
+		"incr-expire/redigo": {verify.Pass, "the server counted the request once"},
+		"gcra/go-redis":      {verify.NotApplicable, "needs a fixed-window counter"},
+		"gcra/rueidis":       {verify.NotApplicable, "needs a fixed-window counter"},
+		"gcra/valkey-go":     {verify.NotApplicable, "needs a fixed-window counter"},
+		"gcra/redigo":        {verify.NotApplicable, "needs a fixed-window counter"},
 	}
 	seen := 0
 	for _, r := range m.Rows {
