@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/internal/porttest"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/verify"
@@ -141,6 +142,7 @@ func TestVerifyBadInput(t *testing.T) {
 		{"a bad cluster size", []string{"--managed-cluster", "1x"}, []string{"--managed-cluster"}},
 		{"too many sentinel replicas", []string{"--managed-sentinel", "101"}, []string{"--managed-sentinel", "0 to 100"}},
 		{"a db on a cluster", []string{"--cluster", srv.Addr(), "--db", "1"}, []string{"--db", "cluster"}},
+		{"a client without cluster support", []string{"--managed-cluster", "3", "--client", "redigo"}, []string{"--client", "redigo", "cluster", "does not support"}},
 		{"a redis-server beside a cluster", []string{"--managed-cluster", "3", "--redis-server", "/nonexistent/redis-server"}, []string{"--redis-server", "one target"}},
 	}
 	for _, tc := range tests {
@@ -233,24 +235,32 @@ func TestVerifySequences(t *testing.T) {
 // restart and flush), and no key left on any master.
 func TestVerifyManagedCluster(t *testing.T) {
 	t.Parallel()
-	verifyElsewhere(t, "--managed-cluster", "3")
+	verifyElsewhere(t, clients.TopologyCluster, "--managed-cluster", "3")
 }
 
 // TestVerifyManagedSentinel runs the matrix through the sentinels of a
 // private Sentinel set-up (issue 25), as TestVerifyManagedCluster does.
 func TestVerifyManagedSentinel(t *testing.T) {
 	t.Parallel()
-	verifyElsewhere(t, "--managed-sentinel", "1")
+	verifyElsewhere(t, clients.TopologySentinel, "--managed-sentinel", "1")
 }
 
-// verifyElsewhere runs verify on the target of the flags target, on a
-// strategy of each kind (a script, a function, several commands, two keys),
-// and checks that its matrix is as documented, with the server-wide checks
-// n/a.
-func verifyElsewhere(t *testing.T, target ...string) {
+// verifyElsewhere runs verify on the target of the flags target, of
+// topology topo, on a strategy of each kind (a script, a function, several
+// commands, two keys, a script loaded with SCRIPT LOAD after NOSCRIPT) and
+// every client (all: those that support topo), and checks that its matrix
+// is as documented, with the server-wide checks n/a.
+func verifyElsewhere(t *testing.T, topo string, target ...string) {
 	t.Helper()
 	jsonPath := filepath.Join(t.TempDir(), "verify.json")
-	args := append(slices.Clone(target), "--strategy", "lua,function,incr-expire,sliding-log", "--json", jsonPath)
+	strategyNames := []string{"lua", "function", "incr-expire", "sliding-log", "python-limits"}
+	var clientNames []string
+	for _, c := range clients.Names {
+		if slices.Contains(clients.Topologies[c], topo) {
+			clientNames = append(clientNames, c)
+		}
+	}
+	args := append(slices.Clone(target), "--strategy", strings.Join(strategyNames, ","), "--json", jsonPath)
 	code, stdout, stderr := verifyCLI(t, args...)
 	if code != exitOK {
 		t.Fatalf("run(verify %q) = %d; want %d (every cell as documented)\nstdout:\n%s\nstderr:\n%s", args, code, exitOK, stdout, stderr)
@@ -268,10 +278,13 @@ func verifyElsewhere(t *testing.T, target ...string) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatalf("verify JSON: %v", err)
 	}
-	if len(m.Rows) != 8 {
-		t.Fatalf("verify JSON has %d rows; want 8 (4 strategies x 2 clients)", len(m.Rows))
+	if len(m.Rows) != len(strategyNames)*len(clientNames) {
+		t.Fatalf("verify JSON has %d rows; want %d (%q x %q)", len(m.Rows), len(strategyNames)*len(clientNames), strategyNames, clientNames)
 	}
 	for _, r := range m.Rows {
+		if !slices.Contains(clientNames, r.Client) {
+			t.Errorf("verify JSON has a row of %s/%s; want only the clients that support a %s (%q)", r.Strategy, r.Client, topo, clientNames)
+		}
 		for _, c := range r.Cells {
 			serverWide := c.Check == "noscript" || c.Check == "restart"
 			if serverWide && c.Outcome != "n/a" {
