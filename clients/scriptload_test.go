@@ -2,6 +2,7 @@ package clients_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -44,6 +45,26 @@ func TestScriptLoadReachesEveryMaster(t *testing.T) {
 		if slices.ContainsFunc(more, func(rt string) bool { return rt != "EVALSHA" }) {
 			t.Errorf("%s on a cluster: after the load, 30 decisions on other keys sent %q; want EVALSHA only (the script on every master)", name, more)
 		}
+		refusesLoadAmongOthers(t, name, clients.Options{Cluster: cl.Addrs()})
+	}
+}
+
+// refusesLoadAmongOthers checks that the client name of o refuses a
+// pipeline of a SCRIPT LOAD and another command (ErrLoadAmongOthers): the
+// load goes to every master, the other to its key's.
+func refusesLoadAmongOthers(t *testing.T, name string, o clients.Options) {
+	t.Helper()
+	c, err := clients.New(name, o)
+	if err != nil {
+		t.Fatalf("New(%q) error: %v", name, err)
+	}
+	defer c.Close()
+	cmds := []strategies.Cmd{
+		{Name: "SCRIPT", Head: []string{"LOAD", "return 1"}},
+		{Name: "INCR", Keys: []string{redistest.Prefix(t) + name + ":mixed"}},
+	}
+	if _, err := c.Pipeline(t.Context(), cmds); !errors.Is(err, clients.ErrLoadAmongOthers) {
+		t.Errorf("%s on a cluster: Pipeline(SCRIPT LOAD, INCR) error = %v; want ErrLoadAmongOthers", name, err)
 	}
 }
 
