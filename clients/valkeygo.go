@@ -3,6 +3,7 @@ package clients
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -73,6 +74,13 @@ func newValkey(o Options) (*valkeyAdapter, error) {
 			Username:  o.Sentinel.Username,
 			Password:  o.Sentinel.Password,
 			TLSConfig: o.TLS,
+		}
+		if len(o.Sentinel.Direct) > 0 {
+			// The node's own address where Sentinel.Direct gives one, as
+			// rueidis' adapter dials it.
+			opt.DialCtxFn = func(ctx context.Context, addr string, d *net.Dialer, cfg *tls.Config) (net.Conn, error) {
+				return o.Sentinel.Dial(ctx, d, addr, cfg)
+			}
 		}
 		mode = "sentinel "
 	}
