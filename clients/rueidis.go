@@ -257,6 +257,42 @@ func (a *rueidisAdapter) masters(ctx context.Context) (map[string]rueidis.Client
 	return masters, nil
 }
 
+// loadEverywhere sends SCRIPT LOAD src to every master (masters), one
+// after another as redis-py's RedisCluster sends it to its primaries,
+// after the Tap is shown one round trip, as on one server: rueidis would
+// send it to one node, any one. The reply is the first error reply, else
+// the last master's (each answers the script's SHA-1). err is
+// clusterScriptLoad's, returned as it is.
+func (a *rueidisAdapter) loadEverywhere(ctx context.Context, cmds []strategies.Cmd, src string, err error) ([]strategies.Reply, error) {
+	if err != nil {
+		return nil, err
+	}
+	if err := tapRueidis(ctx, strategies.PipelineName(cmds, false)); err != nil {
+		return nil, err
+	}
+	masters, err := a.masters(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("script load: %w", err)
+	}
+	var out strategies.Reply
+	for _, addr := range slices.Sorted(maps.Keys(masters)) {
+		node := masters[addr]
+		r := node.Do(ctx, node.B().ScriptLoad().Script(src).Build())
+		if err := r.NonRedisError(); err != nil {
+			return nil, fmt.Errorf("script load on %s: %w", addr, err)
+		}
+		if m, err := r.ToMessage(); err != nil {
+			out = rueidisReplyOfErr(err)
+		} else {
+			out = rueidisValue(&m)
+		}
+		if out.Err != nil {
+			break
+		}
+	}
+	return []strategies.Reply{out}, nil
+}
+
 // do sends cmd, a round trip named name, unless the context's
 // strategies.Tap stops it (a client that died after the previous reply):
 // the rueidis adapter's equivalent of the go-redis tapHook. The shared

@@ -3,6 +3,7 @@ package clients
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -75,6 +76,13 @@ func newValkey(o Options) (*valkeyAdapter, error) {
 			Username:  o.Sentinel.Username,
 			Password:  o.Sentinel.Password,
 			TLSConfig: o.TLS,
+		}
+		if len(o.Sentinel.Direct) > 0 {
+			// The node's own address where Sentinel.Direct gives one, as
+			// rueidis' adapter dials it.
+			opt.DialCtxFn = func(ctx context.Context, addr string, d *net.Dialer, cfg *tls.Config) (net.Conn, error) {
+				return o.Sentinel.Dial(ctx, d, addr, cfg)
+			}
 		}
 		mode = "sentinel "
 	}
@@ -220,6 +228,42 @@ func (a *valkeyAdapter) masters(ctx context.Context) (map[string]valkey.Client, 
 		return nodes, nil
 	}
 	return masters, nil
+}
+
+// loadEverywhere sends SCRIPT LOAD src to every master (masters), one
+// after another as redis-py's RedisCluster sends it to its primaries (rueidisAdapter.loadEverywhere's twin),
+// after the Tap is shown one round trip, as on one server: valkey-go would
+// send it to one node, any one. The reply is the first error reply, else
+// the last master's (each answers the script's SHA-1). err is
+// clusterScriptLoad's, returned as it is.
+func (a *valkeyAdapter) loadEverywhere(ctx context.Context, cmds []strategies.Cmd, src string, err error) ([]strategies.Reply, error) {
+	if err != nil {
+		return nil, err
+	}
+	if err := tapRueidis(ctx, strategies.PipelineName(cmds, false)); err != nil {
+		return nil, err
+	}
+	masters, err := a.masters(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("script load: %w", err)
+	}
+	var out strategies.Reply
+	for _, addr := range slices.Sorted(maps.Keys(masters)) {
+		node := masters[addr]
+		r := node.Do(ctx, node.B().ScriptLoad().Script(src).Build())
+		if err := r.NonValkeyError(); err != nil {
+			return nil, fmt.Errorf("script load on %s: %w", addr, err)
+		}
+		if m, err := r.ToMessage(); err != nil {
+			out = valkeyReplyOfErr(err)
+		} else {
+			out = valkeyValue(&m)
+		}
+		if out.Err != nil {
+			break
+		}
+	}
+	return []strategies.Reply{out}, nil
 }
 
 // do sends cmd, a round trip named name, unless the context's

@@ -14,8 +14,14 @@ import (
 // hash-field commands (pipeline.go, hash.go).
 
 // Pipeline sends cmds with one DoMulti, which valkey-go writes contiguously
-// on the shared connection: one round trip, not a transaction.
+// on the shared connection: one round trip, not a transaction. On a
+// cluster a SCRIPT LOAD goes to every master (clusterScriptLoad).
 func (a *valkeyAdapter) Pipeline(ctx context.Context, cmds []strategies.Cmd) ([]strategies.Reply, error) {
+	if a.cluster {
+		if src, ok, err := clusterScriptLoad(cmds); err != nil || ok {
+			return a.loadEverywhere(ctx, cmds, src, err)
+		}
+	}
 	if err := tapRueidis(ctx, strategies.PipelineName(cmds, false)); err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -177,9 +178,19 @@ func (c *Config) validate() error {
 	if c.Strategies, err = strategies.Select(c.Strategies); err != nil {
 		return usage("Strategies", err)
 	}
+	given := c.Clients
 	if c.Clients, err = clients.Select(c.Clients); err != nil {
 		return usage("Clients", err)
 	}
+	if err := c.validateTarget(); err != nil {
+		return err
+	}
+	c.Clients, err = c.clientsForTopology(given)
+	return err
+}
+
+// validateTarget checks the target's fields and the login.
+func (c *Config) validateTarget() error {
 	switch {
 	case c.Limit < 1:
 		return usage("Limit", fmt.Errorf("%w, got %d", strategies.ErrInvalidLimit, c.Limit))
@@ -199,6 +210,31 @@ func (c *Config) validate() error {
 		return c.Target.Validate(c.login())
 	}
 	return nil
+}
+
+// clientsForTopology returns c.Clients, expanded from given, fit for the
+// target's topology, as the load run does: "all" leaves out a client that
+// does not support it (redigo on a cluster or through Sentinel), and one
+// named is bad input of Clients (clients.ErrTopology).
+func (c *Config) clientsForTopology(given []string) ([]string, error) {
+	var o clients.Options
+	switch spec := c.spec(); {
+	case spec.IsSentinel():
+		o.Sentinel = connection.Sentinel{Master: "sentinel"}
+	case spec.IsCluster():
+		o.Cluster = []string{"cluster"}
+	}
+	all := slices.Contains(given, "all")
+	var out []string
+	for _, name := range c.Clients {
+		switch err := clients.CheckOptions(name, o); {
+		case err == nil:
+			out = append(out, name)
+		case !all:
+			return nil, usage("Clients", err)
+		}
+	}
+	return out, nil
 }
 
 // Run validates cfg, finds or starts the server, and runs every Check for

@@ -2,9 +2,11 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/internal/redistest"
 )
 
@@ -32,6 +34,41 @@ func TestRunCluster(t *testing.T) {
 		if len(r.AuditPerNode) != 3 || r.Decisions != 200 || r.Audit.Keys != 5 {
 			t.Errorf("run %s/%s: audit_per_node %v, decisions %v, audit %+v; want 3 masters, 200, 5 keys",
 				r.Strategy, r.Client, r.AuditPerNode, r.Decisions, r.Audit)
+		}
+	}
+}
+
+// TestRunClusterScriptLoad runs python-limits (EVALSHA; on NOSCRIPT,
+// SCRIPT LOAD then EVALSHA, as redis-py's Script does) on a 3-master
+// cluster after SCRIPT FLUSH on every master, with no warm-up, on each
+// client that reaches a cluster: the SCRIPT LOAD names no key, and goes to
+// every master (as redis-py's RedisCluster sends it), so the EVALSHA after
+// it finds the script wherever its key lives and no decision fails. Each
+// client has a run of its own, from an empty cache.
+func TestRunClusterScriptLoad(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t, 3, 0)
+	rdb := redistest.ClusterClient(t, cl)
+	for _, client := range clients.Names {
+		if !slices.Contains(clients.Topologies[client], clients.TopologyCluster) {
+			continue
+		}
+		// go-redis' ScriptFlush goes to every node.
+		if err := rdb.ScriptFlush(t.Context()).Err(); err != nil {
+			t.Fatalf("script flush: %v", err)
+		}
+		jsonPath := filepath.Join(t.TempDir(), client+".json")
+		args := []string{"--cluster", strings.Join(cl.Addrs(), ","), "--client", client, "--strategy", "python-limits",
+			"--clients", "1", "--keys", "30", "--requests", "300", "--limit", "1000000", "--warmup", "0",
+			"--prefix", redistest.Prefix(t) + client + ":", "--json", jsonPath}
+		res := mustRun(t, exitOK, args...)
+		runs := readReport(t, jsonPath).Runs
+		if len(runs) != 1 {
+			t.Fatalf("run(%q): JSON has %d runs; want 1", args, len(runs))
+		}
+		if r := runs[0]; r.Decisions != 300 || r.Errors != 0 || len(r.ErrorKinds) != 0 {
+			t.Errorf("run(%q): decisions %d, errors %d %v; want 300 decisions, no error (no NOSCRIPT after the load)\n%s",
+				args, r.Decisions, r.Errors, r.ErrorKinds, res.stdout)
 		}
 	}
 }

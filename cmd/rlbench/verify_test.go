@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/internal/porttest"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/verify"
@@ -141,6 +142,7 @@ func TestVerifyBadInput(t *testing.T) {
 		{"a bad cluster size", []string{"--managed-cluster", "1x"}, []string{"--managed-cluster"}},
 		{"too many sentinel replicas", []string{"--managed-sentinel", "101"}, []string{"--managed-sentinel", "0 to 100"}},
 		{"a db on a cluster", []string{"--cluster", srv.Addr(), "--db", "1"}, []string{"--db", "cluster"}},
+		{"a client without cluster support", []string{"--managed-cluster", "3", "--client", "redigo"}, []string{"--client", "redigo", "cluster", "does not support"}},
 		{"a redis-server beside a cluster", []string{"--managed-cluster", "3", "--redis-server", "/nonexistent/redis-server"}, []string{"--redis-server", "one target"}},
 	}
 	for _, tc := range tests {
@@ -233,7 +235,7 @@ func TestVerifySequences(t *testing.T) {
 // restart and flush), and no key left on any master.
 func TestVerifyManagedCluster(t *testing.T) {
 	t.Parallel()
-	verifyElsewhere(t, []string{"lua", "function", "incr-expire", "sliding-log"}, "--managed-cluster", "3")
+	verifyElsewhere(t, clients.TopologyCluster, []string{"lua", "function", "incr-expire", "sliding-log", "python-limits"}, "--managed-cluster", "3")
 }
 
 // TestVerifyManagedSentinel runs the matrix through the sentinels of a
@@ -242,18 +244,24 @@ func TestVerifyManagedCluster(t *testing.T) {
 // for the old master to rejoin.
 func TestVerifyManagedSentinel(t *testing.T) {
 	t.Parallel()
-	verifyElsewhere(t, []string{"lua", "sliding-log"}, "--managed-sentinel", "1")
+	verifyElsewhere(t, clients.TopologySentinel, []string{"lua", "sliding-log"}, "--managed-sentinel", "1")
 }
 
-// verifyElsewhere runs verify on the target of the flags target, on
-// strategies (of each kind: a script, a function, several commands, two
-// keys) and three clients, and checks that its matrix is as documented,
-// with the server-wide checks n/a and redigo's rows unsupported (it has no
-// cluster or Sentinel support).
-func verifyElsewhere(t *testing.T, strategies []string, target ...string) {
+// verifyElsewhere runs verify on the target of the flags target, of
+// topology topo, on strategyNames (of each kind: a script, a function,
+// several commands, two keys, a script loaded with SCRIPT LOAD after
+// NOSCRIPT) and every client (all: those that support topo), and checks
+// that its matrix is as documented, with the server-wide checks n/a.
+func verifyElsewhere(t *testing.T, topo string, strategyNames []string, target ...string) {
 	t.Helper()
 	jsonPath := filepath.Join(t.TempDir(), "verify.json")
-	args := append(slices.Clone(target), "--strategy", strings.Join(strategies, ","), "--client", "go-redis,rueidis,redigo", "--json", jsonPath)
+	var clientNames []string
+	for _, c := range clients.Names {
+		if slices.Contains(clients.Topologies[c], topo) {
+			clientNames = append(clientNames, c)
+		}
+	}
+	args := append(slices.Clone(target), "--strategy", strings.Join(strategyNames, ","), "--json", jsonPath)
 	code, stdout, stderr := verifyCLI(t, args...)
 	if code != exitOK {
 		t.Fatalf("run(verify %q) = %d; want %d (every cell as documented)\nstdout:\n%s\nstderr:\n%s", args, code, exitOK, stdout, stderr)
@@ -271,17 +279,14 @@ func verifyElsewhere(t *testing.T, strategies []string, target ...string) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatalf("verify JSON: %v", err)
 	}
-	if want := 3 * len(strategies); len(m.Rows) != want {
-		t.Fatalf("verify JSON has %d rows; want %d (%d strategies x 3 clients)", len(m.Rows), want, len(strategies))
+	if len(m.Rows) != len(strategyNames)*len(clientNames) {
+		t.Fatalf("verify JSON has %d rows; want %d (%q x %q)", len(m.Rows), len(strategyNames)*len(clientNames), strategyNames, clientNames)
 	}
 	for _, r := range m.Rows {
+		if !slices.Contains(clientNames, r.Client) {
+			t.Errorf("verify JSON has a row of %s/%s; want only the clients that support a %s (%q)", r.Strategy, r.Client, topo, clientNames)
+		}
 		for _, c := range r.Cells {
-			if r.Client == "redigo" {
-				if c.Outcome != "unsupported" {
-					t.Errorf("redigo/%s %s = %s; want unsupported: redigo has no cluster or Sentinel client", r.Strategy, c.Check, c.Outcome)
-				}
-				continue
-			}
 			serverWide := c.Check == "noscript" || c.Check == "restart"
 			if serverWide && c.Outcome != "n/a" {
 				t.Errorf("%s/%s %s = %s; want n/a: it acts on the whole server", r.Strategy, r.Client, c.Check, c.Outcome)

@@ -12,7 +12,9 @@ func init() {
 		Summary: "model of alisaifee/limits (Flask-Limiter, slowapi) FixedWindowRateLimiter on RedisStorage, " +
 			"limits/resources/redis/lua_scripts/incr_expire.lua at commit d76f62d, run through redis-py's register_script: " +
 			"EVALSHA of INCR, EXPIRE when the count is 1, the count; on NOSCRIPT, SCRIPT LOAD then EVALSHA. The script " +
-			"is the model's own, with the same commands. A key that lost its TTL is never given one again",
+			"is the model's own, with the same commands. On a cluster the SCRIPT LOAD, which names no key, goes to every " +
+			"primary, as redis-py's RedisCluster sends it (the client adapters do so for any keyless SCRIPT LOAD). A key " +
+			"that lost its TTL is never given one again",
 		Commands:    "EVALSHA (SCRIPT LOAD, then EVALSHA, on NOSCRIPT): INCR; EXPIRE (when 1)",
 		Atomic:      true,
 		FixedWindow: true,

@@ -10,7 +10,9 @@ import (
 // evalsha runs s on key with args as redis-py's Script does (limits
 // registers its scripts with register_script): EVALSHA, and on NOSCRIPT,
 // SCRIPT LOAD then EVALSHA again, each its own round trip. It returns the
-// script's reply.
+// script's reply. On a cluster the client adapters send the SCRIPT LOAD,
+// which names no key, to every master, as redis-py's RedisCluster sends it
+// to every primary, so that the EVALSHA after it finds the script.
 func evalsha(ctx context.Context, c strategies.Client, model string, s *strategies.Script, key string, args ...string) (strategies.Reply, error) {
 	call := strategies.Cmd{Name: "EVALSHA", Head: []string{s.SHA1, "1"}, Keys: []string{key}, Args: args}
 	replies, err := c.Pipeline(ctx, []strategies.Cmd{call})
