@@ -1,12 +1,10 @@
 package verify
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 )
@@ -134,10 +132,6 @@ type Server struct {
 	// Cluster is true for a Redis Cluster, whose clients learn the nodes'
 	// addresses from the nodes (past a proxy in front of one of them).
 	Cluster bool `json:"cluster,omitempty"`
-	// Topology is how the clients reach the server (clients.TopologyOf):
-	// a single server, a cluster or through Sentinel; a client that does
-	// not support it (clients.Topologies) cannot run the row.
-	Topology string `json:"topology,omitempty"`
 	// Sentinel is true for a private Sentinel set-up whose nodes the
 	// sentinels and replicas reach through relays, which the split-brain
 	// check needs.
@@ -169,7 +163,7 @@ func (r Row) Label() string { return r.Strategy + "/" + r.Client }
 // server s: Expected for its properties, or unsupported on a client that
 // cannot run the strategy.
 func (r Row) Expected(check string, s Server) []Outcome {
-	if !r.Properties.supports(r.Client) || topologyUnsupported(r.Client, s) != "" {
+	if !r.Properties.supports(r.Client) {
 		return []Outcome{Unsupported}
 	}
 	return Expected(check, r.Properties, s)
@@ -255,14 +249,4 @@ func (m *Matrix) cellCount() int {
 		n += len(r.Cells)
 	}
 	return n
-}
-
-// topologyUnsupported says why client cannot reach s's topology
-// (clients.Topologies: redigo has no cluster or Sentinel support), or ""
-// when it can.
-func topologyUnsupported(client string, s Server) string {
-	if ok := clients.Topologies[client]; s.Topology == "" || ok == nil || slices.Contains(ok, s.Topology) {
-		return ""
-	}
-	return fmt.Sprintf("%s does not reach a %s (%s supports: %s)", client, s.Topology, client, strings.Join(clients.Topologies[client], ", "))
 }

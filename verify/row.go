@@ -73,7 +73,7 @@ func (r *row) unsupported() string {
 	if !r.properties.supports(r.clientName) {
 		return fmt.Sprintf("%s runs only on %s", r.info.Name, joinNames(r.properties.Clients))
 	}
-	return topologyUnsupported(r.clientName, r.server)
+	return ""
 }
 
 // run runs the row's per-key checks, or its server-wide ones. The per-key

@@ -90,13 +90,6 @@ func openTarget(ctx context.Context, cfg Config) (*opened, error) {
 	}
 	on.server = serverOf(t.Server.Addr, t.Info, on.private != nil)
 	on.server.Cluster = spec.IsCluster()
-	on.server.Topology = clients.TopologySingle
-	switch {
-	case spec.IsCluster():
-		on.server.Topology = clients.TopologyCluster
-	case spec.IsSentinel():
-		on.server.Topology = clients.TopologySentinel
-	}
 	if spec.ManagedSentinel != "" && spec.ManagedSentinel != "0" {
 		on.sentinel = t.ManagedSentinel()
 		on.server.Sentinel = on.sentinel != nil
