@@ -189,8 +189,8 @@ func retryCell(counted, allowed, limit int64, write string, lostErr error) Cell 
 		return Cell{Outcome: Leaks, Note: fmt.Sprintf("%s: the server counted the request %d times (%d of %d allowed after it): each retry after the server had run it is a request counted again, users rejected early", lost, counted, allowed, limit)}
 	}
 	if lostErr != nil {
-		// The reply lost was a read's: the decision stopped before it
-		// wrote.
+		// The reply lost was another command's, or the write never
+		// ran: the decision failed uncounted, not counted twice.
 		return Cell{Outcome: Pass, Note: fmt.Sprintf("%s; the server did not count the request: %d of %d allowed after it", lost, allowed, limit)}
 	}
 	return failf("%s: the server did not count the request (%d of %d allowed after it)", lost, allowed, limit)
