@@ -37,8 +37,12 @@ type checkDef struct {
 	run func(ctx context.Context, t *trial) Cell
 	// expected returns the outcomes that a strategy with properties p is
 	// documented to give on the check against server s, the server's
-	// version already known to run the strategy.
+	// version already known to run the strategy. A check whose outcome
+	// depends on the client sets expectedOn instead.
 	expected func(p Properties, s Server) []Outcome
+	// expectedOn, when set, is expected for the client named client; ""
+	// (no client named) lists the outcomes of every client.
+	expectedOn func(client string, p Properties, s Server) []Outcome
 }
 
 // columns is the order of the matrix's columns. A check that is not listed
@@ -54,8 +58,8 @@ var allChecks []checkDef
 
 // register adds a check; each check file calls it from init.
 func register(def checkDef) {
-	if def.Name == "" || def.Doc == "" || def.run == nil || def.expected == nil {
-		panic("verify: check " + def.Name + " registered without its name, doc, run or expected")
+	if def.Name == "" || def.Doc == "" || def.run == nil || (def.expected == nil) == (def.expectedOn == nil) {
+		panic("verify: check " + def.Name + " registered without its name, doc, run or one of expected and expectedOn")
 	}
 	if slices.ContainsFunc(allChecks, func(c checkDef) bool { return c.Name == def.Name }) {
 		panic("verify: duplicate check " + def.Name)
@@ -99,14 +103,25 @@ func checkNames() []string {
 // documented to give on check against server s; any of them is as
 // documented. Where the documentation leaves the result open (a
 // non-atomic strategy may or may not show a given race), both pass and
-// leaks are listed. An unknown check gives nil: nothing is as documented.
+// leaks are listed; so are the outcomes of every client on a check whose
+// outcome depends on the client (see ExpectedOn). An unknown check gives
+// nil: nothing is as documented.
 func Expected(check string, p Properties, s Server) []Outcome {
+	return ExpectedOn(check, "", p, s)
+}
+
+// ExpectedOn is Expected for the client named client (see clients.Names),
+// whose retries decide the retry check's outcome; "" names no client.
+func ExpectedOn(check, client string, p Properties, s Server) []Outcome {
 	if !serverinfo.VersionAtLeast(s.RedisVersion, p.MinRedis) {
 		return []Outcome{Unsupported}
 	}
 	i := slices.IndexFunc(allChecks, func(c checkDef) bool { return c.Name == check })
-	if i < 0 {
+	switch {
+	case i < 0:
 		return nil
+	case allChecks[i].expectedOn != nil:
+		return allChecks[i].expectedOn(client, p, s)
 	}
 	return allChecks[i].expected(p, s)
 }

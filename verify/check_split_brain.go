@@ -18,7 +18,8 @@ import (
 // cut comes at the first gap of a fresh key's first decision, once the
 // round trip before it has reached the replicas (after it, for a decision
 // of one round trip). It fails when the new master lacks increments the
-// client was told of, and leaks when the fresh key has no TTL there: an
+// client was told of (every decision, but a rejection of a strategy whose
+// rejections do not increment: naive, laravel), and leaks when the fresh key has no TTL there: an
 // INCR replicated whose EXPIRE was not.
 const CheckSplitBrain = "split-brain"
 
@@ -59,14 +60,17 @@ func init() {
 
 // splitSeen is what the split-brain check saw, for its note.
 type splitSeen struct {
-	brain    redisserver.SplitBrain
-	step     string           // the gap the cut came at; "" after the decision
-	acked    int64            // increments of the counted key the client was told of
-	errored  int64            // decisions that errored during the split
-	kinds    map[string]int64 // their kinds
-	counter  int64            // the counted key's counter on the new master
-	gapPTTL  int64            // the fresh key's PTTL on the new master
-	gapValue string           // the fresh key's counter there
+	brain redisserver.SplitBrain
+	step  string // the gap the cut came at; "" after the decision
+	acked int64  // increments of the counted key the client was told of
+	// unincremented are the rejections of a strategy whose rejections do
+	// not increment, not in acked.
+	unincremented int64
+	errored       int64            // decisions that errored during the split
+	kinds         map[string]int64 // their kinds
+	counter       int64            // the counted key's counter on the new master
+	gapPTTL       int64            // the fresh key's PTTL on the new master
+	gapValue      string           // the fresh key's counter there
 }
 
 func checkSplitBrain(ctx context.Context, t *trial) Cell {
@@ -131,7 +135,9 @@ func (t *trial) cutAtFirstGap(ctx context.Context, fresh string, seen *splitSeen
 }
 
 // decideThroughSplit decides on key until wait returns (the old master has
-// rejoined), counting the increments the client is told of.
+// rejoined), counting the increments the client is told of: every
+// decision, or only those allowed for a strategy whose rejections do not
+// increment (rejectionsIncrement).
 func (t *trial) decideThroughSplit(ctx context.Context, key string, wait func() (redisserver.SplitBrain, error), seen *splitSeen) error {
 	done := make(chan error, 1)
 	go func() {
@@ -145,16 +151,27 @@ func (t *trial) decideThroughSplit(ctx context.Context, key string, wait func() 
 			return err
 		default:
 		}
-		if _, err := t.decideWithin(ctx, key, time.Second); err != nil {
+		switch d, err := t.decideWithin(ctx, key, time.Second); {
+		case err != nil:
 			seen.errored++
 			seen.kinds[results.ErrorKind(err)]++
-		} else {
+		case d.Allowed || t.rejectionsIncrement():
 			seen.acked++
+		default:
+			seen.unincremented++
 		}
 		if err := sleep(ctx, 2*time.Millisecond); err != nil {
 			return <-done
 		}
 	}
+}
+
+// rejectionsIncrement reports whether the strategy's rejections increment
+// its counter: not naive's (it reads, then rejects; Info.CountIsRead) nor
+// laravel's (Info.RejectsUnincremented), as the failover watch counts
+// increments (countsIncrements).
+func (t *trial) rejectionsIncrement() bool {
+	return !t.info.CountIsRead && !t.info.RejectsUnincremented
 }
 
 // readNewMaster reads the counted key's counter and the fresh key's PTTL
@@ -182,6 +199,9 @@ func (seen splitSeen) note() string {
 	}
 	s := fmt.Sprintf("cut %s; %s; the client was told of %d increments of one key, the new master counts %d (%d lost); the fresh key on the new master: %q, PTTL %s",
 		at, seen.brain, seen.acked, seen.counter, max(seen.acked-seen.counter, 0), seen.gapValue, pttlText(seen.gapPTTL))
+	if seen.unincremented > 0 {
+		s += fmt.Sprintf("; %d rejections during the split, which do not increment, not counted", seen.unincremented)
+	}
 	if seen.errored > 0 {
 		s += fmt.Sprintf("; %d decisions errored during the split (%s)", seen.errored, results.FormatErrorKinds(seen.kinds, ", "))
 	}

@@ -2,7 +2,9 @@ package verify
 
 import (
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/rlbench/rlbench/clients"
@@ -18,7 +20,9 @@ import (
 // set-up with relays, on each client that reaches Sentinel: incr-expire's fresh key, cut off
 // after its INCR reached the replica, has no TTL on the new master
 // (leaks); lua, atomic, loses the increments the old master took (FAIL).
-// Each outcome is the documented one.
+// naive's rejections do not increment: the increments the client was told
+// of are its allowed decisions, at most the limit on each master (twice
+// the limit), not every decision during the split. Each outcome is the documented one.
 func TestCheckSplitBrain(t *testing.T) {
 	t.Parallel()
 	s, err := redisserver.StartSentinel(t.Context(), redisserver.SentinelOptions{Replicas: 1, Binary: os.Getenv(redistest.BinaryEnv),
@@ -50,6 +54,7 @@ func TestCheckSplitBrain(t *testing.T) {
 		// valkey-go dials the nodes directly too (Sentinel.Direct): the
 		// cut leaves its writes to the old master going.
 		{"lua", "valkey-go", Fail},
+		{"naive", "go-redis", Fail},
 	} {
 		strategy, _ := strategies.Lookup(tc.strategy)
 		r := newRow(cfg, strategy, tc.client, server, nil, observer)
@@ -60,6 +65,9 @@ func TestCheckSplitBrain(t *testing.T) {
 		if cell.Outcome != tc.want {
 			t.Errorf("split-brain check of %s/%s = %s (%s); want %s", tc.strategy, tc.client, cell.Outcome, cell.Note, tc.want)
 		}
+		if m := toldOf.FindStringSubmatch(cell.Note); tc.strategy == "naive" && (m == nil || must(strconv.ParseInt(m[1], 10, 64)) > 2*cfg.Limit) {
+			t.Errorf("split-brain check of %s/%s: %q; want at most twice the limit (%d) increments told of: its rejections do not increment", tc.strategy, tc.client, cell.Note, 2*cfg.Limit)
+		}
 		if !slices.Contains(Expected(CheckSplitBrain, r.properties, server), cell.Outcome) {
 			t.Errorf("split-brain check of %s/%s = %s; want one of the documented %v", tc.strategy, tc.client, cell.Outcome, Expected(CheckSplitBrain, r.properties, server))
 		}
@@ -69,6 +77,9 @@ func TestCheckSplitBrain(t *testing.T) {
 		t.Errorf("Expected(split-brain, lua, a private server) = %v; want [n/a]", got)
 	}
 }
+
+// toldOf finds the increments told of in the split-brain check's note.
+var toldOf = regexp.MustCompile(`told of (\d+) increments`)
 
 func must[T any](v T, err error) T {
 	if err != nil {

@@ -160,13 +160,13 @@ type Row struct {
 func (r Row) Label() string { return r.Strategy + "/" + r.Client }
 
 // Expected returns the outcomes documented for the row on check against
-// server s: Expected for its properties, or unsupported on a client that
-// cannot run the strategy.
+// server s: ExpectedOn for its client and properties, or unsupported on a
+// client that cannot run the strategy.
 func (r Row) Expected(check string, s Server) []Outcome {
 	if !r.Properties.supports(r.Client) {
 		return []Outcome{Unsupported}
 	}
-	return Expected(check, r.Properties, s)
+	return ExpectedOn(check, r.Client, r.Properties, s)
 }
 
 // Matrix is the result of Run: one Row per strategy x client.
