@@ -9,7 +9,8 @@
 # go to that last `go test` (e.g. -run TestAudit).
 #
 # scripts/test.sh --repeat N [--cpu-hog] [go test flags] runs only the
-# integration tests that start clusters, Sentinel set-ups or failovers, N
+# integration tests that start clusters, Sentinel set-ups, failovers, split
+# brains or network faults, N
 # times over (each a fresh `go test -count=1`), and prints how many of the N
 # passed; it exits 1 unless all did. --cpu-hog keeps every core busy with a
 # shell loop beside them meanwhile, as a loaded CI machine would.
@@ -42,7 +43,7 @@ fi
 ensure_redis_server
 if [ "$repeat" -gt 0 ]; then
 	# The tests that start clusters, Sentinel set-ups or failovers.
-	integration='Cluster|Sentinel|Failover|Reshard|MoveSlot|NodeRestart|DeadNode|NodesAndDelete|^TestMasters$|^TestTake$|LostIncrements|SaturationNeedsOneServer|MatrixOfTargets'
+	integration='Cluster|Sentinel|Failover|Reshard|MoveSlot|NodeRestart|DeadNode|NodesAndDelete|^TestMasters$|^TestTake$|LostIncrements|SaturationNeedsOneServer|MatrixOfTargets|SplitBrain|ReplyLoss|Partition|NetworkFaults|ScriptLoad|NoLostIncrements'
 	hogs=()
 	stop_hogs() { [ ${#hogs[@]} = 0 ] || kill "${hogs[@]}" 2>/dev/null || true; }
 	trap stop_hogs EXIT
