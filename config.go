@@ -258,6 +258,9 @@ func (c Config) validate() error {
 	if err := c.Workload.Validate(); err != nil {
 		return usage(workloadField(err), err)
 	}
+	if err := faults.CheckOverlap(c.Faults); err != nil {
+		return usage("Faults", err)
+	}
 	for _, f := range c.Faults {
 		if d := c.Workload.Duration; d > 0 && f.At >= d {
 			return usage("Faults", fmt.Errorf("%s is at or after the end of the run (--duration %s)", f, d))
