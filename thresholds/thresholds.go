@@ -18,7 +18,7 @@ import (
 
 // Forms is the accepted syntax, for error messages and help.
 const Forms = "[STRATEGY/CLIENT:]METRIC OP VALUE: METRIC is pN (a percentile, p50 p99 p99.9 ...), max or mean (VALUE a duration: 5ms, 500us, 1s), " +
-	"throughput (decisions per second), errors, immortal, over or phantom (counts); OP is <, <=, >, >=, == or !=; e.g. p99<5ms, throughput>10000, lua/go-redis:errors==0"
+	"throughput (decisions made per second: allowed + rejected), errors, immortal, over or phantom (counts); OP is <, <=, >, >=, == or !=; e.g. p99<5ms, throughput>10000, lua/go-redis:errors==0"
 
 // ErrSyntax is returned, wrapped, for an expression that Parse does not
 // accept.
