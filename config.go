@@ -222,6 +222,14 @@ func (c Config) selected() (Config, error) {
 	return c, c.validate()
 }
 
+// Cells returns the strategies and clients the run's cells are made of,
+// "all" expanded as Run expands it (a target may still leave out a
+// strategy it cannot run), and the error Run would refuse the Config with.
+func (c Config) Cells() (strategies, clients []string, err error) {
+	s, err := c.withDefaults().selected()
+	return s.Strategies, s.Clients, err
+}
+
 // validate checks everything that can be checked without a server, once
 // the strategy and client lists are expanded (selected); it changes
 // nothing.

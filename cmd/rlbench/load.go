@@ -131,6 +131,11 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := o.complete(fs); err != nil {
 		return err
 	}
+	if strats, cls, err := o.cfg.Cells(); err == nil { // else Run refuses the Config
+		if err := thresholds.CheckCells(o.thresholds, strats, cls); err != nil {
+			return badInput(fmt.Errorf("--threshold: %w", err))
+		}
+	}
 	if n := procsToSet(o, fs.Changed("procs"), os.Getenv("GOMAXPROCS"), runtime.GOMAXPROCS(0)); n > 0 {
 		defer c.setProcs(n)()
 	}
