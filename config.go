@@ -266,6 +266,9 @@ func (c Config) validate() error {
 	if err := c.Workload.Validate(); err != nil {
 		return usage(workloadField(err), err)
 	}
+	if c.MinReplicas > 0 && !slices.ContainsFunc(c.Targets, func(t TargetSpec) bool { return t.ManagedSentinel != "" }) {
+		return usage("MinReplicas", fmt.Errorf("min-replicas-to-write %d needs a private Sentinel set-up with at least that many replicas (--managed-sentinel R, R >= %d)", c.MinReplicas, c.MinReplicas))
+	}
 	if err := faults.CheckOverlap(c.Faults); err != nil {
 		return usage("Faults", err)
 	}
@@ -470,7 +473,9 @@ func (c Config) checkClientOptions(t TargetSpec) error {
 // with: TLS, min-replicas-to-write, and the relays of the split-brain fault.
 func (c Config) privateSpec(t TargetSpec) TargetSpec {
 	t.PrivateTLS = c.PrivateTLS
-	t.MinReplicas, t.MinReplicasMaxLag = c.MinReplicas, c.MinReplicasMaxLag
+	if t.ManagedSentinel != "" { // each --managed-sentinel set-up's; no other target has replicas of rlbench's
+		t.MinReplicas, t.MinReplicasMaxLag = c.MinReplicas, c.MinReplicasMaxLag
+	}
 	t.Relays = slices.ContainsFunc(c.Faults, func(f faults.Fault) bool { return f.Kind == faults.SplitBrain })
 	return t
 }
