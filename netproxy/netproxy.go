@@ -85,9 +85,6 @@ func (p *Proxy) Addr() string {
 	return p.proxy.Listen
 }
 
-// Upstream is the server the proxy forwards to.
-func (p *Proxy) Upstream() string { return p.proxy.Upstream }
-
 // Cut makes every byte stop both ways, on the open connections and on new
 // ones, until Heal: no reset, no close; the clients see timeouts. A new
 // connection is still accepted (the kernel completes the handshake) but
