@@ -222,6 +222,14 @@ func (c Config) selected() (Config, error) {
 	return c, c.validate()
 }
 
+// Cells returns the strategies and clients the run's cells are made of,
+// "all" expanded as Run expands it (a target may still leave out a
+// strategy it cannot run), and the error Run would refuse the Config with.
+func (c Config) Cells() (strategies, clients []string, err error) {
+	s, err := c.withDefaults().selected()
+	return s.Strategies, s.Clients, err
+}
+
 // validate checks everything that can be checked without a server, once
 // the strategy and client lists are expanded (selected); it changes
 // nothing.
@@ -257,6 +265,12 @@ func (c Config) validate() error {
 	}
 	if err := c.Workload.Validate(); err != nil {
 		return usage(workloadField(err), err)
+	}
+	if c.MinReplicas > 0 && !slices.ContainsFunc(c.Targets, func(t TargetSpec) bool { return t.ManagedSentinel != "" }) {
+		return usage("MinReplicas", fmt.Errorf("min-replicas-to-write %d needs a private Sentinel set-up with at least that many replicas (--managed-sentinel R, R >= %d)", c.MinReplicas, c.MinReplicas))
+	}
+	if err := faults.CheckOverlap(c.Faults); err != nil {
+		return usage("Faults", err)
 	}
 	for _, f := range c.Faults {
 		if d := c.Workload.Duration; d > 0 && f.At >= d {
@@ -459,7 +473,9 @@ func (c Config) checkClientOptions(t TargetSpec) error {
 // with: TLS, min-replicas-to-write, and the relays of the split-brain fault.
 func (c Config) privateSpec(t TargetSpec) TargetSpec {
 	t.PrivateTLS = c.PrivateTLS
-	t.MinReplicas, t.MinReplicasMaxLag = c.MinReplicas, c.MinReplicasMaxLag
+	if t.ManagedSentinel != "" { // each --managed-sentinel set-up's; no other target has replicas of rlbench's
+		t.MinReplicas, t.MinReplicasMaxLag = c.MinReplicas, c.MinReplicasMaxLag
+	}
 	t.Relays = slices.ContainsFunc(c.Faults, func(f faults.Fault) bool { return f.Kind == faults.SplitBrain })
 	return t
 }

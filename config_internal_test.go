@@ -30,3 +30,25 @@ func TestValidateChangesNothing(t *testing.T) {
 		t.Errorf("after RegisterUserStrategies(), Lookup(%q) = %v; want it registered", name, err)
 	}
 }
+
+// TestMinReplicasManagedSentinelOnly checks that --min-replicas is each
+// --managed-sentinel set-up's: beside another target it is accepted (that
+// target gets none), and without any managed Sentinel it is refused.
+func TestMinReplicasManagedSentinelOnly(t *testing.T) {
+	t.Parallel()
+	sentinel, server := TargetSpec{ManagedSentinel: "1"}, TargetSpec{RedisServer: "redis-server"}
+	c := Config{Targets: []TargetSpec{sentinel, server}, MinReplicas: 1}.withDefaults()
+	if _, _, err := c.Cells(); err != nil {
+		t.Errorf("--managed-sentinel 1 --min-replicas 1 beside a private server: %v; want it accepted", err)
+	}
+	if got := c.privateSpec(server); got.MinReplicas != 0 {
+		t.Errorf("privateSpec(private server).MinReplicas = %d; want 0 (not a Sentinel set-up)", got.MinReplicas)
+	}
+	if got := c.privateSpec(sentinel); got.MinReplicas != 1 {
+		t.Errorf("privateSpec(managed Sentinel).MinReplicas = %d; want 1", got.MinReplicas)
+	}
+	c.Targets = []TargetSpec{server}
+	if _, _, err := c.Cells(); err == nil {
+		t.Errorf("--min-replicas 1 with no --managed-sentinel: accepted; want refused")
+	}
+}

@@ -98,9 +98,10 @@ func TestExactCountsWithoutFault(t *testing.T) {
 // TestPhantomIncrements checks that increments on the server that no
 // client was told of are counted as phantom: a plain client increments a
 // followed counter by 5 during the load, as a retried request whose first
-// reply was lost would. No fault that exists today loses a reply after the
-// server ran the command (see the README's Exact counts); this is the
-// mechanism, shown without one.
+// reply was lost would. Here the mechanism is shown without a fault: the
+// reply-loss fault (--fault reply-loss@T:D:P) loses replies after the
+// server ran the command, and TestReplyLossWithRetriesCountsTwice
+// (netfaults_test.go) counts the phantom increments of its retries.
 func TestPhantomIncrements(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)

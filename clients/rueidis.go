@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"net"
 	"slices"
 	"strconv"
@@ -135,12 +134,7 @@ func rueidisRetryDelay(retries int) rueidis.RetryDelayFn {
 	if retries == 0 {
 		return nil
 	}
-	return func(attempts int, _ rueidis.Completed, _ error) time.Duration {
-		if attempts > retries {
-			return -1
-		}
-		return min(time.Second, time.Duration(1<<min(attempts, 20)+rand.IntN(1<<min(attempts, 20)))*time.Microsecond)
-	}
+	return func(attempts int, _ rueidis.Completed, _ error) time.Duration { return retryDelay(attempts, retries) }
 }
 
 // rueidisSettings says what rueidis retries and its timeouts are, its
@@ -148,13 +142,7 @@ func rueidisRetryDelay(retries int) rueidis.RetryDelayFn {
 // keep-alive of 1 s) filled in: "retry=off dial_timeout=5s
 // conn_write_timeout=10s".
 func rueidisSettings(opt rueidis.ClientOption, retries int) string {
-	retry := "retry=off"
-	if retries > 0 {
-		retry = fmt.Sprintf("retry=%d(read-only)", retries)
-	}
-	dial := cmp.Or(opt.Dialer.Timeout, rueidis.DefaultDialTimeout)
-	conn := cmp.Or(opt.ConnWriteTimeout, 10*rueidis.DefaultTCPKeepAlive)
-	return fmt.Sprintf("%s dial_timeout=%s conn_write_timeout=%s", retry, dial, conn)
+	return retrySettings(retries, cmp.Or(opt.Dialer.Timeout, rueidis.DefaultDialTimeout), cmp.Or(opt.ConnWriteTimeout, 10*rueidis.DefaultTCPKeepAlive))
 }
 
 func (a *rueidisAdapter) Name() string     { return "rueidis" }

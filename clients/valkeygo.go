@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"net"
 	"slices"
 	"strconv"
@@ -108,12 +107,7 @@ func valkeyRetryDelay(retries int) valkey.RetryDelayFn {
 	if retries == 0 {
 		return nil
 	}
-	return func(attempts int, _ valkey.Completed, _ error) time.Duration {
-		if attempts > retries {
-			return -1
-		}
-		return min(time.Second, time.Duration(1<<min(attempts, 20)+rand.IntN(1<<min(attempts, 20)))*time.Microsecond)
-	}
+	return func(attempts int, _ valkey.Completed, _ error) time.Duration { return retryDelay(attempts, retries) }
 }
 
 // valkeySettings says what valkey-go retries and its timeouts are, its
@@ -121,13 +115,7 @@ func valkeyRetryDelay(retries int) valkey.RetryDelayFn {
 // keep-alive of 1 s) filled in: "retry=off dial_timeout=5s
 // conn_write_timeout=10s".
 func valkeySettings(opt valkey.ClientOption, retries int) string {
-	retry := "retry=off"
-	if retries > 0 {
-		retry = fmt.Sprintf("retry=%d(read-only)", retries)
-	}
-	dial := cmp.Or(opt.Dialer.Timeout, valkey.DefaultDialTimeout)
-	conn := cmp.Or(opt.ConnWriteTimeout, 10*valkey.DefaultTCPKeepAlive)
-	return fmt.Sprintf("%s dial_timeout=%s conn_write_timeout=%s", retry, dial, conn)
+	return retrySettings(retries, cmp.Or(opt.Dialer.Timeout, valkey.DefaultDialTimeout), cmp.Or(opt.ConnWriteTimeout, 10*valkey.DefaultTCPKeepAlive))
 }
 
 func (a *valkeyAdapter) Name() string     { return "valkey-go" }

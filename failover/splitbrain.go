@@ -38,7 +38,7 @@ func (w *Watch) watchSplitBrain(ft *faults.Target) {
 }
 
 // noteSplitBrain keeps b for the report; the clients switched when the new
-// master took its first increment.
+// master took its first write.
 func (w *Watch) noteSplitBrain(b redisserver.SplitBrain) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

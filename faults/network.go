@@ -193,3 +193,20 @@ func hold(ctx context.Context, d time.Duration) time.Duration {
 	}
 	return time.Since(start)
 }
+
+// CheckOverlap refuses two network faults of the same kind whose spans
+// overlap: the first to end would undo the other (a heal, latency
+// cleared, reply loss ended) while it is still meant to hold.
+func CheckOverlap(fs []Fault) error {
+	for i, a := range fs {
+		for _, b := range fs[i+1:] {
+			if a.Kind != b.Kind || !Network(a.Kind) || a.Kind == Reset {
+				continue
+			}
+			if a.At < b.At+b.Arg && b.At < a.At+a.Arg {
+				return fmt.Errorf("%s and %s overlap: two %s faults must not hold at once (the first to end would end both)", a, b, a.Kind)
+			}
+		}
+	}
+	return nil
+}

@@ -145,3 +145,72 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// TestPartitionEndDelivers checks that a partition the end of the load
+// heals has passed every request it held on to the server once the
+// faults have stopped (before the end-of-load comparison of exact counts
+// reads the counters), requests whose clients gave up during the cut
+// (their connections closed) included, and that the server runs them.
+func TestPartitionEndDelivers(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	plain := redistest.Client(t, srv)
+	fs := []faults.Fault{{Kind: faults.Partition, Arg: time.Minute}}
+	p, addr, _, err := faults.StartProxy(fs, srv.Addr(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	key := redistest.Prefix(t) + "n"
+	stop := faults.Schedule(context.Background(), fs, faults.Target{Proxy: p, Capabilities: private})
+	// Cut once a PING gets no reply (a short deadline: a timeout is what
+	// is asserted).
+	deadline := time.Now().Add(30 * time.Second)
+	for cut := false; !cut; {
+		if time.Now().After(deadline) {
+			t.Fatal("the partition did not begin within 30s")
+		}
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetDeadline(time.Now().Add(200 * time.Millisecond))
+		_, _ = conn.Write([]byte("PING\r\n"))
+		_, err = bufio.NewReader(conn).ReadString('\n')
+		cut = isTimeout(err)
+		conn.Close()
+	}
+	const sent = 50
+	for range sent {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Write([]byte("INCR " + key + "\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		conn.Close() // the client gives up
+	}
+	for p.Held() < sent { // as a load's requests are, long before its end
+		if time.Now().After(deadline) {
+			t.Fatalf("the proxy holds %d requests; want %d within 30s", p.Held(), sent)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	events := stop() // the load ends: the partition heals
+	if len(events) != 1 || events[0].Error != "" {
+		t.Fatalf("partition events = %+v; want one, with no error", events)
+	}
+	if held := p.Held(); held != 0 {
+		t.Errorf("the proxy holds %d requests once the faults stopped; want every one passed on to the server", held)
+	}
+	// Passed on, the last bytes are written by toxiproxy's writer a moment
+	// later: the count is polled, for a loaded machine.
+	var n int64
+	for n != sent && time.Now().Before(deadline) {
+		n, _ = plain.Get(context.Background(), key).Int64()
+	}
+	if n != sent {
+		t.Errorf("the counter after the heal = %d; want the %d INCRs held during the cut", n, sent)
+	}
+}

@@ -15,7 +15,7 @@ const Path = "/metrics"
 
 // ErrInvalidAddr is returned, wrapped, for an address that is not
 // HOST:PORT with a port from 0 to 65535.
-var ErrInvalidAddr = errors.New("want HOST:PORT (e.g. :9464, 127.0.0.1:9464, [::1]:9464; port 0 picks a free one)")
+var ErrInvalidAddr = errors.New("want HOST:PORT (e.g. 127.0.0.1:9464, [::1]:9464, or :9464 for every interface; port 0 picks a free one)")
 
 // CheckAddr checks that addr is HOST:PORT, HOST possibly empty (every
 // interface), without listening.
@@ -32,8 +32,9 @@ func CheckAddr(addr string) error {
 
 // Server serves an Exporter over HTTP at Path.
 type Server struct {
-	srv *http.Server
-	ln  net.Listener
+	srv  *http.Server
+	ln   net.Listener
+	addr string // as given to Listen
 	// done receives Serve's error once it returns.
 	done chan error
 }
@@ -50,13 +51,27 @@ func Listen(addr string, e *Exporter) (*Server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, e.Handler())
-	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln: ln, done: make(chan error, 1)}
+	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln: ln, addr: addr, done: make(chan error, 1)}
 	go func() { s.done <- s.srv.Serve(ln) }()
 	return s, nil
 }
 
 // URL is the address to scrape, e.g. http://127.0.0.1:9464/metrics.
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() + Path }
+
+// Where is URL for a log line: with "(every interface)" after it when the
+// address given to Listen names no host, or an unspecified one (0.0.0.0,
+// ::): anyone who reaches the machine can scrape it.
+func (s *Server) Where() string { return where(s.addr, s.URL()) }
+
+// where is Where of a server listening on addr, at url.
+func where(addr, url string) string {
+	host, _, _ := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		return url + " (every interface)"
+	}
+	return url
+}
 
 // Close stops the server: it waits for the scrapes in progress until ctx
 // ends, then closes their connections.

@@ -23,6 +23,9 @@ type state struct {
 	loseNext    atomic.Int64  // replies to lose next, whatever the probability
 	lostReplies atomic.Int64
 	resets      atomic.Int64
+	// holding is the chunks of requests (upstream) held during a cut and
+	// not yet passed on: Heal waits until it is 0.
+	holding atomic.Int64
 
 	// cutting is nil while the network is whole; during a cut, the cut,
 	// whose healed channel heal closes. Read for each chunk.
@@ -154,6 +157,7 @@ func (c *control) Pipe(stub *toxics.ToxicStub) {
 				return
 			case healed != nil:
 				h.chunks = append(h.chunks, chunk)
+				c.hold(1)
 			case c.down && (c.state.takeLoss() || lose(math.Float64frombits(c.state.replyLoss.Load()))):
 				c.state.lostReplies.Add(1)
 				c.close(stub)
@@ -170,6 +174,7 @@ func (c *control) Pipe(stub *toxics.ToxicStub) {
 func (c *control) deliver(stub *toxics.ToxicStub, h *held) bool {
 	for _, chunk := range h.chunks {
 		stub.Output <- chunk
+		c.hold(-1)
 	}
 	h.chunks = nil
 	if h.ended {
@@ -177,6 +182,13 @@ func (c *control) deliver(stub *toxics.ToxicStub, h *held) bool {
 		stub.Close()
 	}
 	return h.ended
+}
+
+// hold counts n chunks more (fewer, n < 0) held, when they are requests.
+func (c *control) hold(n int64) {
+	if !c.down {
+		c.state.holding.Add(n)
+	}
 }
 
 // takeLoss reports whether a reply is to be lost as one of the next ones
@@ -201,6 +213,9 @@ func lose(prob float64) bool { return prob > 0 && rand.Float64() < prob }
 // after is dropped, so that the reader feeding the stub never blocks.
 func (c *control) close(stub *toxics.ToxicStub) {
 	c.state.leave(stub)
+	h := stub.State.(*held)
+	c.hold(-int64(len(h.chunks))) // dropped with the connection
+	h.chunks = nil
 	stub.Close()
 	if stub.State.(*held).ended {
 		return // the source is closed: nothing more arrives

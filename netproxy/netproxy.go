@@ -13,6 +13,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/Shopify/toxiproxy/v2/toxics"
@@ -85,9 +86,6 @@ func (p *Proxy) Addr() string {
 	return p.proxy.Listen
 }
 
-// Upstream is the server the proxy forwards to.
-func (p *Proxy) Upstream() string { return p.proxy.Upstream }
-
 // Cut makes every byte stop both ways, on the open connections and on new
 // ones, until Heal: no reset, no close; the clients see timeouts. A new
 // connection is still accepted (the kernel completes the handshake) but
@@ -99,11 +97,27 @@ func (p *Proxy) Cut() error {
 	return nil
 }
 
-// Heal ends a Cut: the bytes held are delivered, and flow again.
+// healTimeout bounds Heal's wait for the requests held to be passed on.
+const healTimeout = 30 * time.Second
+
+// Heal ends a Cut: the bytes held are delivered, and flow again. It
+// returns once every request held (a closed connection's too) has been
+// passed on to the server, so that a count read after it includes them
+// (at most 30 seconds: an error then says how many chunks are still held).
 func (p *Proxy) Heal() error {
 	p.state.heal()
+	deadline := time.Now().Add(healTimeout)
+	for n := p.state.holding.Load(); n > 0; n = p.state.holding.Load() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("netproxy: heal: %d chunks of requests still held after %s", n, healTimeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
 	return nil
 }
+
+// Held is how many chunks of requests a Cut holds, not yet passed on.
+func (p *Proxy) Held() int64 { return p.state.holding.Load() }
 
 // Latency delays every reply by ms milliseconds, give or take up to
 // jitterMS, until ClearLatency; a second call replaces the first.

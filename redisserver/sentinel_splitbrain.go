@@ -15,7 +15,7 @@ import (
 )
 
 // splitBrainPoll is how often SplitBrain reads each data node's role and
-// increment count: the resolution of its write times.
+// write count: the resolution of its write times.
 const splitBrainPoll = 20 * time.Millisecond
 
 // splitBrainRejoinTimeout bounds the wait for the old master to rejoin
@@ -39,20 +39,21 @@ type SplitBrain struct {
 	// master; Healed when the relay was healed; Rejoined when Old answered
 	// ROLE as a replica.
 	Promoted, Healed, Rejoined time.Duration
-	// OldLastIncrement is when the old master was last seen to take an
-	// increment (INCR, INCRBY or HINCRBY, in a script or not) as a master,
-	// after the cut; NewFirstIncrement when the new master was first seen
-	// to take one as a master. 0 when none was seen. Each is known to
-	// splitBrainPoll.
+	// OldLastIncrement is when the old master was last seen to take a
+	// write (a call of any command the server flags "write": INCR, SET,
+	// HSET, ZADD, EXPIRE, ..., in a script or not) as a master, after the
+	// cut; NewFirstIncrement when the new master was first seen to take
+	// one as a master. 0 when none was seen. Each is known to
+	// splitBrainPoll. (The names are older than the count of every write.)
 	OldLastIncrement, NewFirstIncrement time.Duration
-	// OldIncrements is the increments the old master took as a master
-	// after the cut (it throws them away when it rejoins); NewIncrements
-	// those the new master took until the old one rejoined.
+	// OldIncrements is the writes the old master took as a master after
+	// the cut (it throws them away when it rejoins); NewIncrements those
+	// the new master took until the old one rejoined.
 	OldIncrements, NewIncrements int64
 }
 
-// BothMasters is how long the two masters both took increments: from the
-// new master's first to the old master's last; 0 when they did not overlap.
+// BothMasters is how long the two masters both took writes: from the new
+// master's first to the old master's last; 0 when they did not overlap.
 func (b SplitBrain) BothMasters() time.Duration {
 	if b.OldLastIncrement == 0 || b.NewFirstIncrement == 0 {
 		return 0
@@ -71,7 +72,7 @@ func (b SplitBrain) String() string {
 		return ms(d)
 	}
 	return fmt.Sprintf("%s cut off from its sentinels and replicas; %s promoted %s after the cut; healed at %s; "+
-		"the old master took %d increments after the cut (last at %s), the new one %d (first at %s): both masters took increments for %s; "+
+		"the old master took %d writes after the cut (last at %s), the new one %d (first at %s): both masters took writes for %s; "+
 		"the old master a replica again at %s",
 		b.Old, b.New, ms(b.Promoted), ms(b.Healed), b.OldIncrements, seen(b.OldLastIncrement),
 		b.NewIncrements, seen(b.NewFirstIncrement), ms(b.BothMasters()), ms(b.Rejoined))
@@ -84,8 +85,8 @@ func (b SplitBrain) String() string {
 // the new one, which throws away what it took meanwhile (some 20 seconds
 // after the heal). The wait for the promotion is at most 30 seconds (or
 // hold), the one for the rejoin a minute. It reads each data node's role
-// and increment count every 20 ms throughout, for when each master took
-// increments.
+// and write count every 20 ms throughout, for when each master took
+// writes.
 func (s *Sentinel) SplitBrain(ctx context.Context, hold time.Duration) (SplitBrain, error) {
 	wait, err := s.StartSplitBrain(ctx, hold)
 	if err != nil {
@@ -111,7 +112,10 @@ func (s *Sentinel) StartSplitBrain(ctx context.Context, hold time.Duration) (wai
 		return nil, fmt.Errorf("redisserver: split brain: %w", err)
 	}
 	relay := s.relays[old]
-	w := s.watchIncrements(ctx)
+	w, err := s.watchIncrements(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("redisserver: split brain: %w", err)
+	}
 	if err := relay.Cut(); err != nil {
 		w.stop()
 		return nil, fmt.Errorf("redisserver: split brain: cut %s: %w", old, err)
@@ -150,7 +154,7 @@ func (s *Sentinel) splitBrain(ctx context.Context, relay Relay, b *SplitBrain, h
 		if err != nil {
 			return err
 		}
-		if master, _, err := readIncrements(ctx, s.clients[named]); err != nil || !master {
+		if master, _, err := readWrites(ctx, s.clients[named], nil); err != nil || !master {
 			return fmt.Errorf("%s is not a master yet (%v)", named, err)
 		}
 		b.New = named
@@ -194,7 +198,7 @@ func (s *Sentinel) namedByAll(ctx context.Context, old string) (string, error) {
 	return named, nil
 }
 
-// incrementWatch reads every data node's role and increment count every
+// incrementWatch reads every data node's role and write count every
 // splitBrainPoll, in the background, until stop.
 type incrementWatch struct {
 	cancel context.CancelFunc
@@ -207,13 +211,22 @@ type incrementWatch struct {
 
 // nodeIncrements is what an incrementWatch saw of one node.
 type nodeIncrements struct {
-	last        int64 // the increment count at the last read; -1 before the first
-	taken       int64 // increments taken as a master since the watch's from
+	last        int64 // the write count at the last read; -1 before the first
+	taken       int64 // writes taken as a master since the watch's from
 	first, rise time.Time
 }
 
-// watchIncrements starts an incrementWatch of every data node.
-func (s *Sentinel) watchIncrements(ctx context.Context) *incrementWatch {
+// watchIncrements starts an incrementWatch of every data node, once it
+// has read which commands each node flags "write".
+func (s *Sentinel) watchIncrements(ctx context.Context) (*incrementWatch, error) {
+	writes := map[string]map[string]bool{}
+	for _, n := range s.nodes {
+		w, err := writeCommands(ctx, s.clients[n.Addr()])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n.Addr(), err)
+		}
+		writes[n.Addr()] = w
+	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w := &incrementWatch{cancel: cancel, done: make(chan struct{}), nodes: map[string]*nodeIncrements{}}
 	for _, n := range s.nodes {
@@ -223,7 +236,7 @@ func (s *Sentinel) watchIncrements(ctx context.Context) *incrementWatch {
 		defer close(w.done)
 		for ctx.Err() == nil {
 			for _, n := range s.nodes {
-				master, count, err := readIncrements(ctx, s.clients[n.Addr()])
+				master, count, err := readWrites(ctx, s.clients[n.Addr()], writes[n.Addr()])
 				if err == nil {
 					w.note(n.Addr(), master, count)
 				}
@@ -234,7 +247,7 @@ func (s *Sentinel) watchIncrements(ctx context.Context) *incrementWatch {
 			}
 		}
 	}()
-	return w
+	return w, nil
 }
 
 // from starts counting at t.
@@ -266,7 +279,7 @@ func (w *incrementWatch) stop() {
 	<-w.done
 }
 
-// result returns the increments the node at addr took as a master, and
+// result returns the writes the node at addr took as a master, and
 // when it was last and first seen to, from the watch's from; 0 for a time
 // not seen.
 func (w *incrementWatch) result(addr string) (taken int64, last, first time.Duration) {
@@ -279,12 +292,29 @@ func (w *incrementWatch) result(addr string) (taken int64, last, first time.Dura
 	return n.taken, n.rise.Sub(w.since), n.first.Sub(w.since)
 }
 
-// incrementCommands are the commands whose calls readIncrements counts.
-var incrementCommands = []string{"cmdstat_incr", "cmdstat_incrby", "cmdstat_hincrby"}
+// writeCommands returns the names of the commands the server at rdb flags
+// "write" (COMMAND INFO), as INFO commandstats names them (cmdstat_NAME).
+func writeCommands(ctx context.Context, rdb *redis.Client) (map[string]bool, error) {
+	infos, err := rdb.Command(ctx).Result()
+	if err != nil {
+		return nil, fmt.Errorf("COMMAND: %w", err)
+	}
+	writes := map[string]bool{}
+	for name, info := range infos {
+		for _, flag := range info.Flags {
+			if flag == "write" {
+				writes["cmdstat_"+strings.ToLower(name)] = true
+			}
+		}
+	}
+	return writes, nil
+}
 
-// readIncrements reads whether the node is a master, and how many
-// increments it has run (INFO commandstats; a script's count too).
-func readIncrements(ctx context.Context, rdb *redis.Client) (master bool, count int64, err error) {
+// readWrites reads whether the node is a master, and how many calls of
+// the commands in writes (every command flagged "write": INCR, SET, HSET,
+// ZADD, EXPIRE, ...) it has run (INFO commandstats; the calls a script
+// makes too), so that a strategy of any command is counted.
+func readWrites(ctx context.Context, rdb *redis.Client, writes map[string]bool) (master bool, count int64, err error) {
 	var repl, stats *redis.StringCmd
 	_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		repl, stats = p.Info(ctx, "replication"), p.Info(ctx, "commandstats")
@@ -293,9 +323,11 @@ func readIncrements(ctx context.Context, rdb *redis.Client) (master bool, count 
 	if err != nil {
 		return false, 0, err
 	}
-	fields := serverinfo.Parse(stats.Val())
-	for _, cmd := range incrementCommands {
-		for _, kv := range strings.Split(fields[cmd], ",") {
+	for name, value := range serverinfo.Parse(stats.Val()) {
+		if !writes[name] {
+			continue
+		}
+		for _, kv := range strings.Split(value, ",") {
 			if v, ok := strings.CutPrefix(kv, "calls="); ok {
 				n, _ := strconv.ParseInt(v, 10, 64)
 				count += n

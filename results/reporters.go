@@ -236,7 +236,7 @@ func writeImmortal(buf *bytes.Buffer, rep *Report, multi bool) {
 		if r.Audit.Stale == nil && r.Audit.Stamp != "" && r.Audit.Immortal > 0 {
 			hashed = append(hashed, label)
 		}
-		n := r.Audit.live()
+		n := r.Audit.Live()
 		if n == 0 && r.Audit.ImmortalFields == 0 {
 			continue
 		}

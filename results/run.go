@@ -323,9 +323,9 @@ func (a Audit) figures() (keys, immortal, overWindow string) {
 	return strconv.FormatInt(a.Keys, 10), immortal, strconv.FormatInt(a.TTLOverWindow, 10)
 }
 
-// live is how many of a's immortal keys are not stale: all of them when
+// Live is how many of a's immortal keys are not stale: all of them when
 // the scan could not tell.
-func (a Audit) live() int64 {
+func (a Audit) Live() int64 {
 	if a.Stale == nil {
 		return a.Immortal
 	}

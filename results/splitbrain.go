@@ -21,18 +21,19 @@ type SplitBrain struct {
 	PromotedS float64 `json:"promoted_s"`
 	HealedS   float64 `json:"healed_s"`
 	RejoinedS float64 `json:"rejoined_s"`
-	// OldIncrements is the increments (INCR, INCRBY, HINCRBY, in scripts
-	// too) the old master took as a master after the cut, from every
-	// client of the server: all lost when it rejoined. NewIncrements is
-	// those the new master took until then.
+	// OldIncrements is the writes (calls of every command the server flags
+	// "write": INCR, SET, HSET, ZADD, EXPIRE, ..., in scripts too; the JSON
+	// names are older than this count) the old master took as a master
+	// after the cut, from every client of the server: all lost when it
+	// rejoined. NewIncrements is those the new master took until then.
 	OldIncrements int64 `json:"old_master_increments"`
 	NewIncrements int64 `json:"new_master_increments"`
-	// OldLastIncrementS is when the old master was last seen taking an
-	// increment as a master, NewFirstIncrementS when the new one was first;
+	// OldLastIncrementS is when the old master was last seen taking a
+	// write as a master, NewFirstIncrementS when the new one was first;
 	// -1 when not seen. Each is known to 20 ms.
 	OldLastIncrementS  float64 `json:"old_master_last_increment_s"`
 	NewFirstIncrementS float64 `json:"new_master_first_increment_s"`
-	// BothMastersS is how long the two masters both took increments: from
+	// BothMastersS is how long the two masters both took writes: from
 	// the new master's first to the old master's last; 0 when they did not
 	// overlap.
 	BothMastersS float64 `json:"both_masters_s"`
@@ -40,7 +41,7 @@ type SplitBrain struct {
 
 func (b SplitBrain) text() string {
 	return fmt.Sprintf("%s cut off at %.2fs, %s promoted %s after the cut, healed at %s, rejoined as a replica at %s; "+
-		"the old master took %d increments after the cut (the last at %s), the new one %d (the first at %s): both took increments for %s",
+		"the old master took %d writes after the cut (the last at %s), the new one %d (the first at %s): both took writes for %s",
 		b.OldMaster, b.CutAtS, b.NewMaster, spanText(b.PromotedS), spanText(b.HealedS), spanText(b.RejoinedS),
 		b.OldIncrements, spanText(b.OldLastIncrementS), b.NewIncrements, spanText(b.NewFirstIncrementS), spanText(b.BothMastersS))
 }

@@ -13,6 +13,8 @@ type ThresholdResult struct {
 	Value string `json:"value,omitempty"`
 	// Pass is true when the threshold holds; a figure not measured fails.
 	Pass bool `json:"pass"`
-	// Note says why the figure was not measured.
+	// Note says why the figure was not measured (Measured nil), or
+	// qualifies the one measured: "sampled 10000 of 50000 keys", errors
+	// among the latencies, keys with no TTL by design.
 	Note string `json:"note,omitempty"`
 }

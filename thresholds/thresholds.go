@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +19,7 @@ import (
 
 // Forms is the accepted syntax, for error messages and help.
 const Forms = "[STRATEGY/CLIENT:]METRIC OP VALUE: METRIC is pN (a percentile, p50 p99 p99.9 ...), max or mean (VALUE a duration: 5ms, 500us, 1s), " +
-	"throughput (decisions per second), errors, immortal, over or phantom (counts); OP is <, <=, >, >=, == or !=; e.g. p99<5ms, throughput>10000, lua/go-redis:errors==0"
+	"throughput (decisions made per second: allowed + rejected), errors, immortal, over or phantom (counts); OP is <, <=, >, >=, == or !=; e.g. p99<5ms, throughput>10000, lua/go-redis:errors==0"
 
 // ErrSyntax is returned, wrapped, for an expression that Parse does not
 // accept.
@@ -119,6 +120,20 @@ func (th *Threshold) parseValue(s string) (float64, error) {
 // Applies reports whether th applies to the cell of run r.
 func (th Threshold) Applies(r *results.Run) bool {
 	return th.Strategy == "" || th.Strategy == r.Strategy && th.Client == r.Client
+}
+
+// CheckCells returns an error for the first of ths whose STRATEGY/CLIENT
+// prefix names no cell of a run of these strategies and clients: it would
+// only fail after the whole run.
+func CheckCells(ths []Threshold, strategies, clients []string) error {
+	for _, th := range ths {
+		if th.Strategy == "" || slices.Contains(strategies, th.Strategy) && slices.Contains(clients, th.Client) {
+			continue
+		}
+		return fmt.Errorf("%q: no cell %s/%s in the run (strategies %s; clients %s)", th.Expr, th.Strategy, th.Client,
+			strings.Join(strategies, ","), strings.Join(clients, ","))
+	}
+	return nil
 }
 
 // holds compares measured with th's bound.

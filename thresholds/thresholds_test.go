@@ -69,7 +69,8 @@ func run(strategy, client string) results.Run {
 	}
 	var r results.Run
 	r.Strategy, r.Client, r.Histogram = strategy, client, h
-	r.ThroughputPerS, r.Errors = 12345, 3
+	r.DurationS, r.Allowed, r.Rejected, r.Errors = 1, 12000, 345, 3
+	r.Decisions, r.ThroughputPerS = 12348, 12348
 	over := int64(0)
 	r.OverAdmitted = &over
 	return r
@@ -134,5 +135,47 @@ func TestCheckUnmatched(t *testing.T) {
 	unmatched := rep.UnmatchedThresholds
 	if checked != 1 || failed != 1 || len(unmatched) != 1 || !strings.Contains(unmatched[0].Note, "no cell lua/rueidis") {
 		t.Errorf("Check = %d, %d, %v; want the threshold failed as matching no cell", checked, failed, unmatched)
+	}
+}
+
+// TestCheckQualified checks the figures the thresholds take beside the
+// raw ones: throughput from the decisions made (errors left out), the
+// latency note of a run with errors, immortal as the live count (stale
+// keys left out) with a note for a strategy with no TTL by design, and
+// over's note of a sample.
+func TestCheckQualified(t *testing.T) {
+	t.Parallel()
+	failing := run("lua", "go-redis")
+	failing.Allowed, failing.Rejected, failing.Errors = 500, 0, 99500
+	failing.Decisions, failing.ThroughputPerS = 100000, 100000
+	stale, design, sampled := run("envoy-ratelimit", "go-redis"), run("bucket4j", "go-redis"), run("naive", "rueidis")
+	n := int64(4)
+	stale.Audit.Immortal, stale.Audit.Stale = 5, &n
+	design.Audit.Immortal, design.ImmortalByDesign = 100, true
+	sampled.AdmissionKeysTracked, sampled.Audit.Keys = 10000, 50000
+	tests := []struct {
+		r        results.Run
+		expr     string
+		pass     bool
+		value    string
+		notePart string
+	}{
+		{failing, "throughput>10000", false, "500", ""},
+		{failing, "p99<200ms", true, "99.0ms", "99500 errors"},
+		{stale, "immortal==1", true, "1", "4 stale keys"},
+		{design, "immortal==0", false, "100", "no TTL by design"},
+		{sampled, "over==0", true, "0", "sampled 10000 of 50000 keys"},
+	}
+	for _, tc := range tests {
+		th, err := Parse(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := &results.Report{Runs: []results.Run{tc.r}}
+		Check(rep, []Threshold{th})
+		res := rep.Runs[0].Thresholds[0]
+		if res.Pass != tc.pass || res.Value != tc.value || !strings.Contains(res.Note, tc.notePart) || (tc.notePart == "" && res.Note != "") {
+			t.Errorf("Check(%q) on %s = pass %v, value %q, note %q; want %v, %q, a note with %q", tc.expr, tc.r.Strategy, res.Pass, res.Value, res.Note, tc.pass, tc.value, tc.notePart)
+		}
 	}
 }

@@ -26,7 +26,7 @@ func serveMetrics(addr string, log io.Writer) (rlbench.LiveMetrics, func(), erro
 	if err != nil {
 		return nil, nil, badInput(fmt.Errorf("--metrics-addr: %w", err))
 	}
-	fmt.Fprintf(log, "rlbench: serving live metrics at %s\n", srv.URL())
+	fmt.Fprintf(log, "rlbench: serving live metrics at %s\n", srv.Where())
 	stop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -99,7 +99,7 @@ func (c cli) newLoadFlagSet(o *loadOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (read it with go tool pprof)")
 	fs.BoolVar(&cfg.KeepKeys, "keep-keys", false, "leave each run's keys in Redis after the audit (default: UNLINK them)")
 	fs.BoolVar(&o.failOnImmortal, "fail-on-immortal", false, "exit with status 1 when any run leaves an immortal key")
-	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve live Prometheus metrics at http://HOST:PORT/metrics during the run (decisions, latency, in flight, immortal keys with --audit-every, faults; docs/metrics.md)")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve live Prometheus metrics at http://HOST:PORT/metrics during the run, e.g. 127.0.0.1:9464 (:9464 listens on every interface) (decisions, latency, in flight, immortal keys with --audit-every, faults; docs/metrics.md)")
 	fs.Var(thresholdsValue{p: &o.thresholds}, "threshold", "pass/fail criterion checked on each cell at the end, repeatable, k6-style: [STRATEGY/CLIENT:]METRIC OP VALUE, e.g. p99<5ms, p99.9<50ms, throughput>10000, errors==0, immortal==0, over==0, phantom==0; any failed: exit status 1")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no live progress line")
 	fs.BoolVar(&o.debug, "debug", false, "on SIGQUIT (Ctrl-\\), also write every goroutine's stack to stderr before the clean-up (as GOTRACEBACK set does)")
@@ -130,6 +130,11 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if err := o.complete(fs); err != nil {
 		return err
+	}
+	if strats, cls, err := o.cfg.Cells(); err == nil { // else Run refuses the Config
+		if err := thresholds.CheckCells(o.thresholds, strats, cls); err != nil {
+			return badInput(fmt.Errorf("--threshold: %w", err))
+		}
 	}
 	if n := procsToSet(o, fs.Changed("procs"), os.Getenv("GOMAXPROCS"), runtime.GOMAXPROCS(0)); n > 0 {
 		defer c.setProcs(n)()

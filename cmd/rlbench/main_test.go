@@ -323,6 +323,8 @@ func TestRunBadInput(t *testing.T) {
 		{name: "min-replicas above the replicas", args: []string{"--managed-sentinel", "1", "--min-replicas", "2"}, want: []string{"--min-replicas", "R >= 2"}},
 		{name: "min-replicas-max-lag alone", args: []string{"--managed-sentinel", "1", "--min-replicas-max-lag", "2"}, want: []string{"--min-replicas-max-lag", "--min-replicas N"}},
 		{name: "split brain on a server", args: []string{"--fault", "split-brain@10ms:1s", "--duration", "5s"}, target: true, want: []string{"--fault", "split-brain", "--managed-sentinel R"}},
+		{name: "threshold of no cell", args: []string{"--strategy", "lua", "--client", "go-redis", "--threshold", "lua/rueidis:errors==0"}, target: true, want: []string{"--threshold", "lua/rueidis:errors==0", "no cell lua/rueidis", "clients go-redis"}},
+		{name: "overlapping partitions", args: []string{"--fault", "partition@1s:3s", "--fault", "partition@1500ms:500ms", "--duration", "5s"}, target: true, want: []string{"--fault", "partition@1s:3s", "partition@1.5s:500ms", "overlap"}},
 		{name: "split brain without a length", args: []string{"--managed-sentinel", "1", "--fault", "split-brain@1s"}, want: []string{"--fault", "split-brain@T:D"}},
 		// Issue 12: --procs has a bound.
 		{name: "too many procs", args: []string{"--procs", "100000"}, target: true, want: []string{"--procs", "<= 1024", "100000"}},

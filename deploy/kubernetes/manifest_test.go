@@ -3,9 +3,6 @@
 package kubernetes
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,59 +10,28 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	batchv1 "k8s.io/api/batch/v1"
 )
 
-// job is the part of a Kubernetes Job docs/output.md and the test rely on.
-type job struct {
-	Kind     string `yaml:"kind"`
-	Metadata struct {
-		Name string `yaml:"name"`
-	} `yaml:"metadata"`
-	Spec struct {
-		CompletionMode string `yaml:"completionMode"`
-		Completions    int    `yaml:"completions"`
-		Parallelism    int    `yaml:"parallelism"`
-		Template       struct {
-			Spec struct {
-				Containers []struct {
-					Image   string   `yaml:"image"`
-					Command []string `yaml:"command"`
-					Args    []string `yaml:"args"`
-					Env     []struct {
-						Name string `yaml:"name"`
-					} `yaml:"env"`
-					VolumeMounts []struct {
-						MountPath string `yaml:"mountPath"`
-					} `yaml:"volumeMounts"`
-				} `yaml:"containers"`
-			} `yaml:"spec"`
-		} `yaml:"template"`
-	} `yaml:"spec"`
-}
-
-// readJobs returns the Jobs among the YAML documents of file.
-func readJobs(t *testing.T, file string) []job {
+// readJobs returns the Jobs among the YAML documents of file, decoded
+// strictly (decodeManifests), as the Kubernetes API types.
+func readJobs(t *testing.T, file string) []*batchv1.Job {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var jobs []job
-	for {
-		var j job
-		err := dec.Decode(&j)
-		if errors.Is(err, io.EOF) {
-			return jobs
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		if j.Kind == "Job" {
+	objs, err := decodeManifests(t, data)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	var jobs []*batchv1.Job
+	for _, obj := range objs {
+		if j, ok := obj.(*batchv1.Job); ok {
 			jobs = append(jobs, j)
 		}
 	}
+	return jobs
 }
 
 // rlbenchFlags returns the flags rlbench --help lists.
@@ -89,7 +55,8 @@ func TestGeneratorsJob(t *testing.T) {
 		t.Fatalf("generators.yaml has %d Jobs; want 1", len(jobs))
 	}
 	j := jobs[0]
-	if j.Spec.CompletionMode != "Indexed" || j.Spec.Completions < 1 || j.Spec.Parallelism != j.Spec.Completions {
+	if m, n, p := j.Spec.CompletionMode, j.Spec.Completions, j.Spec.Parallelism; m == nil || *m != batchv1.IndexedCompletion ||
+		n == nil || *n < 1 || p == nil || *p != *n {
 		t.Errorf("generators Job spec = %+v; want an Indexed Job running every generator at once", j.Spec)
 	}
 	c := j.Spec.Template.Spec.Containers[0]

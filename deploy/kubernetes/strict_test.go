@@ -136,7 +136,7 @@ func checkJob(t *testing.T, file string, j *batchv1.Job) {
 }
 
 // TestMisspelledFieldFails proves the strict decoding catches what a
-// loose one (yaml into a partial struct, as readJobs does) would not: each
+// loose one (yaml into a partial struct) would not: each
 // case is a copy of a real manifest with one field misspelled or misplaced.
 func TestMisspelledFieldFails(t *testing.T) {
 	t.Parallel()
