@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,9 +23,13 @@ const (
 	// resumeTimeout bounds the wait for decisions to succeed again after a
 	// restart.
 	resumeTimeout = 10 * time.Second
-	// resumeStreak is how many decisions in a row must succeed before the
-	// restart check counts the client as back.
-	resumeStreak = 8
+	// resumeStreak is how many decisions in a row, each on a key of its
+	// own, must succeed before the restart check counts the client as
+	// back: a pipelining client (rueidis, valkey-go) picks its connection
+	// by the key's slot, and finds each dead one on its first use; 32
+	// keys reach each of up to four connections but for a chance of 4 in
+	// 100,000.
+	resumeStreak = 32
 )
 
 func init() {
@@ -116,14 +121,19 @@ func (t *trial) decideThroughRestart(ctx context.Context, key string, seen *rest
 	}
 }
 
-// waitResumed decides on key until decisions succeed again, resumeStreak
-// in a row: a client with several connections (rueidis pipelines over up
-// to four) finds each dead one on its first use. The first error reply
-// prepares a strategies.Preparer again.
+// waitResumed decides on key, then on a fresh key per decision, until
+// decisions succeed again, resumeStreak in a row: a client with several
+// connections (rueidis and valkey-go pipeline over up to four, chosen by
+// the key's slot) finds each dead one on its first use. The first error
+// reply prepares a strategies.Preparer again.
 func (t *trial) waitResumed(ctx context.Context, key string, seen *restartSeen) error {
 	resume := time.Now()
-	for streak := 0; streak < resumeStreak; {
-		_, err := t.decide(ctx, key)
+	for streak, n := 0, 0; streak < resumeStreak; n++ {
+		k := key
+		if n > 0 {
+			k = t.key("resume" + strconv.Itoa(n))
+		}
+		_, err := t.decide(ctx, k)
 		if err == nil {
 			streak++
 			continue
