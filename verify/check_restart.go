@@ -23,12 +23,12 @@ const (
 	// resumeTimeout bounds the wait for decisions to succeed again after a
 	// restart.
 	resumeTimeout = 10 * time.Second
-	// resumeStreak is how many decisions in a row, each on a key of its
-	// own, must succeed before the restart check counts the client as
-	// back: a pipelining client (rueidis, valkey-go) picks its connection
-	// by the key's slot, and finds each dead one on its first use; 32
-	// keys reach each of up to four connections but for a chance of 4 in
-	// 100,000.
+	// resumeStreak is how many decisions in a row must succeed before the
+	// restart check counts the client as back: a pipelining client
+	// (rueidis, valkey-go) picks one of its connections at random for each
+	// command (rueidis' slotfn), and finds each dead one on its first use;
+	// 32 in a row miss one of two connections with a chance of 1 in 2
+	// billion (8 missed one in 128), one of four with 4 in 10,000.
 	resumeStreak = 32
 )
 
@@ -121,10 +121,10 @@ func (t *trial) decideThroughRestart(ctx context.Context, key string, seen *rest
 	}
 }
 
-// waitResumed decides on key, then on a fresh key per decision, until
-// decisions succeed again, resumeStreak in a row: a client with several
-// connections (rueidis and valkey-go pipeline over up to four, chosen by
-// the key's slot) finds each dead one on its first use. The first error
+// waitResumed decides on key, then on a fresh key per decision (as the
+// checks after it do), until decisions succeed again, resumeStreak in a
+// row: a client with several connections (rueidis and valkey-go pipeline
+// over up to four) finds each dead one on its first use. The first error
 // reply prepares a strategies.Preparer again.
 func (t *trial) waitResumed(ctx context.Context, key string, seen *restartSeen) error {
 	resume := time.Now()
