@@ -94,7 +94,8 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do
 		--dir "$out" >"$out/redis.log" 2>&1 &
 	server_pid=$!
 	for _ in $(seq 50); do
-		redis-cli -p "$port" ping >/dev/null 2>&1 && break 2
+		# Ours, not a server that took the port first (its process id).
+		redis-cli -p "$port" info server 2>/dev/null | grep -q "^process_id:$server_pid\b" && break 2
 		kill -0 "$server_pid" 2>/dev/null || break
 		sleep 0.1
 	done

@@ -89,31 +89,42 @@ apt_update() {
 # until it answers PING. It sets work, port and pid, and an EXIT trap that
 # stops the server and removes the directory (also on Ctrl-C).
 start_private_redis() {
-	local p server="${RLBENCH_REDIS_SERVER:-redis-server}"
+	local p server="${RLBENCH_REDIS_SERVER:-redis-server}" attempt
 	work=$(mktemp -d)
 	pid=""
 	trap stop_private_redis EXIT
 	trap 'exit 130' INT TERM
-	port=""
-	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 40000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { port=$p; break; }
+	# A port free when probed may be taken before the server binds it (a
+	# test's server beside the script): a server that exits is started
+	# again on another port.
+	for attempt in $(seq 10); do
+		port=""
+		for _ in $(seq 100); do
+			p=$((20000 + RANDOM % 40000))
+			(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { port=$p; break; }
+		done
+		if [ -z "$port" ]; then
+			echo "no free loopback port found" >&2
+			return 1
+		fi
+		"$server" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >"$work/server.log" 2>&1 &
+		pid=$!
+		for _ in $(seq 100); do
+			# Ours, not a server that took the port first (its process id).
+			if redis-cli -h 127.0.0.1 -p "$port" info server 2>/dev/null | grep -q "^process_id:$pid\b"; then return 0; fi
+			kill -0 "$pid" 2>/dev/null || break # it exited: the port was taken
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			break # running, but not answering
+		fi
+		wait "$pid" 2>/dev/null || true
+		pid=""
+		echo "redis-server could not start on 127.0.0.1:$port (attempt $attempt of 10); trying another port" >&2
 	done
-	if [ -z "$port" ]; then
-		echo "no free loopback port found" >&2
-		return 1
-	fi
-	"$server" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >"$work/server.log" 2>&1 &
-	pid=$!
-	for _ in $(seq 50); do
-		if redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1; then return 0; fi
-		sleep 0.1
-	done
-	redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null || {
-		echo "redis-server did not answer on 127.0.0.1:$port; its log:" >&2
-		cat "$work/server.log" >&2
-		return 1
-	}
+	echo "redis-server did not answer on 127.0.0.1:$port; its log:" >&2
+	cat "$work/server.log" >&2
+	return 1
 }
 
 # stop_private_redis stops start_private_redis's server and removes its
