@@ -61,7 +61,7 @@ func writeBaseline(buf *bytes.Buffer, b *BaselineResult) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, f.Path, Describe(f))
 	}
 	tw.Flush()
-	writeBaselineSettings(buf, c)
+	writeSettings(buf, c, "settings that differ between the files")
 	base := c.Files[0].Name
 	fmt.Fprintf(buf, "\nagainst the baseline %s: medians of the per-second samples; a change counts when a Mann-Whitney U test of the samples of both files gives p <= %g (as benchstat does), and is a regression when worse by more than %s (the error rate: any rise); throughput counts the decisions answered, not the errors; with %d runs or more of a cell in both files, the samples are each run's median (n in runs)\n",
 		base, b.Options.Alpha, formatPct(b.Options.MaxRegression), samplesNeeded(b.Options.Alpha))
@@ -77,29 +77,6 @@ func writeBaseline(buf *bytes.Buffer, b *BaselineResult) {
 	}
 	tw.Flush()
 	writeBaselineNotes(buf, b)
-}
-
-// writeBaselineSettings writes the settings that differ between the files,
-// a row per setting and a column per file; nothing when none differs.
-func writeBaselineSettings(buf *bytes.Buffer, c *Comparison) {
-	if len(c.Settings) == 0 {
-		return
-	}
-	fmt.Fprintf(buf, "\nsettings that differ between the files\n")
-	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
-	cols := []string{"setting"}
-	for _, f := range c.Files {
-		cols = append(cols, f.Name)
-	}
-	fmt.Fprintln(tw, strings.Join(cols, "\t"))
-	for _, name := range c.Settings {
-		row := []string{name}
-		for fi := range c.Files {
-			row = append(row, c.SettingsValue(name, fi))
-		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	tw.Flush()
 }
 
 // writeBaselineNotes writes the U test's warnings, the cells that are not

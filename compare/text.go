@@ -41,19 +41,20 @@ func writeText(buf *bytes.Buffer, c *Comparison) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, f.Path, Describe(f))
 	}
 	tw.Flush()
-	writeSettings(buf, c)
+	writeSettings(buf, c, "settings that differ between the files (runs with different settings are separate rows, never pooled)")
 	writeMetrics(buf, c)
 	writeCounts(buf, c)
 	writeNotes(buf, c)
 }
 
-// writeSettings writes the settings that differ between the files, a row
-// per setting and a column per file; nothing when none differs.
-func writeSettings(buf *bytes.Buffer, c *Comparison) {
+// writeSettings writes the settings that differ between the files under
+// heading, a row per setting and a column per file; nothing when none
+// differs.
+func writeSettings(buf *bytes.Buffer, c *Comparison, heading string) {
 	if len(c.Settings) == 0 {
 		return
 	}
-	fmt.Fprintf(buf, "\nsettings that differ between the files (runs with different settings are separate rows, never pooled)\n")
+	fmt.Fprintf(buf, "\n%s\n", heading)
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
 	cols := []string{"setting"}
 	for _, f := range c.Files {
