@@ -274,7 +274,7 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	wl := c.workload()
 	latestImmortal, stopAudits := samplers.PeriodicAudit(ctx, t, wl.Prefix, c.cfg.Window, c.cfg.AuditEvery, c.fieldAudit())
 	stopMonitor := samplers.Monitor(progress, c.label, rec, latestImmortal)
-	ft := t.FaultTarget(wl.Prefix, c.cfg.AllowServerWideFaults)
+	ft := t.FaultSubject(wl.Prefix, c.cfg.AllowServerWideFaults)
 	ft.Proxy = c.proxy
 	info, _ := strategies.Lookup(c.strategy)
 	watch := failover.New(&ft, failover.Options{ // nil for a cell that neither counts increments nor fails over

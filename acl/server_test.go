@@ -92,7 +92,7 @@ func runAs(t *testing.T, addr, user, password, prefix, strategy string, cmds []a
 	if err := rdb.ConfigGet(ctx, "maxclients").Err(); err != nil {
 		t.Errorf("CONFIG GET maxclients as %s: %v", user, err)
 	}
-	target := faults.Target{Admin: rdb, ClientName: clientName, Capabilities: faults.Capabilities{Private: true}}
+	target := faults.Subject{Admin: rdb, ClientName: clientName, Capabilities: faults.Capabilities{Private: true}}
 	for _, f := range []faults.Fault{{Kind: faults.ScriptFlush}, {Kind: faults.Stall, Arg: time.Millisecond}, {Kind: faults.KillClients}} {
 		if _, err := faults.Inject(ctx, f, target); err != nil {
 			t.Errorf("fault %s as %s: %v", f, user, err)

@@ -14,7 +14,7 @@ import (
 // split brain lost: it notes when it began, keeps what the set-up saw of
 // the two masters, and once the old master has rejoined as a replica
 // compares the counters with the counts told (compare), on the new master.
-func (w *Watch) watchSplitBrain(ft *faults.Target) {
+func (w *Watch) watchSplitBrain(ft *faults.Subject) {
 	ft.SplitBrain = func(ctx context.Context, hold time.Duration) (string, error) {
 		old, err := w.managed.MasterAddr(ctx)
 		if err != nil {

@@ -150,7 +150,7 @@ type Options struct {
 // fault's ft.SplitBrain, once the old master has rejoined); nil (a watch that
 // does nothing) for any other cell. The cell decides through
 // Watch.Strategy, and reads the figures with Watch.Result.
-func New(ft *faults.Target, o Options) *Watch {
+func New(ft *faults.Subject, o Options) *Watch {
 	info, managed := o.Strategy, o.Managed
 	failovers := managed != nil && ft.Failover != nil &&
 		slices.ContainsFunc(o.Faults, func(f faults.Fault) bool { return f.Kind == faults.SentinelFailover })

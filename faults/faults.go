@@ -232,8 +232,9 @@ func clusterKinds() []string {
 	return out
 }
 
-// Target is what faults act on.
-type Target struct {
+// Subject is what faults act on: the server, its connections and what
+// can be done to it.
+type Subject struct {
 	// Capabilities are what the target offers; Inject refuses a fault
 	// that Check refuses.
 	Capabilities Capabilities
@@ -273,7 +274,7 @@ type Event = results.FaultEvent
 
 // Inject performs f now and says what it did. A server-wide fault on a
 // server rlbench did not start says so, and names the server.
-func Inject(ctx context.Context, f Fault, t Target) (string, error) {
+func Inject(ctx context.Context, f Fault, t Subject) (string, error) {
 	if err := Check(f, t.Capabilities); err != nil {
 		return "", err
 	}
@@ -285,7 +286,7 @@ func Inject(ctx context.Context, f Fault, t Target) (string, error) {
 }
 
 // inject performs f now and says what it did.
-func inject(ctx context.Context, f Fault, t Target) (string, error) {
+func inject(ctx context.Context, f Fault, t Subject) (string, error) {
 	switch f.Kind {
 	case ScriptFlush:
 		return "script cache flushed", t.Admin.ScriptFlush(ctx).Err()
@@ -373,13 +374,13 @@ func killNamed(ctx context.Context, admin redis.Cmdable, name string) (int, erro
 // Schedule injects each fault at its time after now, in the background.
 // The returned function cancels the faults not yet due and returns the
 // events of those that were injected, in time order.
-func Schedule(ctx context.Context, fs []Fault, t Target) (stop func() []Event) {
+func Schedule(ctx context.Context, fs []Fault, t Subject) (stop func() []Event) {
 	return ScheduleNotify(ctx, fs, t, nil)
 }
 
 // ScheduleNotify is Schedule that also gives each event to notify, when
 // not nil, as its fault ends (from the fault's goroutine: live metrics).
-func ScheduleNotify(ctx context.Context, fs []Fault, t Target, notify func(Event)) (stop func() []Event) {
+func ScheduleNotify(ctx context.Context, fs []Fault, t Subject, notify func(Event)) (stop func() []Event) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	var (

@@ -82,7 +82,7 @@ func TestInject(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := faults.Inject(ctx, faults.Fault{Kind: faults.ScriptFlush}, faults.Target{Admin: admin, Capabilities: private}); err != nil {
+		if _, err := faults.Inject(ctx, faults.Fault{Kind: faults.ScriptFlush}, faults.Subject{Admin: admin, Capabilities: private}); err != nil {
 			t.Fatalf("Inject(script-flush) error: %v", err)
 		}
 		if ok := admin.ScriptExists(ctx, sha).Val(); len(ok) != 1 || ok[0] {
@@ -99,7 +99,7 @@ func TestInject(t *testing.T) {
 		if namedID == 0 || otherID == 0 {
 			t.Fatal("CLIENT ID failed")
 		}
-		detail, err := faults.Inject(ctx, faults.Fault{Kind: faults.KillClients}, faults.Target{Admin: admin, ClientName: "rlbench-victim", Capabilities: private})
+		detail, err := faults.Inject(ctx, faults.Fault{Kind: faults.KillClients}, faults.Subject{Admin: admin, ClientName: "rlbench-victim", Capabilities: private})
 		if err != nil || detail != "killed 1 connections" {
 			t.Errorf("Inject(kill-clients) = %q, %v; want \"killed 1 connections\"", detail, err)
 		}
@@ -113,7 +113,7 @@ func TestInject(t *testing.T) {
 	})
 
 	t.Run("stall", func(t *testing.T) {
-		if _, err := faults.Inject(ctx, faults.Fault{Kind: faults.Stall, Arg: 300 * time.Millisecond}, faults.Target{Admin: admin, Capabilities: private}); err != nil {
+		if _, err := faults.Inject(ctx, faults.Fault{Kind: faults.Stall, Arg: 300 * time.Millisecond}, faults.Subject{Admin: admin, Capabilities: private}); err != nil {
 			t.Fatalf("Inject(stall) error: %v", err)
 		}
 		start := time.Now()
@@ -126,7 +126,7 @@ func TestInject(t *testing.T) {
 	})
 
 	t.Run("restart without a private server", func(t *testing.T) {
-		_, err := faults.Inject(ctx, faults.Fault{Kind: faults.Restart}, faults.Target{Admin: admin})
+		_, err := faults.Inject(ctx, faults.Fault{Kind: faults.Restart}, faults.Subject{Admin: admin})
 		if err == nil || !strings.Contains(err.Error(), "private server") {
 			t.Errorf("Inject(restart) with no Restart = %v; want an error naming the private server", err)
 		}
@@ -139,7 +139,7 @@ func TestSchedule(t *testing.T) {
 	admin := redistest.Client(t, srv)
 	ctx := context.Background()
 	restarts := 0
-	target := faults.Target{Admin: admin, Capabilities: faults.Capabilities{Private: true}, Restart: func(ctx context.Context) error {
+	target := faults.Subject{Admin: admin, Capabilities: faults.Capabilities{Private: true}, Restart: func(ctx context.Context) error {
 		restarts++
 		return srv.Restart(ctx)
 	}}
@@ -252,13 +252,13 @@ func TestServerWideFaultSaysWhom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := faults.Inject(ctx, flush, faults.Target{Admin: admin, Server: srv.Addr()}); err == nil {
+	if _, err := faults.Inject(ctx, flush, faults.Subject{Admin: admin, Server: srv.Addr()}); err == nil {
 		t.Fatal("Inject(script-flush) on a server rlbench did not start, without consent = nil error; want a refusal")
 	}
 	if ok := admin.ScriptExists(ctx, sha).Val(); len(ok) != 1 || !ok[0] {
 		t.Fatalf("SCRIPT EXISTS after a refused script-flush = %v; want [true] (untouched)", ok)
 	}
-	detail, err := faults.Inject(ctx, flush, faults.Target{Admin: admin, Server: srv.Addr(), Capabilities: faults.Capabilities{ServerWideConsent: true}})
+	detail, err := faults.Inject(ctx, flush, faults.Subject{Admin: admin, Server: srv.Addr(), Capabilities: faults.Capabilities{ServerWideConsent: true}})
 	if err != nil || !strings.Contains(detail, "every client of "+srv.Addr()) {
 		t.Errorf("Inject(script-flush) with consent = %q, %v; want a detail naming %s", detail, err, srv.Addr())
 	}

@@ -47,7 +47,7 @@ func TestNetworkFaults(t *testing.T) {
 	if err := rdb.Incr(ctx, key).Err(); err != nil {
 		t.Fatal(err)
 	}
-	target := faults.Target{Proxy: p, Capabilities: private}
+	target := faults.Subject{Proxy: p, Capabilities: private}
 
 	// reply-loss with P 1: every INCR that reaches the server runs there,
 	// none is answered (nor is a new connection's handshake).
@@ -162,7 +162,7 @@ func TestPartitionEndDelivers(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	key := redistest.Prefix(t) + "n"
-	stop := faults.Schedule(context.Background(), fs, faults.Target{Proxy: p, Capabilities: private})
+	stop := faults.Schedule(context.Background(), fs, faults.Subject{Proxy: p, Capabilities: private})
 	// Cut once a PING gets no reply (a short deadline: a timeout is what
 	// is asserted).
 	deadline := time.Now().Add(30 * time.Second)

@@ -92,11 +92,11 @@ func (c *cluster) endpoint(o *clients.Options) { o.Cluster, o.Masters = c.seeds,
 // replicas: it promotes a replica of the master that serves slot 0 at the
 // time) and reshard (it moves the slot of the cell's first key to the next
 // master).
-func (c *cluster) faultActions(prefix string) faults.Target {
+func (c *cluster) faultActions(prefix string) faults.Subject {
 	if c.managed == nil {
-		return faults.Target{}
+		return faults.Subject{}
 	}
-	ft := faults.Target{Reshard: func(ctx context.Context, hold time.Duration) (string, error) {
+	ft := faults.Subject{Reshard: func(ctx context.Context, hold time.Duration) (string, error) {
 		key := workload.KeyNames(prefix, 1)[0]
 		slot, err := c.admin.ClusterKeySlot(ctx, key).Result()
 		if err != nil {

@@ -91,11 +91,11 @@ func (s *sentinel) endpoint(o *clients.Options) { o.Sentinel = s.target }
 // faultActions gives a private set-up with replicas the sentinel-failover
 // fault (SENTINEL FAILOVER, then a wait until the new master takes
 // writes) and the split-brain fault (its relays cut, then healed).
-func (s *sentinel) faultActions(string) faults.Target {
+func (s *sentinel) faultActions(string) faults.Subject {
 	if s.managed == nil || s.spec.managedReplicas() == 0 {
-		return faults.Target{}
+		return faults.Subject{}
 	}
-	return faults.Target{Failover: s.managed.Failover, SplitBrain: func(ctx context.Context, hold time.Duration) (string, error) {
+	return faults.Subject{Failover: s.managed.Failover, SplitBrain: func(ctx context.Context, hold time.Duration) (string, error) {
 		b, err := s.managed.SplitBrain(ctx, hold)
 		return b.String(), err
 	}}

@@ -70,7 +70,7 @@ type topology interface {
 	// faultActions returns the actions of the faults that need the
 	// topology's help (restart, failover, reshard) for the cell whose keys
 	// are under prefix; those it cannot take are nil.
-	faultActions(prefix string) faults.Target
+	faultActions(prefix string) faults.Subject
 	// redirects reads the cluster's redirection counters on every node;
 	// nil where there are none to read.
 	redirects(ctx context.Context) redirects.Snapshot
@@ -220,9 +220,9 @@ func (t *Target) ClientOptions(o clients.Options) clients.Options {
 	return o
 }
 
-// FaultTarget is what the faults of the cell whose keys are under prefix
+// FaultSubject is what the faults of the cell whose keys are under prefix
 // act on; allowServerWide is Config.AllowServerWideFaults.
-func (t *Target) FaultTarget(prefix string, allowServerWide bool) faults.Target {
+func (t *Target) FaultSubject(prefix string, allowServerWide bool) faults.Subject {
 	ft := t.topology.faultActions(prefix)
 	ft.Admin = t.Admin
 	ft.Capabilities = t.Spec.Capabilities(allowServerWide)
@@ -308,11 +308,11 @@ func (s *server) nodes(context.Context) ([]*redis.Client, error) {
 
 func (s *server) endpoint(o *clients.Options) { o.Addr = s.addr }
 
-func (s *server) faultActions(string) faults.Target {
+func (s *server) faultActions(string) faults.Subject {
 	if s.private == nil {
-		return faults.Target{}
+		return faults.Subject{}
 	}
-	return faults.Target{Restart: s.private.Restart}
+	return faults.Subject{Restart: s.private.Restart}
 }
 
 func (s *server) redirects(context.Context) redirects.Snapshot { return nil }
