@@ -103,6 +103,9 @@ type Options struct {
 	RedisCLI       string
 	// RedisServer is the redis-server binary; "" means redis-server on PATH.
 	RedisServer string
+	// Clients, when not empty, runs only the targets of these rlbench
+	// clients (an unknown one is ErrUnknownClient); empty runs every one.
+	Clients []string
 	// Command is the invocation, recorded in the report.
 	Command []string
 }
@@ -144,6 +147,10 @@ type bench struct {
 func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
 	if o.Keys <= 0 {
 		o.Keys = DefaultKeys
+	}
+	selected, err := selectTargets(o.Clients)
+	if err != nil {
+		return err
 	}
 	for _, bin := range []*string{&o.Rlbench, &o.BareLoop, &o.RedisBenchmark, &o.RedisCLI} {
 		path, lerr := exec.LookPath(*bin)
@@ -202,7 +209,7 @@ func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
 	fmt.Fprintf(stdout, "script %s: strategies.SeedScript's sha1, redis-cli SCRIPT LOAD's reply and the script rlbench's warm-up run cached all agree\n", b.sha)
 	fmt.Fprintln(stdout, legend)
 
-	for i, t := range targets {
+	for i, t := range selected {
 		tr := targetResult{
 			Name:                   fmt.Sprintf("%d: rlbench --client %s --clients %d vs redis-benchmark -c %d -P %d", i+1, t.client, t.workers, t.rbClients, t.pipeline),
 			RlbenchClient:          t.client,

@@ -1,6 +1,8 @@
 package peers
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -217,20 +219,42 @@ func TestPerDecisionUS(t *testing.T) {
 }
 
 // TestTargetsMatchShape checks that every target has as many requests in
-// flight on both sides, and that 512 and 8,000 on rueidis are among them.
+// flight on both sides, that 512 and 8,000 on each pipelining client are
+// among them, and that every client rlbench has is compared.
 func TestTargetsMatchShape(t *testing.T) {
 	t.Parallel()
-	inFlight := map[int]bool{}
+	inFlight := map[string][]int{}
 	for _, tg := range targets {
 		if tg.workers != tg.rbClients*tg.pipeline {
 			t.Errorf("target %+v: rlbench %d in flight, redis-benchmark %d x %d; want the same", tg, tg.workers, tg.rbClients, tg.pipeline)
 		}
-		if tg.client == "rueidis" {
-			inFlight[tg.workers] = true
+		inFlight[tg.client] = append(inFlight[tg.client], tg.workers)
+	}
+	for _, c := range []string{"rueidis", "valkey-go"} {
+		if !slices.Equal(inFlight[c], []int{512, 8000}) {
+			t.Errorf("%s targets in flight %v; want 512 and 8000", c, inFlight[c])
 		}
 	}
-	if !inFlight[512] || !inFlight[8000] {
-		t.Errorf("rueidis targets in flight %v; want 512 and 8000", inFlight)
+	for _, c := range rlclients.Names {
+		if len(inFlight[c]) == 0 {
+			t.Errorf("no target has client %s; want every client compared", c)
+		}
+	}
+}
+
+// TestSelectTargets checks Options.Clients: the named clients' targets in
+// order, every target for none, an unknown name refused naming the known.
+func TestSelectTargets(t *testing.T) {
+	t.Parallel()
+	got, err := selectTargets([]string{"valkey-go", "go-redis"})
+	if err != nil || len(got) != 3 || got[0].client != "go-redis" || got[1].client != "valkey-go" || got[2].workers != 8000 {
+		t.Errorf("selectTargets(valkey-go, go-redis) = %+v, %v; want go-redis 500, valkey-go 512 and 8000", got, err)
+	}
+	if all, err := selectTargets(nil); err != nil || len(all) != len(targets) {
+		t.Errorf("selectTargets(nil) = %d targets, %v; want all %d", len(all), err, len(targets))
+	}
+	if _, err := selectTargets([]string{"jedis"}); !errors.Is(err, ErrUnknownClient) || !strings.Contains(err.Error(), "redigo") {
+		t.Errorf("selectTargets(jedis) error = %v; want ErrUnknownClient naming the clients", err)
 	}
 }
 

@@ -1,8 +1,10 @@
 package peers
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -18,15 +20,50 @@ type comparison struct {
 }
 
 // targets have the same requests in flight on both sides (workers =
-// rbClients x pipeline), with rlbench's defaults otherwise: go-redis (a
-// pool of one connection per worker) against plain redis-benchmark -c 500;
-// rueidis (its workers auto-pipelined over a few connections, gathered
-// with rlbench.DefaultFlushDelay) against redis-benchmark -P 16, as 512
-// (-c 32) and as 8,000 (-c 500) requests in flight.
+// rbClients x pipeline), with rlbench's defaults otherwise: the pooled
+// clients, go-redis and redigo (a connection per worker), against plain
+// redis-benchmark -c 500; the pipelining ones, rueidis and valkey-go (their
+// workers auto-pipelined over a few connections, gathered with
+// rlbench.DefaultFlushDelay), against redis-benchmark -P 16, as 512 (-c 32)
+// and as 8,000 (-c 500) requests in flight.
 var targets = []comparison{
 	{client: "go-redis", workers: 500, rbClients: 500, pipeline: 1},
 	{client: "rueidis", workers: 512, rbClients: 32, pipeline: 16},
 	{client: "rueidis", workers: 8000, rbClients: 500, pipeline: 16},
+	{client: "valkey-go", workers: 512, rbClients: 32, pipeline: 16},
+	{client: "valkey-go", workers: 8000, rbClients: 500, pipeline: 16},
+	{client: "redigo", workers: 500, rbClients: 500, pipeline: 1},
+}
+
+// ErrUnknownClient is returned, wrapped, for an Options.Clients name that
+// no target has.
+var ErrUnknownClient = errors.New("no target has this client")
+
+// CheckClients refuses a name among names that no target has
+// (ErrUnknownClient), as Run would.
+func CheckClients(names []string) error {
+	_, err := selectTargets(names)
+	return err
+}
+
+// selectTargets returns the targets of the clients named, in targets'
+// order; none named means every target.
+func selectTargets(names []string) ([]comparison, error) {
+	if len(names) == 0 {
+		return targets, nil
+	}
+	var have []string
+	for _, t := range targets {
+		if !slices.Contains(have, t.client) {
+			have = append(have, t.client)
+		}
+	}
+	for _, n := range names {
+		if !slices.Contains(have, n) {
+			return nil, fmt.Errorf("%q: %w (accepted: %s)", n, ErrUnknownClient, strings.Join(have, ", "))
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(targets), func(t comparison) bool { return !slices.Contains(names, t.client) }), nil
 }
 
 // legend explains the columns of header.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Measures rlbench against redis-benchmark on one private redis-server and the
 # lua strategy's script, at matched shape (the same requests in flight: go-redis
-# --clients 500 vs -c 500; rueidis --clients 512 vs -c 32 -P 16 and --clients
-# 8000 vs -c 500 -P 16): the load generator must never be the bottleneck; and
+# and redigo --clients 500 vs -c 500; rueidis and valkey-go --clients 512 vs -c
+# 32 -P 16 and --clients 8000 vs -c 500 -P 16): the load generator must never be
+# the bottleneck; and
 # against a bare loop of the same client, pool and script with no recording
 # (cmd/bareloop), which measures rlbench's own cost. Each pair prints every
 # side's throughput and CPU per request, the ratios and the load average.
@@ -20,6 +21,7 @@
 #   scripts/bench-peers.sh --runs 7 --seconds 20 --out peers.json
 #   scripts/bench-peers.sh --rb-threads 2   # redis-benchmark --threads 2
 #   scripts/bench-peers.sh --keys 10000000  # every side on ten million keys
+#   scripts/bench-peers.sh --client valkey-go,redigo  # only these clients' targets
 #
 # Exit status: 0 whatever the ratios (it measures, it does not judge), 1 when
 # something failed to run, 2 for bad flags.

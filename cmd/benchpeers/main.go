@@ -56,6 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.RedisBenchmark, "redis-benchmark", "redis-benchmark", "redis-benchmark binary")
 	fs.StringVar(&o.RedisCLI, "redis-cli", "redis-cli", "redis-cli binary")
 	fs.StringVar(&o.RedisServer, "redis-server", "", "redis-server binary (default: redis-server on PATH)")
+	fs.StringSliceVar(&o.Clients, "client", nil, "run only the targets of these rlbench clients, comma-separated: go-redis, rueidis, valkey-go, redigo (default: every target)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: benchpeers [flags]\n\nAlternate rlbench, bare-loop and redis-benchmark runs on one private\nredis-server and print rlbench's throughput ratio to each.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -92,6 +93,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if o.RBThreads < 0 {
 		fmt.Fprintf(stderr, "benchpeers: --rb-threads must be >= 0, got %d\n", o.RBThreads)
+		return exitUsage
+	}
+	if err := peers.CheckClients(o.Clients); err != nil {
+		fmt.Fprintf(stderr, "benchpeers: --client: %v\n", err)
 		return exitUsage
 	}
 	if err := peers.Run(ctx, o, stdout); err != nil {

@@ -20,6 +20,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{name: "too many keys", args: []string{"--keys", "1000000001"}, want: "--keys must be 1 to 1000000000"},
 		{name: "unknown flag", args: []string{"--duration", "5s"}, want: "unknown flag: --duration"},
 		{name: "argument", args: []string{"extra"}, want: `unexpected argument "extra"`},
+		{name: "unknown client", args: []string{"--client", "rueidis,jedis"}, want: `--client: "jedis": no target has this client (accepted: go-redis, rueidis, valkey-go, redigo)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
