@@ -17,8 +17,9 @@ import (
 )
 
 // Config is one invocation of rlbench: which strategies on which clients,
-// the workload, and the target server. Its zero value runs every default
-// against a private redis-server.
+// the workload, and the target servers, each with its own login. Its zero
+// value runs every default against a private redis-server. Reports write
+// it as MarshalJSON says.
 type Config struct {
 	// Strategies are strategy names (see strategies.Names), or "all"; nil
 	// means "lua".
@@ -44,31 +45,13 @@ type Config struct {
 	RunID string `json:"run_id,omitempty"`
 
 	// Targets are the servers every strategy x client cell runs against,
-	// one after another. Empty means one target: Addr, or a private
-	// RedisServer when Addr is "".
+	// one after another, each logged in to with its own Login
+	// (TargetSpec.Login); empty means one private redis-server.
 	Targets []TargetSpec `json:"targets,omitempty"`
-	// Addr targets an existing server (host:port); "" starts a private one.
-	// A shorthand for one target; not with Targets.
-	Addr string `json:"addr,omitempty"`
-	// Username is the ACL user of every existing server; "" means the
-	// default user.
-	Username string `json:"user,omitempty"`
-	// Password authenticates against every existing server; never written
-	// to reports.
-	Password string `json:"-"`
-	// DB is the database number used on every existing server.
-	DB int `json:"db"`
-	// TLS, when not nil, makes every connection to an existing server use
-	// TLS with these files (--tls, --cacert, --cert, --key, --insecure,
-	// --sni); nil means plain TCP. A target named by a URL has its own.
-	TLS *connection.TLSFiles `json:"-"`
 	// PrivateTLS starts each private server with TLS only, with a
 	// certificate from a throwaway CA that rlbench generates and trusts:
 	// the cost of TLS, measured.
 	PrivateTLS bool `json:"private_tls,omitempty"`
-	// RedisServer is the binary started when Addr is ""; "" means
-	// redis-server on PATH. A shorthand for one target; not with Targets.
-	RedisServer string `json:"redis_server,omitempty"`
 	// AuditEvery audits the cell's keys this often during the load, for the
 	// immortal count in the per-second series; 0 means only at the end.
 	AuditEvery time.Duration `json:"audit_every_ns"`
@@ -180,7 +163,7 @@ func (c Config) withDefaults() Config {
 		c.ScriptTimeout = DefaultScriptTimeout
 	}
 	if len(c.Targets) == 0 {
-		c.Targets = []TargetSpec{{Addr: c.Addr, RedisServer: c.RedisServer}}
+		c.Targets = []TargetSpec{{}}
 	}
 	c.Targets = target.Label(c.Targets)
 	if c.RunID == "" {
@@ -243,7 +226,7 @@ func (c Config) validate() error {
 		{"Window", c.Window < 1, fmt.Errorf("%w, got %d", strategies.ErrInvalidWindow, c.Window)},
 		{"Fields", c.Fields < 0, fmt.Errorf("%w, got %d", strategies.ErrInvalidFields, c.Fields)},
 		{"Window", c.Window > MaxWindow, fmt.Errorf("window must be at most %d s (10 years), got %d", MaxWindow, c.Window)},
-		{"DB", c.DB < 0, fmt.Errorf("db must be >= 0, got %d", c.DB)},
+		{"Targets.Login.DB", negativeDB(c.Targets) < 0, fmt.Errorf("db must be >= 0, got %d", negativeDB(c.Targets))},
 		{"OnError", !slices.Contains(OnErrorPolicies, c.OnError), fmt.Errorf("unknown policy %q (accepted: %s)", c.OnError, strings.Join(OnErrorPolicies, ", "))},
 		{"FlushDelay", c.FlushDelay < 0, fmt.Errorf("flush delay must be >= 0, got %s", c.FlushDelay)},
 		{"Retries", c.Retries < 0, fmt.Errorf("%w, got %d", clients.ErrInvalidRetries, c.Retries)},
@@ -297,7 +280,7 @@ func (c Config) validate() error {
 // injected into it.
 func (c Config) validateTarget(t TargetSpec) error {
 	t = c.privateSpec(t)
-	if err := t.Validate(c.defaultLogin()); err != nil {
+	if err := t.Validate(); err != nil {
 		return err
 	}
 	caps := t.Capabilities(c.AllowServerWideFaults)
@@ -347,15 +330,15 @@ func usage(field string, err error) error { return &UsageError{Field: field, Err
 // ParseTarget reads "[LABEL=]VALUE", as --addr and --redis-server take it.
 func ParseTarget(s string, private bool) TargetSpec { return target.ParseTarget(s, private) }
 
-// login is how to log in to t: its URL's settings, or cfg's.
-func (c Config) login(t TargetSpec) connection.Settings {
-	return t.LoginOr(c.defaultLogin())
-}
-
-// defaultLogin is how to log in to every existing server of c whose spec
-// has no login of its own.
-func (c Config) defaultLogin() connection.Settings {
-	return connection.Settings{Username: c.Username, Password: c.Password, DB: c.DB, TLS: c.TLS}
+// negativeDB is the first database number below 0 among the logins of
+// specs, or 0 when there is none.
+func negativeDB(specs []TargetSpec) int {
+	for _, t := range specs {
+		if t.Login.DB < 0 {
+			return t.Login.DB
+		}
+	}
+	return 0
 }
 
 // RegisterUserStrategies registers c's Scripts, Functions and Sequences

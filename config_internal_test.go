@@ -1,9 +1,12 @@
 package rlbench
 
 import (
+	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -50,5 +53,65 @@ func TestMinReplicasManagedSentinelOnly(t *testing.T) {
 	c.Targets = []TargetSpec{server}
 	if _, _, err := c.Cells(); err == nil {
 		t.Errorf("--min-replicas 1 with no --managed-sentinel: accepted; want refused")
+	}
+}
+
+// TestConfigJSONKeepsTheLogin checks the report's view of a Config: the
+// login of its first target as "user" and "db", where the single-server
+// fields wrote them, and never the password or the TLS files.
+func TestConfigJSONKeepsTheLogin(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		cfg  Config
+		want []string // keys, in this order
+		user string
+		db   float64
+	}{
+		{"no target", Config{}, []string{"workload", "db", "audit_every_ns"}, "", 0},
+		{"the first target's login", Config{
+			Targets: []TargetSpec{
+				{Addr: "h:1", Login: connection.Settings{Username: "u<&>", Password: "secret-pw", DB: 2, TLS: &connection.TLSFiles{CACert: "/secret/ca.pem"}}},
+				{Addr: "h:2", Login: connection.Settings{Username: "other", DB: 5}},
+			},
+			PrivateTLS: true,
+		}, []string{"targets", "user", "db", "private_tls", "audit_every_ns"}, "u<&>", 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b, err := json.Marshal(tc.cfg)
+			if err != nil {
+				t.Fatalf("json.Marshal(Config) error: %v", err)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatalf("json.Unmarshal(%s) error: %v", b, err)
+			}
+			if user, _ := got["user"].(string); user != tc.user || got["db"] != tc.db {
+				t.Errorf("config JSON user, db = %v, %v; want %q, %v", got["user"], got["db"], tc.user, tc.db)
+			}
+			if _, ok := got["user"]; tc.user == "" && ok {
+				t.Errorf("config JSON has a user for the default one: %s", b)
+			}
+			for _, secret := range []string{"secret", "password"} {
+				if strings.Contains(string(b), secret) {
+					t.Errorf("config JSON holds %q: %s", secret, b)
+				}
+			}
+			for _, gone := range []string{"addr", "redis_server"} {
+				if _, ok := got[gone]; ok {
+					t.Errorf("config JSON has %q, a field of the targets now: %s", gone, b)
+				}
+			}
+			last := -1
+			for _, key := range tc.want {
+				at := strings.Index(string(b), `"`+key+`":`)
+				if at < last {
+					t.Errorf("config JSON: %q at %d, before the key ahead of it (at %d), or missing: %s", key, at, last, b)
+				}
+				last = at
+			}
+		})
 	}
 }

@@ -42,7 +42,7 @@ func TestCostPerDecision(t *testing.T) {
 		Scripts:    []string{"busy-cost=" + file},
 		Clients:    []string{"go-redis", "rueidis"},
 		Workload:   workload.Config{Workers: 4, Keys: 50, Requests: 2000, Prefix: redistest.Prefix(t)},
-		Addr:       srv.Addr(),
+		Targets:    []rlbench.TargetSpec{{Addr: srv.Addr()}},
 	}, rlbench.Options{})
 	if err != nil {
 		t.Fatalf("Run error: %v", err)

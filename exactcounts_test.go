@@ -58,7 +58,7 @@ func TestExactCountsWithoutFault(t *testing.T) {
 			}
 		}
 		rep, err := rlbench.Run(context.Background(), rlbench.Config{
-			Addr: srv.Addr(), Strategies: names, Clients: []string{client}, Limit: 30,
+			Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Strategies: names, Clients: []string{client}, Limit: 30,
 			Workload: workload.Config{Workers: 8, Keys: 40, Duration: 400 * time.Millisecond, Prefix: redistest.Prefix(t) + client + ":"},
 		}, rlbench.Options{})
 		if err != nil {
@@ -116,7 +116,7 @@ func TestPhantomIncrements(t *testing.T) {
 					extra <- incrementMidRun(rdb, workload.KeyName(rlbench.CellPrefix(prefix, strategy, client), 0), 5)
 				}()
 				rep, err := rlbench.Run(context.Background(), rlbench.Config{
-					Addr: srv.Addr(), Strategies: []string{strategy}, Clients: []string{client}, Limit: 1_000_000,
+					Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Strategies: []string{strategy}, Clients: []string{client}, Limit: 1_000_000,
 					Workload: workload.Config{Workers: 4, Keys: 3, Duration: 3 * time.Second, Prefix: prefix},
 				}, rlbench.Options{})
 				if err := <-extra; err != nil {
@@ -186,7 +186,7 @@ func TestPhantomIncrementsOfTimeouts(t *testing.T) {
 		blocked <- rdb.Eval(ctx, busyScript, nil, 1_500_000).Err()
 	}()
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
-		Addr: srv.Addr(), Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Limit: 1_000_000,
+		Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Limit: 1_000_000,
 		Retries: 3, ReadTimeout: 100 * time.Millisecond,
 		Workload: workload.Config{Workers: 4, Keys: 3, Duration: 4 * time.Second, Prefix: prefix},
 	}, rlbench.Options{})
@@ -215,7 +215,7 @@ func TestExactCountsAtTheEndOfAHeavyLoad(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
-		Addr: srv.Addr(), Strategies: []string{"lua", "multi-nx"}, Clients: clients.Names, Limit: 1_000_000, Window: 1,
+		Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Strategies: []string{"lua", "multi-nx"}, Clients: clients.Names, Limit: 1_000_000, Window: 1,
 		Workload: workload.Config{Workers: 200, Keys: 10, Duration: 2 * time.Second, Prefix: redistest.Prefix(t)},
 	}, rlbench.Options{})
 	if err != nil {
@@ -239,7 +239,7 @@ func TestNoLostIncrementsFromCrashes(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
-		Addr: srv.Addr(), Strategies: []string{"incr-expire"}, Clients: []string{"go-redis", "rueidis"}, Limit: 1_000_000, Window: 1,
+		Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Strategies: []string{"incr-expire"}, Clients: []string{"go-redis", "rueidis"}, Limit: 1_000_000, Window: 1,
 		Workload: workload.Config{Workers: 50, Keys: 20, Duration: 4 * time.Second, CrashRate: 0.2, Prefix: redistest.Prefix(t)},
 	}, rlbench.Options{})
 	if err != nil {

@@ -21,7 +21,7 @@ func TestNoDecisionIsAFailedRun(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
-		Addr:     srv.Addr(),
+		Targets:  []rlbench.TargetSpec{{Addr: srv.Addr()}},
 		Workload: workload.Config{Workers: 2, Keys: 5, Duration: time.Nanosecond, Prefix: redistest.Prefix(t)},
 	}, rlbench.Options{})
 	if rep == nil || len(rep.Runs) != 1 {
@@ -60,7 +60,7 @@ func TestRunRefusesAWritableReplica(t *testing.T) {
 	}
 	prefix := redistest.Prefix(t)
 	_, err := rlbench.Run(ctx, rlbench.Config{
-		Addr:     replica.Addr(),
+		Targets:  []rlbench.TargetSpec{{Addr: replica.Addr()}},
 		Workload: workload.Config{Workers: 2, Keys: 5, Requests: 50, Prefix: prefix},
 	}, rlbench.Options{})
 	if usageField(err) != "Targets.Addr" || !strings.Contains(err.Error(), "a replica of "+primary.Addr()) {
@@ -97,7 +97,7 @@ func TestFailedCellStopsTheRun(t *testing.T) {
 		revoked <- errors.New("no key of the first cell within 30s")
 	}()
 	rep, err := rlbench.Run(ctx, rlbench.Config{
-		Addr:       srv.Addr(),
+		Targets:    []rlbench.TargetSpec{{Addr: srv.Addr()}},
 		Strategies: []string{"lua", "incr-expire"},
 		Workload:   workload.Config{Workers: 2, Keys: 5, Duration: 3 * time.Second, Prefix: prefix},
 	}, rlbench.Options{})
@@ -156,7 +156,7 @@ func TestRunInterruptedAtLogin(t *testing.T) {
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
 	_, err = rlbench.Run(ctx, rlbench.Config{
-		Addr:     ln.Addr().String(),
+		Targets:  []rlbench.TargetSpec{{Addr: ln.Addr().String()}},
 		Workload: workload.Config{Workers: 2, Keys: 5, Requests: 10, Prefix: redistest.Prefix(t)},
 	}, rlbench.Options{})
 	if elapsed := time.Since(start); elapsed > 5*time.Second {

@@ -33,7 +33,7 @@ func TestHashFieldCrashRate(t *testing.T) {
 		Window:     60,
 		Fields:     8,
 		Workload:   workload.Config{Workers: 8, Keys: 50, Requests: 4000, Prefix: prefix, CrashRate: 0.1},
-		Addr:       srv.Addr(),
+		Targets:    []rlbench.TargetSpec{{Addr: srv.Addr()}},
 		KeepKeys:   true,
 	}, rlbench.Options{})
 	if err != nil {
@@ -119,7 +119,7 @@ func TestHashFieldRefusedOn70(t *testing.T) {
 	_, err := rlbench.Run(context.Background(), rlbench.Config{
 		Strategies: []string{"hash-multi-nx"},
 		Workload:   workload.Config{Requests: 10, Prefix: prefix},
-		Addr:       srv.Addr(),
+		Targets:    []rlbench.TargetSpec{{Addr: srv.Addr()}},
 	}, rlbench.Options{})
 	var ue *rlbench.UsageError
 	if !errors.As(err, &ue) || ue.Field != "Strategies" {

@@ -67,7 +67,7 @@ func TestFunctionLibraryLifecycle(t *testing.T) {
 			}
 			var log bytes.Buffer
 			rep, err := rlbench.Run(ctx, rlbench.Config{
-				Addr: srv.Addr(), Strategies: []string{"function"}, Clients: clients.Names,
+				Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Strategies: []string{"function"}, Clients: clients.Names,
 				Workload: workload.Config{Workers: 2, Keys: 5, Requests: 200, Prefix: redistest.Prefix(t)},
 			}, rlbench.Options{Log: &log})
 			if err != nil {
@@ -133,7 +133,7 @@ func TestFunctionLibraryReloadReported(t *testing.T) {
 	go func() {
 		var err error
 		rep, err = rlbench.Run(load, rlbench.Config{
-			Addr: srv.Addr(), Strategies: []string{"function"},
+			Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Strategies: []string{"function"},
 			Workload: workload.Config{Workers: 2, Keys: 5, Duration: 2 * time.Minute, Prefix: redistest.Prefix(t)},
 		}, rlbench.Options{})
 		done <- err
@@ -213,7 +213,7 @@ func TestUserFunctionLibraryDeleted(t *testing.T) {
 	}
 	const name, lib = "example_fixed_window", "rlbench_example"
 	rep, err := rlbench.Run(t.Context(), rlbench.Config{
-		Addr: srv.Addr(), Functions: []string{name + "=examples/fixed_window_function.lua"}, Strategies: []string{name},
+		Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Functions: []string{name + "=examples/fixed_window_function.lua"}, Strategies: []string{name},
 		Workload: workload.Config{Workers: 2, Keys: 5, Requests: 200, Prefix: redistest.Prefix(t)},
 	}, rlbench.Options{})
 	if err != nil {

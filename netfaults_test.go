@@ -27,7 +27,7 @@ func netRun(t *testing.T, srvAddr string, plain *redis.Client, strategy, client,
 	}
 	prefix := redistest.Prefix(t)
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
-		Addr: srvAddr, Strategies: []string{strategy}, Clients: []string{client}, Limit: 1_000_000_000,
+		Targets: []rlbench.TargetSpec{{Addr: srvAddr}}, Strategies: []string{strategy}, Clients: []string{client}, Limit: 1_000_000_000,
 		Retries: retries, ReadTimeout: 500 * time.Millisecond, KeepKeys: true, Faults: []faults.Fault{f},
 		Workload: workload.Config{Workers: 4, Keys: 5, Requests: 20_000, Prefix: prefix},
 	}, rlbench.Options{})

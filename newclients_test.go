@@ -26,7 +26,7 @@ func TestNewClientsCrashRate(t *testing.T) {
 		Window:     1,
 		Workload: workload.Config{Workers: 16, Keys: 20, Duration: 2500 * time.Millisecond,
 			CrashRate: 0.5, Prefix: redistest.Prefix(t)},
-		Addr: srv.Addr(),
+		Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}},
 	}, rlbench.Options{})
 	if err != nil {
 		t.Fatalf("Run error: %v", err)

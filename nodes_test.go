@@ -25,10 +25,10 @@ func TestMasters(t *testing.T) {
 	}{
 		// A private server, started for the caller and stopped by closeFn.
 		{name: "private", cfg: rlbench.Config{}},
-		// An existing server, by Config.Addr.
-		{name: "addr", cfg: rlbench.Config{Addr: srv.Addr()}, want: []string{srv.Addr()}},
+		// An existing server, by its address.
+		{name: "addr", cfg: rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}}, want: []string{srv.Addr()}},
 		// An existing server named by a URL's target, with its own login.
-		{name: "url", cfg: rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: srv.Addr(), Login: &connection.Settings{DB: 3}}}}, want: []string{srv.Addr()}},
+		{name: "url", cfg: rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: srv.Addr(), Login: connection.Settings{DB: 3}}}}, want: []string{srv.Addr()}},
 		// Every master of a cluster, from one seed node, by address.
 		{name: "cluster", cfg: rlbench.Config{Targets: []rlbench.TargetSpec{{Cluster: cl.Addrs()[:1]}}}, want: slices.Sorted(slices.Values(cl.MasterAddrs()))},
 		// The master of a private Sentinel set-up.
@@ -72,7 +72,7 @@ func TestMastersReadOnlyUser(t *testing.T) {
 	if err := rdb.Do(t.Context(), rules...).Err(); err != nil {
 		t.Fatal(err)
 	}
-	cfg := rlbench.Config{Addr: srv.Addr(), Username: "reader", Password: "pw"}
+	cfg := rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: srv.Addr(), Login: connection.Settings{Username: "reader", Password: "pw"}}}}
 	masters, closeFn, err := rlbench.Masters(t.Context(), cfg)
 	if err != nil {
 		t.Fatalf("Masters(as a read-only user) error: %v", err)
@@ -103,14 +103,12 @@ func TestMastersBadInput(t *testing.T) {
 	}{
 		// Two targets: one is read.
 		{"two targets", rlbench.Config{Targets: []rlbench.TargetSpec{a, a}}, "Targets.Addr"},
-		// Addr beside Targets is a second target.
-		{"addr and targets", rlbench.Config{Addr: srv.Addr(), Targets: []rlbench.TargetSpec{a}}, "Targets.Addr"},
 		// A cluster has database 0 only.
-		{"db on a cluster", rlbench.Config{DB: 1, Targets: []rlbench.TargetSpec{{Cluster: []string{srv.Addr()}}}}, "DB"},
-		{"negative db", rlbench.Config{Addr: srv.Addr(), DB: -1}, "DB"},
+		{"db on a cluster", rlbench.Config{Targets: []rlbench.TargetSpec{{Cluster: []string{srv.Addr()}, Login: connection.Settings{DB: 1}}}}, "Targets.Login.DB"},
+		{"negative db", rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: srv.Addr(), Login: connection.Settings{DB: -1}}}}, "Targets.Login.DB"},
 		// The login check: nothing listens, a wrong password.
-		{"closed address", rlbench.Config{Addr: closed}, "Connection"},
-		{"wrong password", rlbench.Config{Addr: srv.Addr(), Username: "nobody", Password: "wrong"}, "Connection"},
+		{"closed address", rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: closed}}}, "Connection"},
+		{"wrong password", rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: srv.Addr(), Login: connection.Settings{Username: "nobody", Password: "wrong"}}}}, "Connection"},
 		// A plain server is no cluster node.
 		{"not a cluster", rlbench.Config{Targets: []rlbench.TargetSpec{{Cluster: []string{srv.Addr()}}}}, "Targets.Cluster"},
 	}

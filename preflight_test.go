@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/rlbench/rlbench/connection"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func TestRunRefusesAPrefixThatHoldsKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := rlbench.Run(ctx, rlbench.Config{
-		Addr:     srv.Addr(),
+		Targets:  []rlbench.TargetSpec{{Addr: srv.Addr()}},
 		Workload: workload.Config{Workers: 2, Keys: 5, Requests: 50, Prefix: prefix},
 	}, rlbench.Options{})
 	if usageField(err) != "Workload.Prefix" || !strings.Contains(err.Error(), foreign) {
@@ -69,7 +70,7 @@ func TestRunRefusesATargetThatTakesNoWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := rlbench.Run(ctx, rlbench.Config{
-		Addr:     replica.Addr(),
+		Targets:  []rlbench.TargetSpec{{Addr: replica.Addr()}},
 		Workload: workload.Config{Workers: 2, Keys: 5, Requests: 50, Prefix: redistest.Prefix(t)},
 	}, rlbench.Options{})
 	if usageField(err) != "Targets.Addr" || !strings.Contains(err.Error(), "a replica of "+primary.Addr()) {
@@ -110,7 +111,7 @@ func TestRunRefusesAUserWithoutTheCommands(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := rlbench.Run(ctx, rlbench.Config{
-				Addr:     srv.Addr(),
+				Targets:  []rlbench.TargetSpec{{Addr: srv.Addr()}},
 				Warmup:   0,
 				Workload: workload.Config{Workers: 2, Keys: 5, Requests: 50, Prefix: redistest.Prefix(t)},
 			}, rlbench.Options{})
@@ -120,8 +121,8 @@ func TestRunRefusesAUserWithoutTheCommands(t *testing.T) {
 				}
 				return
 			}
-			if usageField(err) != "Username" || !strings.Contains(err.Error(), tc.says) || !strings.Contains(err.Error(), "NOPERM") {
-				t.Errorf("Run(%s) error = %v; want a Username UsageError saying %q and quoting NOPERM", tc.name, err, tc.says)
+			if usageField(err) != "Targets.Login.Username" || !strings.Contains(err.Error(), tc.says) || !strings.Contains(err.Error(), "NOPERM") {
+				t.Errorf("Run(%s) error = %v; want a Targets.Login.Username UsageError saying %q and quoting NOPERM", tc.name, err, tc.says)
 			}
 			if n := rdb.DBSize(ctx).Val(); n != 0 {
 				t.Errorf("DBSIZE after the refused run = %d; want 0", n)
@@ -150,9 +151,9 @@ func TestRunBlamesTheRightFlag(t *testing.T) {
 		field string
 		says  string
 	}{
-		{"database out of range", rlbench.Config{Addr: srv.Addr(), Password: "secret", DB: 16}, "Connection", "--db"},
-		{"wrong password", rlbench.Config{Addr: srv.Addr(), Password: "nope"}, "Connection", "--user/--password"},
-		{"no password", rlbench.Config{Addr: srv.Addr()}, "Connection", "--password"},
+		{"database out of range", rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: srv.Addr(), Login: connection.Settings{Password: "secret", DB: 16}}}}, "Connection", "--db"},
+		{"wrong password", rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: srv.Addr(), Login: connection.Settings{Password: "nope"}}}}, "Connection", "--user/--password"},
+		{"no password", rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}}, "Connection", "--password"},
 	}
 	for _, tc := range tests {
 		_, err := rlbench.Run(ctx, tc.cfg, rlbench.Options{})
@@ -176,7 +177,7 @@ func TestServerWideFaultsNeedConsent(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := rlbench.Config{
-		Addr:     srv.Addr(),
+		Targets:  []rlbench.TargetSpec{{Addr: srv.Addr()}},
 		Faults:   []faults.Fault{stall},
 		Warmup:   0,
 		Workload: workload.Config{Workers: 2, Keys: 5, Duration: time.Second, Prefix: redistest.Prefix(t)},
@@ -214,7 +215,7 @@ func TestFailedAuditSaysSo(t *testing.T) {
 		}
 	}}
 	rep, err := rlbench.Run(ctx, rlbench.Config{
-		Addr:     srv.Addr(),
+		Targets:  []rlbench.TargetSpec{{Addr: srv.Addr()}},
 		Workload: workload.Config{Workers: 2, Keys: 5, Duration: 500 * time.Millisecond, Prefix: redistest.Prefix(t)},
 	}, rlbench.Options{Log: revoke})
 	if !revoke.done {
@@ -284,7 +285,7 @@ func TestTwoRunsOnOnePrefix(t *testing.T) {
 		go func() {
 			<-start
 			rep, err := rlbench.Run(load, rlbench.Config{
-				Addr: srv.Addr(), RunID: id, Strategies: []string{"naive"}, Window: 60,
+				Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, RunID: id, Strategies: []string{"naive"}, Window: 60,
 				Workload: workload.Config{Workers: 2, Keys: 10, Duration: 2 * time.Minute, Prefix: prefix},
 			}, rlbench.Options{})
 			done <- result{id, rep, err}
@@ -357,7 +358,7 @@ func TestRunRefusesAPrefixUnderALiveRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := rlbench.Run(t.Context(), rlbench.Config{
-		Addr:     srv.Addr(),
+		Targets:  []rlbench.TargetSpec{{Addr: srv.Addr()}},
 		Workload: workload.Config{Workers: 1, Keys: 1, Duration: 100 * time.Millisecond, Prefix: outer + "inner:"},
 	}, rlbench.Options{})
 	if usageField(err) != "Workload.Prefix" || !strings.Contains(err.Error(), "0badc0de") {

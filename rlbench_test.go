@@ -44,7 +44,7 @@ func TestImmortalKeys(t *testing.T) {
 		Limit:      1_000_000,
 		Window:     1,
 		Workload:   workload.Config{Workers: 64, Keys: 20, Duration: 2 * time.Second, Prefix: prefix},
-		Addr:       srv.Addr(),
+		Targets:    []rlbench.TargetSpec{{Addr: srv.Addr()}},
 		KeepKeys:   true,
 		AuditEvery: 400 * time.Millisecond,
 	}, rlbench.Options{})
@@ -135,7 +135,7 @@ func TestRunCleansUp(t *testing.T) {
 	rep, err := rlbench.Run(ctx, rlbench.Config{
 		Strategies: []string{"incr-expire"},
 		Workload:   workload.Config{Workers: 4, Keys: 5, Requests: 200, Prefix: prefix},
-		Addr:       srv.Addr(),
+		Targets:    []rlbench.TargetSpec{{Addr: srv.Addr()}},
 	}, rlbench.Options{})
 	if err != nil {
 		t.Fatalf("Run error: %v", err)
@@ -174,7 +174,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.cfg.Addr = srv.Addr()
+			tc.cfg.Targets = []rlbench.TargetSpec{{Addr: srv.Addr()}}
 			_, err := rlbench.Run(context.Background(), tc.cfg, rlbench.Options{})
 			var uerr *rlbench.UsageError
 			if !errors.As(err, &uerr) || uerr.Field != tc.field {
@@ -200,7 +200,7 @@ func TestCrashRate(t *testing.T) {
 		Window:     1,
 		Workload: workload.Config{Workers: 16, Keys: 20, Duration: 2500 * time.Millisecond,
 			CrashRate: 0.5, Prefix: redistest.Prefix(t)},
-		Addr: srv.Addr(),
+		Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}},
 	}, rlbench.Options{})
 	if err != nil {
 		t.Fatalf("Run error: %v", err)
@@ -293,7 +293,7 @@ func TestOverAdmission(t *testing.T) {
 		Limit:      limit,
 		Window:     1,
 		Workload:   workload.Config{Workers: 64, Keys: 4, Duration: 2 * time.Second, Prefix: redistest.Prefix(t)},
-		Addr:       srv.Addr(),
+		Targets:    []rlbench.TargetSpec{{Addr: srv.Addr()}},
 	}, rlbench.Options{})
 	if err != nil {
 		t.Fatalf("Run error: %v", err)
@@ -332,7 +332,7 @@ func TestRunRefusesMoreConnectionsThanMaxclients(t *testing.T) {
 	cfg := rlbench.Config{
 		Clients:  []string{"go-redis"},
 		Workload: workload.Config{Workers: 50, Requests: 100},
-		Addr:     srv.Addr(),
+		Targets:  []rlbench.TargetSpec{{Addr: srv.Addr()}},
 	}
 	_, err := rlbench.Run(ctx, cfg, rlbench.Options{})
 	var uerr *rlbench.UsageError
@@ -409,10 +409,10 @@ func TestDefaultProcs(t *testing.T) {
 	}{
 		{"private server", rlbench.Config{}, 2, 1},
 		{"one CPU", rlbench.Config{}, 1, 1},
-		{"loopback address", rlbench.Config{Addr: "127.0.0.1:6379"}, 8, 7},
-		{"localhost", rlbench.Config{Addr: "localhost:6379"}, 8, 7},
-		{"IPv6 loopback", rlbench.Config{Addr: "[::1]:6379"}, 8, 7},
-		{"remote server", rlbench.Config{Addr: "10.0.0.5:6379"}, 8, 8},
+		{"loopback address", rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: "127.0.0.1:6379"}}}, 8, 7},
+		{"localhost", rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: "localhost:6379"}}}, 8, 7},
+		{"IPv6 loopback", rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: "[::1]:6379"}}}, 8, 7},
+		{"remote server", rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: "10.0.0.5:6379"}}}, 8, 8},
 		{"remote cluster", rlbench.Config{Targets: []rlbench.TargetSpec{{Cluster: []string{"10.0.0.5:7000"}}}}, 4, 4},
 		{"managed cluster", rlbench.Config{Targets: []rlbench.TargetSpec{{ManagedCluster: "3"}}}, 4, 3},
 		{"remote and local", rlbench.Config{Targets: []rlbench.TargetSpec{{Addr: "db.example:6379"}, {RedisServer: "redis-server"}}}, 4, 3},

@@ -7,13 +7,17 @@
 package rlbench
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
+	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/target"
 )
@@ -53,9 +57,6 @@ type LiveMetrics interface {
 // Bad input, an unreachable server and a cell the server cannot run are
 // *UsageError, returned before anything is written to Redis.
 func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error) {
-	if len(cfg.Targets) > 0 && (cfg.Addr != "" || cfg.RedisServer != "") {
-		return nil, usage("Targets.Addr", errors.New("give Targets, or Addr and RedisServer, not both"))
-	}
 	if err := RegisterUserStrategies(cfg); err != nil {
 		return nil, err
 	}
@@ -208,4 +209,56 @@ func allFailed(label string, run results.Run) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w (%s): the target refused the cell's commands", label, ErrAllFailed, results.FormatErrorKinds(run.ErrorKinds, ", "))
+}
+
+// configFields is Config without its MarshalJSON.
+type configFields Config
+
+// MarshalJSON writes c as a report holds it (results.Report.Config): its
+// fields, and the login of its first target (the run's first, as
+// withDefaults and the command line order them) as "user" (omitted for the
+// default user) and "db", in the place the single-server shorthands had
+// them, before each target had a login of its own; compare reads them.
+// The password and the TLS files are never written.
+func (c Config) MarshalJSON() ([]byte, error) {
+	var login connection.Settings
+	if len(c.Targets) > 0 {
+		login = c.Targets[0].Login
+	}
+	fields, err := marshalJSON(configFields(c))
+	if err != nil {
+		return nil, err
+	}
+	loginFields, err := marshalJSON(struct {
+		User string `json:"user,omitempty"`
+		DB   int    `json:"db"`
+	}{login.Username, login.DB})
+	if err != nil {
+		return nil, err
+	}
+	// Before "private_tls" when written, else before "audit_every_ns",
+	// which always is. A key of the object is found by its quotes: a
+	// quote inside a string is escaped, and no field of c nests an object
+	// that has either key.
+	at := bytes.Index(fields, []byte(`,"private_tls":`))
+	if at < 0 {
+		at = bytes.Index(fields, []byte(`,"audit_every_ns":`))
+	}
+	if at < 0 {
+		return nil, errors.New("rlbench: config: no audit_every_ns to write the login before")
+	}
+	out := slices.Concat(fields[:at+1], loginFields[1:len(loginFields)-1], fields[at:])
+	return out, nil
+}
+
+// marshalJSON is json.Marshal without the HTML escapes, which the report's
+// encoder applies itself when it means to.
+func marshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -91,7 +91,7 @@ func TestInRunAuditSplitsStaleKeys(t *testing.T) {
 				return err
 			}}
 			cfg := rlbench.Config{
-				Addr: srv.Addr(), Strategies: []string{tc.strategy}, Clients: []string{"go-redis"},
+				Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Strategies: []string{tc.strategy}, Clients: []string{"go-redis"},
 				Window: window, Limit: 100,
 				Workload: workload.Config{Workers: 2, Keys: 5, Requests: 200, Prefix: prefix},
 			}

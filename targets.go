@@ -25,7 +25,7 @@ func (c Config) checks() target.Checks {
 // every cell of cfg can run there, before anything is written.
 func openTarget(ctx context.Context, cfg Config, spec TargetSpec) (*target.Target, error) {
 	spec = cfg.privateSpec(spec)
-	t, err := target.Open(ctx, spec, cfg.defaultLogin())
+	t, err := target.Open(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -36,17 +36,13 @@ func openTarget(ctx context.Context, cfg Config, spec TargetSpec) (*target.Targe
 	return t, nil
 }
 
-// Masters opens the one target cfg names (cfg.Targets[0], or cfg.Addr; a
-// private server when neither is given) with its login, and returns an
-// admin connection to each of its masters (target.Masters); closeFn closes
-// them, and stops what Masters started. More than one target is a
-// *UsageError, as is a target that cannot be reached.
+// Masters opens the one target cfg names (cfg.Targets[0]; a private
+// server when none is given) with its login, and returns an admin
+// connection to each of its masters (target.Masters); closeFn closes them,
+// and stops what Masters started. More than one target is a *UsageError,
+// as is a target that cannot be reached.
 func Masters(ctx context.Context, cfg Config) (masters []*redis.Client, closeFn func(), err error) {
-	n := len(cfg.Targets)
-	if cfg.Addr != "" || cfg.RedisServer != "" {
-		n++
-	}
-	if n > 1 {
+	if n := len(cfg.Targets); n > 1 {
 		return nil, nil, usage("Targets.Addr", fmt.Errorf("%d targets given; give one: --addr, --url, --cluster and --sentinel are exclusive, each given once", n))
 	}
 	cfg = cfg.withDefaults()
@@ -54,11 +50,11 @@ func Masters(ctx context.Context, cfg Config) (masters []*redis.Client, closeFn 
 	if err := cfg.validateTarget(spec); err != nil {
 		return nil, nil, err
 	}
-	if db := cfg.login(spec).DB; db < 0 {
-		return nil, nil, usage("DB", fmt.Errorf("db must be >= 0, got %d", db))
+	if db := spec.Login.DB; db < 0 {
+		return nil, nil, usage("Targets.Login.DB", fmt.Errorf("db must be >= 0, got %d", db))
 	}
 	spec = cfg.privateSpec(spec)
-	return target.Masters(ctx, spec, cfg.defaultLogin())
+	return target.Masters(ctx, spec)
 }
 
 // CleanupOptions say how far Cleanup goes (target.CleanupOptions).
@@ -83,7 +79,7 @@ func Cleanup(ctx context.Context, cfg Config, opts CleanupOptions) (CleanupRepor
 			}
 		}
 	}
-	return target.Cleanup(ctx, cfg.Targets, cfg.defaultLogin(), prefix, opts)
+	return target.Cleanup(ctx, cfg.Targets, prefix, opts)
 }
 
 // The limits and errors of Cleanup (target.Cleanup).

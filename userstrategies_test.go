@@ -24,7 +24,7 @@ func TestLibraryClientRefused(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	for _, name := range []string{"redis_rate", "ulule", "throttled"} {
 		// No server at all: validation comes first.
-		cfg := rlbench.Config{Strategies: []string{name}, Clients: []string{"rueidis"}, RedisServer: "/nonexistent/redis-server"}
+		cfg := rlbench.Config{Strategies: []string{name}, Clients: []string{"rueidis"}, Targets: []rlbench.TargetSpec{{RedisServer: "/nonexistent/redis-server"}}}
 		_, err := rlbench.Run(context.Background(), cfg, rlbench.Options{})
 		uerr, ok := errors.AsType[*rlbench.UsageError](err)
 		if !ok || uerr.Field != "Clients" || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "go-redis") {
@@ -34,7 +34,7 @@ func TestLibraryClientRefused(t *testing.T) {
 	cfg := rlbench.Config{
 		Strategies: []string{"redis_rate"},
 		Clients:    []string{"all"},
-		Addr:       srv.Addr(),
+		Targets:    []rlbench.TargetSpec{{Addr: srv.Addr()}},
 		Workload:   workload.Config{Workers: 2, Keys: 5, Duration: 200 * time.Millisecond, Prefix: prefix},
 	}
 	var log strings.Builder
@@ -66,7 +66,7 @@ func TestLibrariesUnderCrashes(t *testing.T) {
 		Clients:    []string{"go-redis"},
 		Limit:      1000000,
 		Window:     1,
-		Addr:       srv.Addr(),
+		Targets:    []rlbench.TargetSpec{{Addr: srv.Addr()}},
 		Warmup:     time.Millisecond,
 		// Many keys, so that most are requested once: a throttled key that
 		// lost its EXPIRE gets a TTL on its next allowed request.

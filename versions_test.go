@@ -79,7 +79,7 @@ func loadEveryStrategy(t *testing.T, bin string) {
 	}
 	cfg := func(names []string, client string) rlbench.Config {
 		return rlbench.Config{
-			Strategies: names, Clients: []string{client}, Addr: srv.Addr(),
+			Strategies: names, Clients: []string{client}, Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}},
 			Workload: workload.Config{Workers: 4, Keys: 10, Requests: 200, Prefix: redistest.Prefix(t)},
 		}
 	}

@@ -288,6 +288,10 @@ func (s Settings) String() string {
 	return strings.Join(parts, " ")
 }
 
+// FromURL reports whether a URL (ParseURL) named the server these
+// settings log in to, so that errors about it name --url.
+func (s Settings) FromURL() bool { return s.fromURL }
+
 // GoString is String, so that %#v does not print the password either.
 func (s Settings) GoString() string { return "connection.Settings{" + s.String() + "}" }
 

@@ -190,7 +190,7 @@ func TestBadUserStrategies(t *testing.T) {
 			file := writeFile(t, tc.name+".lua", tc.src)
 			prefix := redistest.Prefix(t)
 			cfg := rlbench.Config{
-				Addr:     srv.Addr(),
+				Targets:  []rlbench.TargetSpec{{Addr: srv.Addr()}},
 				Limit:    10,
 				Window:   5,
 				Workload: workloadOf(prefix),

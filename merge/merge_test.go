@@ -501,7 +501,7 @@ func TestMergeRealRuns(t *testing.T) {
 				Strategies: []string{"lua"},
 				Clients:    []string{"go-redis"},
 				Workload:   workload.Config{Workers: 4, Duration: 1500 * time.Millisecond, Prefix: redistest.Prefix(t) + name + ":"},
-				Addr:       srv.Addr(),
+				Targets:    []rlbench.TargetSpec{{Addr: srv.Addr()}},
 			}, rlbench.Options{})
 			if err != nil {
 				errs[i] = err

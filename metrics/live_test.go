@@ -88,7 +88,7 @@ func TestLiveMetricsMatchTheJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := rlbench.Config{
-		Addr: srv.Addr(), Strategies: []string{"lua", "incr-expire"}, Clients: []string{"go-redis"},
+		Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Strategies: []string{"lua", "incr-expire"}, Clients: []string{"go-redis"},
 		Workload:   workload.Config{Workers: 8, Keys: 20, Duration: 3 * time.Second, Prefix: redistest.Prefix(t)},
 		AuditEvery: 500 * time.Millisecond, Faults: []faults.Fault{kill},
 	}

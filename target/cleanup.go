@@ -12,7 +12,6 @@ import (
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
-	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/internal/excerpt"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -109,21 +108,20 @@ func looksLikeRunKey(prefix, key string) bool {
 }
 
 // Cleanup deletes every key under prefix on every master of every
-// existing target of specs (logged in with login, or the spec's own), with
-// no load and no audit: the keys of a
-// run that was killed before it could delete them (with SIGKILL, or a
+// existing target of specs (each logged in with its own Login), with no
+// load and no audit: the keys of a run that was killed before it could delete them (with SIGKILL, or a
 // second interrupt). The prefix must be given; private targets hold
 // nothing to clean. Unless opts.Yes, it counts the keys first, and deletes
 // nothing (ErrCleanupUnconfirmed) when there are more than
 // CleanupConfirmAbove or when some do not look like a run's. On an
 // interrupt (ctx done) it counts the keys left and returns
 // ErrCleanupInterrupted.
-func Cleanup(ctx context.Context, specs []Spec, login connection.Settings, prefix string, opts CleanupOptions) (CleanupReport, error) {
+func Cleanup(ctx context.Context, specs []Spec, prefix string, opts CleanupOptions) (CleanupReport, error) {
 	rep := CleanupReport{Prefix: prefix, Left: -1}
 	if prefix == "" {
 		return rep, usage("Workload.Prefix", fmt.Errorf("%w: give the prefix of the keys to delete", workload.ErrEmptyPrefix))
 	}
-	targets, err := openCleanupTargets(ctx, specs, login)
+	targets, err := openCleanupTargets(ctx, specs)
 	defer func() {
 		for _, t := range targets {
 			t.Close()
@@ -176,13 +174,13 @@ func (t *Target) refuseLiveClaim(ctx context.Context, prefix string) error {
 
 // openCleanupTargets opens every target of specs; on error, the targets
 // opened so far are returned too, for the caller to close.
-func openCleanupTargets(ctx context.Context, specs []Spec, login connection.Settings) ([]*Target, error) {
+func openCleanupTargets(ctx context.Context, specs []Spec) ([]*Target, error) {
 	var targets []*Target
 	for _, spec := range specs {
 		if spec.Private() {
 			return targets, usage("Targets.Addr", fmt.Errorf("%s: a private server holds nothing to clean: give the target of the run (--addr or --cluster)", spec.Label))
 		}
-		t, err := Open(ctx, spec, login)
+		t, err := Open(ctx, spec)
 		if err != nil {
 			return targets, err
 		}

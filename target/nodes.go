@@ -9,8 +9,7 @@ import (
 	"github.com/rlbench/rlbench/connection"
 )
 
-// Masters opens spec with login (spec.Login in its place, when set), and
-// returns an admin connection to each of its masters, ordered by address: the server
+// Masters opens spec, logged in with spec.Login, and returns an admin connection to each of its masters, ordered by address: the server
 // of --addr or --url, every master of a Redis Cluster (replicas skipped),
 // the master that Sentinel names now (a connection to that server, which
 // does not follow a later failover). closeFn closes them, and stops what
@@ -20,8 +19,8 @@ import (
 // of the server beyond the login check (AUTH, SELECT, PING) and, on a
 // cluster, its slot map, so that a user allowed only to read keys can use
 // it (rlbench audit). A target that cannot be reached is a *UsageError.
-func Masters(ctx context.Context, spec Spec, login connection.Settings) (masters []*redis.Client, closeFn func(), err error) {
-	t, err := reachTopology(ctx, spec, spec.LoginOr(login))
+func Masters(ctx context.Context, spec Spec) (masters []*redis.Client, closeFn func(), err error) {
+	t, err := reachTopology(ctx, spec, spec.Login)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -60,7 +60,7 @@ func (t *Target) Preflight(ctx context.Context, cfg Checks) error {
 	for _, n := range nodes {
 		if key, err := firstKey(ctx, n, cfg.Prefix); err != nil {
 			if denied := acl.Denied("scan", err); denied != nil {
-				return usage("Username", fmt.Errorf("%s: %w", t.where(n), denied))
+				return usage("Targets.Login.Username", fmt.Errorf("%s: %w", t.where(n), denied))
 			}
 			return usage(t.field(), fmt.Errorf("%s: scan: %w", t.where(n), err))
 		} else if key != "" {
@@ -89,7 +89,7 @@ func (t *Target) checkCommands(ctx context.Context, cfg Checks, nodes []*redis.C
 	for _, n := range nodes {
 		if cmds, err = acl.Supported(ctx, n, cmds); err != nil {
 			if denied := acl.Denied("command|info", err); denied != nil {
-				return usage("Username", fmt.Errorf("%s: %w", t.where(n), denied))
+				return usage("Targets.Login.Username", fmt.Errorf("%s: %w", t.where(n), denied))
 			}
 			return usage("Strategies", fmt.Errorf("%s: %w", t.where(n), err))
 		}
@@ -104,7 +104,7 @@ func (t *Target) checkCommands(ctx context.Context, cfg Checks, nodes []*redis.C
 		return usage("Strategies", fmt.Errorf("%s: %w", t.Spec.Label, err))
 	}
 	if err := acl.Permitted(ctx, node, key, cmds); err != nil {
-		return usage("Username", fmt.Errorf("%s: %w", t.Spec.Label, err))
+		return usage("Targets.Login.Username", fmt.Errorf("%s: %w", t.Spec.Label, err))
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func (t *Target) checkMaster(ctx context.Context) error {
 	for _, n := range nodes {
 		text, err := n.Info(ctx, "replication").Result()
 		if denied := acl.Denied("info", err); denied != nil {
-			return usage("Username", fmt.Errorf("%s: %w", t.where(n), denied))
+			return usage("Targets.Login.Username", fmt.Errorf("%s: %w", t.where(n), denied))
 		}
 		if err != nil {
 			return usage(t.field(), fmt.Errorf("%s: info replication: %w", t.where(n), err))
@@ -177,7 +177,7 @@ func (t *Target) claimPrefix(ctx context.Context, cfg Checks) error {
 			t.Spec.Label, cfg.Prefix, err, ClaimKey(cfg.Prefix), claimTTL))
 	}
 	if denied := acl.Denied("get", err); denied != nil && strings.HasPrefix(err.Error(), "get ") {
-		return usage("Username", fmt.Errorf("%s: %w", t.Spec.Label, denied))
+		return usage("Targets.Login.Username", fmt.Errorf("%s: %w", t.Spec.Label, denied))
 	}
 	if err != nil {
 		return t.notWritable("SET "+ClaimKey(cfg.Prefix)+" NX", err)

@@ -39,9 +39,11 @@ type Spec struct {
 	// ManagedSentinel is "R": rlbench starts a private master with R
 	// replicas and three sentinels, and stops them at the end.
 	ManagedSentinel string `json:"managed_sentinel,omitempty"`
-	// Login, when not nil, is how to log in to this target (from its
-	// URL), in place of Config's Username, Password, DB and TLS.
-	Login *connection.Settings `json:"-"`
+	// Login is how the clients and rlbench's own connections log in to
+	// this target (an existing one: a private one needs none); its zero
+	// value is the default user, no password, DB 0, plain TCP. Never
+	// written to reports.
+	Login connection.Settings `json:"-"`
 	// PrivateTLS starts the private server with TLS only
 	// (Config.PrivateTLS); not for a managed cluster or Sentinel set-up.
 	PrivateTLS bool `json:"-"`
@@ -99,14 +101,6 @@ func (t Spec) Capabilities(allowServerWide bool) faults.Capabilities {
 		Private: t.Private(), Cluster: t.IsCluster(), Sentinel: t.IsSentinel(),
 		Replicas: t.managedReplicas() > 0, ServerWideConsent: allowServerWide,
 	}
-}
-
-// LoginOr is how to log in to t: its URL's settings, or def.
-func (t Spec) LoginOr(def connection.Settings) connection.Settings {
-	if t.Login != nil {
-		return *t.Login
-	}
-	return def
 }
 
 // ParseTarget reads "[LABEL=]VALUE", as --addr and --redis-server take it.
@@ -175,9 +169,9 @@ func Label(ts []Spec) []Spec {
 }
 
 // Validate checks t without a server: one kind of target, a managed
-// cluster's or Sentinel set-up's size, no DB on a cluster (logged in with
-// login, or t's own), TLS only on a private single server.
-func (t Spec) Validate(login connection.Settings) error {
+// cluster's or Sentinel set-up's size, no DB but 0 on a cluster (t.Login),
+// TLS only on a private single server.
+func (t Spec) Validate() error {
 	if t.Kinds() > 1 {
 		return usage("Targets.Cluster", fmt.Errorf("%s: give one of --addr, --url, --cluster, --managed-cluster, --sentinel and --managed-sentinel", t.Label))
 	}
@@ -191,8 +185,8 @@ func (t Spec) Validate(login connection.Settings) error {
 			return usage("Targets.ManagedSentinel", fmt.Errorf("%s: want the number of replicas, 0 to %d, got %q", t.Label, MaxSentinelReplicas, t.ManagedSentinel))
 		}
 	}
-	if t.IsCluster() && t.LoginOr(login).DB != 0 {
-		return usage("DB", fmt.Errorf("%s: %w", t.Label, clients.ErrClusterDB))
+	if t.IsCluster() && t.Login.DB != 0 {
+		return usage("Targets.Login.DB", fmt.Errorf("%s: %w", t.Label, clients.ErrClusterDB))
 	}
 	if t.PrivateTLS && (t.ManagedCluster != "" || t.ManagedSentinel != "") {
 		return usage("PrivateTLS", fmt.Errorf("%s: a TLS private server is a single server; leave out --managed-cluster and --managed-sentinel", t.Label))

@@ -85,13 +85,12 @@ var privateServerArgs = []string{"--maxclients", "20000"}
 
 // Open starts or reaches the servers spec names (a single server, a
 // cluster, a master that Sentinel manages; an existing one or a private
-// one), and reads what the server says of itself (INFO server). login is
-// how to log in to an existing server; spec.Login, when set, is used in
-// its place. It writes nothing: Preflight checks, before the first write,
-// that a run can use the target. Errors are *UsageError when the spec or
-// the login is at fault.
-func Open(ctx context.Context, spec Spec, login connection.Settings) (*Target, error) {
-	t, err := reachTopology(ctx, spec, spec.LoginOr(login))
+// one), and reads what the server says of itself (INFO server). An
+// existing server is logged in to with spec.Login. It writes nothing:
+// Preflight checks, before the first write, that a run can use the target.
+// Errors are *UsageError when the spec or its login is at fault.
+func Open(ctx context.Context, spec Spec) (*Target, error) {
+	t, err := reachTopology(ctx, spec, spec.Login)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +152,7 @@ func (t *Target) where(n *redis.Client) string {
 // field is the Config field that names t, for errors about it.
 func (t *Target) field() string {
 	switch {
-	case t.Spec.Login != nil:
+	case t.Spec.Login.FromURL():
 		return "Targets.URL"
 	case t.Spec.ManagedCluster != "":
 		return "Targets.ManagedCluster"
@@ -169,7 +168,7 @@ func (t *Target) field() string {
 func (t *Target) readInfo(ctx context.Context) error {
 	info, err := serverinfo.Read(ctx, t.Admin)
 	if denied := acl.Denied("info", err); denied != nil {
-		return usage("Username", fmt.Errorf("%s: %w", t.Spec.Label, denied))
+		return usage("Targets.Login.Username", fmt.Errorf("%s: %w", t.Spec.Label, denied))
 	}
 	if err != nil {
 		return usage(t.field(), fmt.Errorf("%s: %w", t.Spec.Label, err))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/target"
@@ -20,7 +21,7 @@ func TestOpenExistingServer(t *testing.T) {
 	ctx := t.Context()
 	prefix := redistest.Prefix(t)
 	spec := target.Label([]target.Spec{{Addr: srv.Addr()}})[0]
-	tg, err := target.Open(ctx, spec, connection.Settings{})
+	tg, err := target.Open(ctx, spec)
 	if err != nil {
 		t.Fatalf("Open(%s) = %v", srv.Addr(), err)
 	}
@@ -53,6 +54,37 @@ func TestOpenExistingServer(t *testing.T) {
 	}
 }
 
+// TestOpenLogsInWithTheSpecsLogin checks that an existing server is
+// logged in to with the spec's Login, the one way of saying how: its
+// user, password and DB reach the admin connection and the clients; a
+// wrong password is bad input of the login.
+func TestOpenLogsInWithTheSpecsLogin(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	if err := rdb.Do(ctx, "ACL", "SETUSER", "bench", "on", ">pw", "~*", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	login := connection.Settings{Username: "bench", Password: "pw", DB: 2}
+	tg, err := target.Open(ctx, target.Spec{Label: "s", Addr: srv.Addr(), Login: login})
+	if err != nil {
+		t.Fatalf("Open(the user's login) = %v", err)
+	}
+	defer tg.Close()
+	if who, err := tg.Admin.Do(ctx, "ACL", "WHOAMI").Text(); who != "bench" || err != nil {
+		t.Errorf("ACL WHOAMI on the admin connection = %q, %v; want bench", who, err)
+	}
+	if o := tg.ClientOptions(clients.Options{}); o.Username != "bench" || o.Password != "pw" || o.DB != 2 {
+		t.Errorf("ClientOptions() = user %q, db %d; want bench, 2, with the password", o.Username, o.DB)
+	}
+	login.Password = "wrong"
+	_, err = target.Open(ctx, target.Spec{Label: "s", Addr: srv.Addr(), Login: login})
+	if uerr, ok := errors.AsType[*target.UsageError](err); !ok || uerr.Field != "Connection" {
+		t.Errorf("Open(a wrong password) = %v; want a *UsageError of Connection", err)
+	}
+}
+
 // TestPreflightRefusesAPrefixInUse checks that Preflight refuses a prefix
 // that holds a key already, as bad input naming the prefix.
 func TestPreflightRefusesAPrefixInUse(t *testing.T) {
@@ -64,7 +96,7 @@ func TestPreflightRefusesAPrefixInUse(t *testing.T) {
 	if err := rdb.Set(ctx, prefix+"tenant", 1, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	tg, err := target.Open(ctx, target.Spec{Label: "s", Addr: srv.Addr()}, connection.Settings{})
+	tg, err := target.Open(ctx, target.Spec{Label: "s", Addr: srv.Addr()})
 	if err != nil {
 		t.Fatalf("Open = %v", err)
 	}
@@ -82,7 +114,7 @@ func TestOpenManagedCluster(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	spec := target.Label([]target.Spec{{ManagedCluster: "3"}})[0]
-	tg, err := target.Open(ctx, spec, connection.Settings{})
+	tg, err := target.Open(ctx, spec)
 	if err != nil {
 		t.Fatalf("Open(managed cluster 3) = %v", err)
 	}
@@ -113,20 +145,20 @@ func TestSpecValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		spec  target.Spec
-		login connection.Settings
 		field string // "" for no error
 	}{
-		{"a private server", target.Spec{}, connection.Settings{}, ""},
-		{"two kinds", target.Spec{Addr: "127.0.0.1:1", ManagedCluster: "3"}, connection.Settings{}, "Targets.Cluster"},
-		{"a bad cluster size", target.Spec{ManagedCluster: "0"}, connection.Settings{}, "Targets.ManagedCluster"},
-		{"too many replicas", target.Spec{ManagedSentinel: "101"}, connection.Settings{}, "Targets.ManagedSentinel"},
-		{"a db on a cluster", target.Spec{Cluster: []string{"127.0.0.1:1"}}, connection.Settings{DB: 1}, "DB"},
-		{"the spec's own db", target.Spec{Cluster: []string{"127.0.0.1:1"}, Login: &connection.Settings{DB: 2}}, connection.Settings{}, "DB"},
-		{"TLS on a managed cluster", target.Spec{ManagedCluster: "3", PrivateTLS: true}, connection.Settings{}, "PrivateTLS"},
+		{"a private server", target.Spec{}, ""},
+		{"two kinds", target.Spec{Addr: "127.0.0.1:1", ManagedCluster: "3"}, "Targets.Cluster"},
+		{"a bad cluster size", target.Spec{ManagedCluster: "0"}, "Targets.ManagedCluster"},
+		{"too many replicas", target.Spec{ManagedSentinel: "101"}, "Targets.ManagedSentinel"},
+		{"a db on a cluster", target.Spec{Cluster: []string{"127.0.0.1:1"}, Login: connection.Settings{DB: 1}}, "Targets.Login.DB"},
+		{"db 0 on a cluster", target.Spec{Cluster: []string{"127.0.0.1:1"}}, ""},
+		{"a db on a single server", target.Spec{Addr: "127.0.0.1:1", Login: connection.Settings{DB: 2}}, ""},
+		{"TLS on a managed cluster", target.Spec{ManagedCluster: "3", PrivateTLS: true}, "PrivateTLS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := tc.spec.Validate(tc.login)
+			err := tc.spec.Validate()
 			uerr, _ := errors.AsType[*target.UsageError](err)
 			switch {
 			case tc.field == "" && err != nil:

@@ -42,15 +42,16 @@ type opened struct {
 	close    func()
 }
 
-// spec is the target cfg names: Target, or the server at Addr, the
+// spec is the target cfg names, logged in to with cfg's login: Target
+// (with its own Login, if not the zero one), or the server at Addr, the
 // caller's Server, a private one of RedisServer.
 func (c Config) spec() target.Spec {
-	spec := target.Spec{Addr: c.Addr, RedisServer: c.RedisServer}
+	spec := target.Spec{Addr: c.Addr, RedisServer: c.RedisServer, Login: c.login()}
 	switch {
 	case c.Target != nil:
-		spec = *c.Target
+		spec = c.targetSpec()
 	case c.Server != nil:
-		spec = target.Spec{Addr: c.Server.Addr()}
+		spec = target.Spec{Addr: c.Server.Addr(), Login: c.login()}
 	}
 	// The split-brain check cuts a private set-up's master off through
 	// the relays in front of its nodes (the clients dial them directly).
@@ -70,7 +71,7 @@ func openTarget(ctx context.Context, cfg Config) (*opened, error) {
 			return nil, err
 		}
 	}
-	t, err := target.Open(ctx, spec, cfg.login())
+	t, err := target.Open(ctx, spec)
 	if err != nil {
 		return nil, fieldOf(err)
 	}
@@ -121,7 +122,7 @@ func (on *opened) connect(ctx context.Context, t *target.Target) error {
 // answers is bad input of Addr.
 func checkAddr(ctx context.Context, cfg Config) error {
 	addr := cfg.spec().Addr
-	if err := connection.Check(ctx, addr, cfg.spec().LoginOr(cfg.login())); err != nil {
+	if err := connection.Check(ctx, addr, cfg.spec().Login); err != nil {
 		if errors.Is(err, connection.ErrCheckInterrupted) {
 			return err // not bad input
 		}
@@ -167,6 +168,7 @@ func fieldOf(err error) error {
 	field, known := map[string]string{
 		"Targets.Addr": "Addr", "Targets.URL": "Addr", "Targets.RedisServer": "RedisServer",
 		"Workload.Workers": "Workers", "Workload.Prefix": "Prefix",
+		"Targets.Login.DB": "DB", "Targets.Login.Username": "Username",
 	}[uerr.Field]
 	if !known {
 		field = uerr.Field

@@ -125,8 +125,10 @@ type Config struct {
 	// Target, when not nil, is the target to check, of any kind the load
 	// run takes (target.Spec: a Redis Cluster, a private one, a master
 	// that Sentinel manages, a private Sentinel set-up), in place of Addr
-	// and RedisServer; not with Server. The server-wide checks need a
-	// private single server: on any other target they are n/a.
+	// and RedisServer; not with Server. It is logged in to as the fields
+	// above say, unless its own Login is set (not the zero one). The
+	// server-wide checks need a private single server: on any other
+	// target they are n/a.
 	Target *target.Spec
 
 	// Log receives a line when the checks start and when each phase ends;
@@ -146,6 +148,16 @@ func (c Config) login() connection.Settings {
 		return *c.Login
 	}
 	return connection.Settings{Username: c.Username, Password: c.Password, DB: c.DB, TLS: c.TLS}
+}
+
+// targetSpec is Target, logged in to with c's login when its own Login
+// is the zero one.
+func (c Config) targetSpec() target.Spec {
+	spec := *c.Target
+	if spec.Login == (connection.Settings{}) {
+		spec.Login = c.login()
+	}
+	return spec
 }
 
 // withDefaults returns c with defaults applied and a prefix chosen.
@@ -207,7 +219,7 @@ func (c *Config) validateTarget() error {
 	case c.Target != nil && (c.Addr != "" || c.Server != nil || c.RedisServer != ""):
 		return usage("Addr", ErrConflictingTarget)
 	case c.Target != nil:
-		return c.Target.Validate(c.login())
+		return fieldOf(c.targetSpec().Validate())
 	}
 	return nil
 }

@@ -36,7 +36,7 @@ func pausedReports(t *testing.T, pauses ...time.Duration) []string {
 				Window:     60,
 				Workload: workload.Config{Workers: 8, Keys: 100, Duration: 6 * time.Second, RacePause: pause,
 					Prefix: fmt.Sprintf("%s%d:", redistest.Prefix(t), i)},
-				Addr: srv.Addr(),
+				Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}},
 			}, rlbench.Options{})
 			if err != nil {
 				errs[i] = fmt.Errorf("rlbench.Run %d: %w", i+1, err)

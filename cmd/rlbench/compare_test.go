@@ -43,7 +43,7 @@ func realReports(t *testing.T, n int) []string {
 				Limit:      1_000_000,
 				Window:     1,
 				Workload:   workload.Config{Workers: 4, Keys: 4, Duration: 1200 * time.Millisecond, Prefix: redistest.Prefix(t) + strconv.Itoa(i) + ":"},
-				Addr:       srv.Addr(),
+				Targets:    []rlbench.TargetSpec{{Addr: srv.Addr()}},
 				Faults:     []faults.Fault{kill},
 			}, rlbench.Options{})
 			if err != nil {

@@ -91,7 +91,7 @@ func (f *connectionFlags) anyTLSURL() bool {
 
 // targets are the --url and --sentinel targets, in that order; each URL
 // logs in with its own settings, put over base (the flags'), and the TLS
-// files of the flags for a rediss:// one.
+// files of the flags for a rediss:// one; each Sentinel master with base.
 func (f *connectionFlags) targets(base connection.Settings) ([]rlbench.TargetSpec, error) {
 	var out []rlbench.TargetSpec
 	for _, u := range f.urls {
@@ -104,8 +104,7 @@ func (f *connectionFlags) targets(base connection.Settings) ([]rlbench.TargetSpe
 		if err != nil {
 			return nil, err
 		}
-		login := ep.Settings
-		out = append(out, rlbench.TargetSpec{Label: ep.Label, Addr: ep.Addr, Login: &login})
+		out = append(out, rlbench.TargetSpec{Label: ep.Label, Addr: ep.Addr, Login: ep.Settings})
 	}
 	for _, s := range f.sentinels {
 		label, target, err := connection.ParseSentinel(s)
@@ -113,7 +112,7 @@ func (f *connectionFlags) targets(base connection.Settings) ([]rlbench.TargetSpe
 			return nil, err // it names --sentinel
 		}
 		target.Username, target.Password = f.sentinelLogin[0], f.sentinelLogin[1]
-		out = append(out, rlbench.TargetSpec{Label: label, Sentinel: &target})
+		out = append(out, rlbench.TargetSpec{Label: label, Sentinel: &target, Login: base})
 	}
 	return out, nil
 }
@@ -124,18 +123,28 @@ func isTLSURL(u string) bool {
 	return err == nil && ep.Settings.TLS != nil
 }
 
-// apply puts the flags' settings and targets into cfg: Config's login
-// fields, and the URL and Sentinel targets after cfg's own.
+// apply puts the flags' settings and targets into cfg: the flags' login
+// (--user, --password or $REDISCLI_AUTH, --db, --tls and its files) into
+// each of cfg's targets, which the other target flags made, and the URL
+// and Sentinel targets after them, each with its login (targets).
 func (f *connectionFlags) apply(fs *pflag.FlagSet, cfg *rlbench.Config) error {
 	s, err := f.settings(fs)
 	if err != nil {
 		return badInput(err)
 	}
-	cfg.Username, cfg.Password, cfg.DB, cfg.TLS = s.Username, s.Password, s.DB, s.TLS
+	for i := range cfg.Targets {
+		cfg.Targets[i].Login = s
+	}
 	targets, err := f.targets(s)
 	if err != nil {
 		return badInput(err)
 	}
 	cfg.Targets = append(cfg.Targets, targets...)
+	if s.DB < 0 && !slices.ContainsFunc(cfg.Targets, func(t rlbench.TargetSpec) bool { return t.Login.DB == s.DB }) {
+		// Every target is a URL with a db of its own: --db went into
+		// none, whose check would then refuse it; it is refused here as
+		// that check words it.
+		return badInput(fmt.Errorf("--db: db must be >= 0, got %d", s.DB))
+	}
 	return nil
 }

@@ -204,6 +204,13 @@ func (o *loadOptions) complete(fs *pflag.FlagSet) error {
 	for _, ts := range [][]rlbench.TargetSpec{o.redisServers, o.addrs, o.managed, o.clusters, o.managedSentinels} {
 		o.cfg.Targets = append(o.cfg.Targets, ts...)
 	}
+	if len(o.cfg.Targets)+len(o.connection.urls)+len(o.connection.sentinels) == 0 {
+		// No target flag: the private server that Run would start, made
+		// here to take the login flags as every target does (it logs in
+		// with none, but --db is checked and the report's config says
+		// the user and the db, as with any target).
+		o.cfg.Targets = []rlbench.TargetSpec{{}}
+	}
 	// Then the --url targets and the --sentinel ones.
 	if err := o.connection.apply(fs, &o.cfg); err != nil {
 		return err

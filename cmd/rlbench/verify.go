@@ -152,7 +152,8 @@ func (o *verifyOptions) login(fs *pflag.FlagSet) (map[string]string, error) {
 	if len(o.connection.urls) == 0 {
 		return verifyFlags, nil
 	}
-	o.cfg.Addr, o.cfg.Login = targets[0].Addr, targets[0].Login
+	login := targets[0].Login
+	o.cfg.Addr, o.cfg.Login = targets[0].Addr, &login
 	flags := maps.Clone(verifyFlags)
 	flags["Addr"] = "--url"
 	return flags, nil

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/verify"
+)
+
+// TestFieldFlagsNameRealFields checks that every key of the field-to-flag
+// maps is a field of the Config it names, as a selector path through
+// structs and slices' elements ("Targets.Login.DB"): a map entry of a
+// field that is gone would never be used, and its flag never named.
+func TestFieldFlagsNameRealFields(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		flags map[string]string
+		of    func(field string) reflect.Type
+	}{
+		{"runFlags", runFlags, func(string) reflect.Type { return reflect.TypeFor[rlbench.Config]() }},
+		// verify's own fields, and the target's as the load run names them.
+		{"verifyFlags", verifyFlags, func(field string) reflect.Type {
+			if strings.HasPrefix(field, "Targets.") {
+				return reflect.TypeFor[rlbench.Config]()
+			}
+			return reflect.TypeFor[verify.Config]()
+		}},
+	} {
+		for field := range tc.flags {
+			if field == "Connection" { // the error names its flag itself
+				continue
+			}
+			if !hasField(tc.of(field), field) {
+				t.Errorf("%s[%q]: no such field", tc.name, field)
+			}
+		}
+	}
+}
+
+// hasField reports whether the selector path names a field of typ.
+func hasField(typ reflect.Type, path string) bool {
+	for name := range strings.SplitSeq(path, ".") {
+		for typ.Kind() == reflect.Slice || typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		if typ.Kind() != reflect.Struct {
+			return false
+		}
+		f, ok := typ.FieldByName(name)
+		if !ok {
+			return false
+		}
+		typ = f.Type
+	}
+	return true
+}
