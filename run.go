@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"time"
 
@@ -215,50 +214,24 @@ func allFailed(label string, run results.Run) error {
 type configFields Config
 
 // MarshalJSON writes c as a report holds it (results.Report.Config): its
-// fields, and the login of its first target (the run's first, as
+// fields, then the login of its first target (the run's first, as
 // withDefaults and the command line order them) as "user" (omitted for the
-// default user) and "db", in the place the single-server shorthands had
-// them, before each target had a login of its own; compare reads them.
-// The password and the TLS files are never written.
+// default user) and "db", the keys the single-server fields had before
+// each target had a login of its own; compare reads them. The password
+// and the TLS files are never written.
 func (c Config) MarshalJSON() ([]byte, error) {
 	var login connection.Settings
 	if len(c.Targets) > 0 {
 		login = c.Targets[0].Login
 	}
-	fields, err := marshalJSON(configFields(c))
-	if err != nil {
-		return nil, err
-	}
-	loginFields, err := marshalJSON(struct {
-		User string `json:"user,omitempty"`
-		DB   int    `json:"db"`
-	}{login.Username, login.DB})
-	if err != nil {
-		return nil, err
-	}
-	// Before "private_tls" when written, else before "audit_every_ns",
-	// which always is. A key of the object is found by its quotes: a
-	// quote inside a string is escaped, and no field of c nests an object
-	// that has either key.
-	at := bytes.Index(fields, []byte(`,"private_tls":`))
-	if at < 0 {
-		at = bytes.Index(fields, []byte(`,"audit_every_ns":`))
-	}
-	if at < 0 {
-		return nil, errors.New("rlbench: config: no audit_every_ns to write the login before")
-	}
-	out := slices.Concat(fields[:at+1], loginFields[1:len(loginFields)-1], fields[at:])
-	return out, nil
-}
-
-// marshalJSON is json.Marshal without the HTML escapes, which the report's
-// encoder applies itself when it means to.
-func marshalJSON(v any) ([]byte, error) {
+	// Without HTML escapes: the report's encoder applies its own.
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	err := enc.Encode(struct {
+		configFields
+		User string `json:"user,omitempty"`
+		DB   int    `json:"db"`
+	}{configFields(c), login.Username, login.DB})
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 }
