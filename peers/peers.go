@@ -209,6 +209,12 @@ func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
 	fmt.Fprintf(stdout, "script %s: strategies.SeedScript's sha1, redis-cli SCRIPT LOAD's reply and the script rlbench's warm-up run cached all agree\n", b.sha)
 	fmt.Fprintln(stdout, legend)
 
+	return b.runTargets(ctx, selected, &rep)
+}
+
+// runTargets runs each target of selected in turn and appends its result
+// to rep, also that of the target that failed.
+func (b *bench) runTargets(ctx context.Context, selected []comparison, rep *report) error {
 	for i, t := range selected {
 		tr := targetResult{
 			Name:                   fmt.Sprintf("%d: rlbench --client %s --clients %d vs redis-benchmark -c %d -P %d", i+1, t.client, t.workers, t.rbClients, t.pipeline),
