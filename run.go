@@ -217,8 +217,9 @@ type configFields Config
 // fields, then the login of its first target (the run's first, as
 // withDefaults and the command line order them) as "user" (omitted for the
 // default user) and "db", the keys the single-server fields had before
-// each target had a login of its own; compare reads them. The password
-// and the TLS files are never written.
+// each target had a login of its own (compare leaves them out of the
+// settings it compares). The password and the TLS files are never
+// written.
 func (c Config) MarshalJSON() ([]byte, error) {
 	var login connection.Settings
 	if len(c.Targets) > 0 {

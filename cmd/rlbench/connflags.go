@@ -140,11 +140,16 @@ func (f *connectionFlags) apply(fs *pflag.FlagSet, cfg *rlbench.Config) error {
 		return badInput(err)
 	}
 	cfg.Targets = append(cfg.Targets, targets...)
-	if s.DB < 0 && !slices.ContainsFunc(cfg.Targets, func(t rlbench.TargetSpec) bool { return t.Login.DB == s.DB }) {
-		// Every target is a URL with a db of its own: --db went into
-		// none, whose check would then refuse it; it is refused here as
-		// that check words it.
-		return badInput(fmt.Errorf("--db: db must be >= 0, got %d", s.DB))
+	return nil
+}
+
+// checkDB refuses a --db below 0 that went into none of cfg's targets
+// (every one a URL with a db of its own), as the check of a target's
+// login words it: the load run refuses any --db below 0, whatever its
+// targets (audit and cleanup, which read the URL's db, do not).
+func (f *connectionFlags) checkDB(cfg rlbench.Config) error {
+	if f.db < 0 && !slices.ContainsFunc(cfg.Targets, func(t rlbench.TargetSpec) bool { return t.Login.DB == f.db }) {
+		return badInput(fmt.Errorf("--db: db must be >= 0, got %d", f.db))
 	}
 	return nil
 }

@@ -32,6 +32,7 @@ var runFlags = map[string]string{
 	"StartAt":                 "--start-at",
 	"AllowServerWideFaults":   "--allow-server-wide-faults",
 	"Targets.Addr":            "--addr",
+	"Targets.URL":             "--url",
 	"Targets.RedisServer":     "--redis-server",
 	"Targets.Cluster":         "--cluster",
 	"Targets.ManagedCluster":  "--managed-cluster",

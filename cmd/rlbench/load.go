@@ -215,6 +215,9 @@ func (o *loadOptions) complete(fs *pflag.FlagSet) error {
 	if err := o.connection.apply(fs, &o.cfg); err != nil {
 		return err
 	}
+	if err := o.connection.checkDB(o.cfg); err != nil {
+		return err
+	}
 	if !fs.Changed("rueidis-flush-delay") {
 		o.cfg.FlushDelay = rlbench.DefaultFlushDelay(o.cfg.Workload)
 	}

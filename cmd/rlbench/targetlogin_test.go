@@ -3,8 +3,6 @@ package main
 import (
 	"io"
 	"testing"
-
-	"github.com/rlbench/rlbench/connection"
 )
 
 // TestLoginFlagsGoIntoEveryTarget checks that the command line turns the
@@ -49,9 +47,31 @@ func TestLoginFlagsGoIntoEveryTarget(t *testing.T) {
 			}
 		})
 	}
-	var none connection.Settings
-	if none.FromURL() {
-		t.Error("Settings{}.FromURL() = true; want false")
+}
+
+// TestSentinelLoginIsItsOwn checks that a --sentinel target logs in to its
+// sentinels with --sentinel-user and --sentinel-password and to the master
+// with --user and --password.
+func TestSentinelLoginIsItsOwn(t *testing.T) {
+	t.Parallel()
+	var o loadOptions
+	fs := cli{}.newLoadFlagSet(&o, io.Discard)
+	args := []string{"--sentinel", "m@h:3", "--user", "u", "--password", "pw", "--sentinel-user", "su", "--sentinel-password", "spw"}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.complete(fs); err != nil {
+		t.Fatalf("complete(%q) = %v", args, err)
+	}
+	if n := len(o.cfg.Targets); n != 1 || o.cfg.Targets[0].Sentinel == nil {
+		t.Fatalf("complete(%q): targets %+v; want one Sentinel target", args, o.cfg.Targets)
+	}
+	spec := o.cfg.Targets[0]
+	if s := spec.Sentinel; s.Username != "su" || s.Password != "spw" {
+		t.Errorf("complete(%q): sentinels' login %q, %q; want su, spw", args, s.Username, s.Password)
+	}
+	if l := spec.Login; l.Username != "u" || l.Password != "pw" {
+		t.Errorf("complete(%q): master's login %q, %q; want u, pw", args, l.Username, l.Password)
 	}
 }
 
