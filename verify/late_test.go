@@ -98,10 +98,11 @@ func TestRunCheckLate(t *testing.T) {
 		lateRuns int // the tries that are too late to judge
 		want     Outcome
 		prefixes string
+		note     string // how the note starts
 	}{
 		{name: "judged at once", lateRuns: 0, want: Pass, prefixes: "first:"},
-		{name: "judged at the third try", lateRuns: 2, want: Pass, prefixes: "first: first~2: first~3:"},
-		{name: "never judged", lateRuns: 5, want: Fail, prefixes: "first: first~2: first~3:"},
+		{name: "judged at the third try", lateRuns: 2, want: Pass, prefixes: "first: first~2: first~3:", note: "on try 3: the 2 before read too late to judge"},
+		{name: "never judged", lateRuns: 5, want: Fail, prefixes: "first: first~2: first~3:", note: fmt.Sprintf("late 3 (so on each of %d tries", lateTries)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := lateRow(t, nil, "p:")
@@ -117,11 +118,8 @@ func TestRunCheckLate(t *testing.T) {
 			}}
 			cell := r.runCheck(t.Context(), c, nil)
 			got := strings.Join(prefixes, " ")
-			if cell.Outcome != tc.want || got != tc.prefixes || cell.late {
-				t.Errorf("runCheck() = %+v on keys under %q; want %s on keys under %q", cell, got, tc.want, tc.prefixes)
-			}
-			if want := fmt.Sprintf("late 3 (so on each of %d tries", lateTries); tc.want == Fail && !strings.HasPrefix(cell.Note, want) {
-				t.Errorf("runCheck() note %q; want it to start %q", cell.Note, want)
+			if cell.Outcome != tc.want || got != tc.prefixes || cell.late || !strings.HasPrefix(cell.Note, tc.note) || (tc.note == "") != (cell.Note == "") {
+				t.Errorf("runCheck() = %+v on keys under %q; want %s on keys under %q, a note starting %q", cell, got, tc.want, tc.prefixes, tc.note)
 			}
 		})
 	}

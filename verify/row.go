@@ -125,6 +125,9 @@ func (r *row) runCheck(ctx context.Context, c checkDef, shared *countingClient) 
 		late := cell.late
 		cell.late, cell.noKey = false, false
 		switch {
+		case !late && try > 1:
+			cell.Note = strings.TrimPrefix(cell.Note+"; ", "; ") + fmt.Sprintf("on try %d: the %d before read too late to judge", try, try-1)
+			return interrupted(ctx, cell)
 		case !late || ctx.Err() != nil:
 			return interrupted(ctx, cell)
 		case try == lateTries:
