@@ -102,7 +102,7 @@ func TestRunCheckLate(t *testing.T) {
 	}{
 		{name: "judged at once", lateRuns: 0, want: Pass, prefixes: "first:"},
 		{name: "judged at the third try", lateRuns: 2, want: Pass, prefixes: "first: first~2: first~3:", note: "on try 3: the 2 before read too late to judge"},
-		{name: "never judged", lateRuns: 5, want: Fail, prefixes: "first: first~2: first~3:", note: fmt.Sprintf("late 3 (so on each of %d tries", lateTries)},
+		{name: "never judged", lateRuns: 5, want: Fail, prefixes: "first: first~2: first~3:", note: fmt.Sprintf("late 3 (each of %d tries read too late to judge", lateTries)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := lateRow(t, nil, "p:")

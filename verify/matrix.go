@@ -41,8 +41,9 @@ type Cell struct {
 	Outcome Outcome `json:"outcome"`
 	// Note says, in one line, what was seen; empty for a plain pass.
 	Note string `json:"note,omitempty"`
-	// late marks a FAIL that a reading too late to judge gave (lateFail):
-	// the check runs again on fresh keys (runCheck).
+	// late marks a FAIL that a reading too late to judge gave (see
+	// trial.lateAfter, row.freshCounter): the check runs again on fresh
+	// keys (runCheck).
 	late bool
 	// noKey marks the FAIL of row.ttlsSet that found no key at all.
 	noKey bool

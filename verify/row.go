@@ -109,8 +109,10 @@ func (r *row) run(ctx context.Context, serverWide bool) {
 }
 
 // runCheck runs one check: it asks whether the check applies, builds the
-// trial (the shared prologue of every check), and runs it. A check that
-// ctx ends before or while it runs is not run, not failed.
+// trial (the shared prologue of every check), and runs it; a try whose
+// reading came too late to judge (Cell.late) is run again on fresh keys,
+// up to lateTries in all. A check that ctx ends before or while it runs
+// is not run, not failed.
 func (r *row) runCheck(ctx context.Context, c checkDef, shared *countingClient) Cell {
 	if err := ctx.Err(); err != nil {
 		return notStarted(err)
@@ -131,14 +133,14 @@ func (r *row) runCheck(ctx context.Context, c checkDef, shared *countingClient) 
 		case !late || ctx.Err() != nil:
 			return interrupted(ctx, cell)
 		case try == lateTries:
-			cell.Note += fmt.Sprintf(" (so on each of %d tries, each too late to judge: the machine is too slow for the %ds window)", lateTries, r.cfg.Window)
+			cell.Note += fmt.Sprintf(" (each of %d tries read too late to judge: the machine is too slow for the %ds window)", lateTries, r.cfg.Window)
 			return cell
 		}
 	}
 }
 
 // lateTries is how many times runCheck runs a check whose readings come
-// too late to judge (lateFail), each on fresh keys, before it fails.
+// too late to judge (Cell.late), each on fresh keys, before it fails.
 const lateTries = 3
 
 // runTrial builds the trial of check c's try (the shared prologue of
