@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -85,27 +84,19 @@ type SentinelOptions struct {
 	// closes the relays at Close; SplitBrain cuts the master's. Default:
 	// none, every connection direct.
 	Relay func(addr string) (Relay, error)
+	// QuickRejoin shortens the sentinels' INFO period to 1 s and their
+	// hello period to 500 ms (SENTINEL DEBUG, Redis 7.0 and later; an
+	// older server keeps 10 s and 2 s): an old master that comes back
+	// after the sentinels promoted a replica (a SplitBrain healed) is
+	// made a replica some 3 s after it returns, not 10 to 20. Default:
+	// Sentinel's periods.
+	QuickRejoin bool
 }
 
 // DefaultMinReplicasMaxLag is the min-replicas-max-lag, in seconds, of
 // SentinelOptions.MinReplicas when MinReplicasMaxLag is 0: one second, as
 // the set-up's down-after is one second (Redis' defaults are 10 and 30).
 const DefaultMinReplicasMaxLag = 1
-
-// Relay is a proxy in front of one data node (SentinelOptions.Relay), e.g.
-// a netproxy.Proxy.
-type Relay interface {
-	// Addr is where the relay listens: the address the sentinels and the
-	// other nodes know the node by.
-	Addr() string
-	// Cut makes every byte vanish both ways until Heal, without closing a
-	// connection.
-	Cut() error
-	// Heal ends a Cut.
-	Heal() error
-	// Close stops the relay.
-	Close() error
-}
 
 // Sentinel is a private Sentinel set-up on free loopback ports: a master,
 // its replicas and three sentinels (redis-server --sentinel) monitoring it,
@@ -203,6 +194,11 @@ func (s *Sentinel) start(ctx context.Context, o SentinelOptions) error {
 		return err
 	}
 	for _, sen := range s.sentinels {
+		if o.QuickRejoin {
+			if err := s.quicken(settle, sen.Addr()); err != nil {
+				return err
+			}
+		}
 		if err := s.monitor(settle, sen.Addr(), host, port); err != nil {
 			return err
 		}
@@ -210,55 +206,18 @@ func (s *Sentinel) start(ctx context.Context, o SentinelOptions) error {
 	return s.awaitSettled(settle, master.Addr())
 }
 
-// dataArgs are the config arguments of every data node: o.Args, and
+// dataArgs are the config arguments of every data node: o.Args, a
+// replica's sync started at once (a diskless sync waits 5 s by default
+// for more replicas: at start, and whenever an old master rejoins), and
 // min-replicas-to-write with its lag.
 func dataArgs(o SentinelOptions) []string {
-	args := append([]string(nil), o.Args...)
+	args := append([]string{"--repl-diskless-sync-delay", "0"}, o.Args...)
 	if o.MinReplicas > 0 {
 		lag := cmp.Or(o.MinReplicasMaxLag, DefaultMinReplicasMaxLag)
 		args = append(args, "--min-replicas-to-write", strconv.Itoa(o.MinReplicas), "--min-replicas-max-lag", strconv.Itoa(lag))
 	}
 	return args
 }
-
-// relay puts a relay from o.Relay in front of the data node srv, and makes
-// the node announce it; nothing without o.Relay.
-func (s *Sentinel) relay(ctx context.Context, o SentinelOptions, srv *Server) error {
-	if o.Relay == nil {
-		return nil
-	}
-	r, err := o.Relay(srv.Addr())
-	if err != nil {
-		return fmt.Errorf("relay to %s: %w", srv.Addr(), err)
-	}
-	s.relays[srv.Addr()], s.direct[r.Addr()] = r, srv.Addr()
-	host, port, err := net.SplitHostPort(r.Addr())
-	if err != nil {
-		return fmt.Errorf("relay to %s: address %q: %w", srv.Addr(), r.Addr(), err)
-	}
-	err = s.clients[srv.Addr()].ConfigSet(ctx, "replica-announce-ip", host).Err()
-	if err == nil {
-		err = s.clients[srv.Addr()].ConfigSet(ctx, "replica-announce-port", port).Err()
-	}
-	if err != nil {
-		return fmt.Errorf("announce relay %s on %s: %w", r.Addr(), srv.Addr(), err)
-	}
-	return nil
-}
-
-// announced is the address the sentinels and the other nodes know the
-// data node at addr by: its relay's, or addr itself.
-func (s *Sentinel) announced(addr string) string {
-	if r, ok := s.relays[addr]; ok {
-		return r.Addr()
-	}
-	return addr
-}
-
-// Direct maps each data node's relay address, as the sentinels name it,
-// to the node's own (connection.Sentinel.Direct); empty without
-// SentinelOptions.Relay.
-func (s *Sentinel) Direct() map[string]string { return maps.Clone(s.direct) }
 
 // startMany starts n servers with o in parallel and adds them to list.
 func (s *Sentinel) startMany(ctx context.Context, list *[]*Server, n int, o Options) error {

@@ -21,7 +21,7 @@ const splitBrainPoll = 20 * time.Millisecond
 // splitBrainRejoinTimeout bounds the wait for the old master to rejoin
 // once healed: a sentinel reads a replica's INFO every 10 seconds, and
 // reconfigures one that says it is a master 8 seconds after (some 20
-// seconds in all).
+// seconds in all; some 3 with SentinelOptions.QuickRejoin).
 const splitBrainRejoinTimeout = time.Minute
 
 // ErrNoRelay is returned, wrapped, by SplitBrain on a set-up started
@@ -83,10 +83,10 @@ func (b SplitBrain) String() string {
 // hold, or until the sentinels have promoted a replica if that takes
 // longer; heals the cut, and waits until the old master is a replica of
 // the new one, which throws away what it took meanwhile (some 20 seconds
-// after the heal). The wait for the promotion is at most 30 seconds (or
-// hold), the one for the rejoin a minute. It reads each data node's role
-// and write count every 20 ms throughout, for when each master took
-// writes.
+// after the heal; some 3 with SentinelOptions.QuickRejoin). The wait for
+// the promotion is at most 30 seconds (or hold), the one for the rejoin a
+// minute. It reads each data node's role and write count every 20 ms
+// throughout, for when each master took writes.
 func (s *Sentinel) SplitBrain(ctx context.Context, hold time.Duration) (SplitBrain, error) {
 	wait, err := s.StartSplitBrain(ctx, hold)
 	if err != nil {

@@ -43,6 +43,7 @@ func openSentinel(ctx context.Context, spec Spec, login connection.Settings) (*T
 		o := redisserver.SentinelOptions{
 			Replicas: replicas, Binary: spec.RedisServer, Args: privateServerArgs,
 			MinReplicas: spec.MinReplicas, MinReplicasMaxLag: spec.MinReplicasMaxLag,
+			QuickRejoin: spec.QuickRejoin,
 		}
 		if spec.Relays {
 			// The sentinels and the replicas reach each node through a
@@ -120,6 +121,9 @@ func sentinelSettings(o redisserver.SentinelOptions) string {
 	}
 	if o.Relay != nil {
 		out += ", each node behind a proxy for the split-brain fault (the clients dial the nodes directly)"
+	}
+	if o.QuickRejoin {
+		out += ", sentinels reading INFO every 1 s and saying hello every 500 ms (an old master rejoins within seconds)"
 	}
 	return out
 }

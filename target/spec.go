@@ -55,6 +55,10 @@ type Spec struct {
 	// that its sentinels and replicas reach it through, which the
 	// split-brain fault cuts; the clients dial the nodes directly.
 	Relays bool `json:"-"`
+	// QuickRejoin shortens a private Sentinel set-up's INFO and hello
+	// periods (redisserver.SentinelOptions.QuickRejoin), so that an old
+	// master back from a split brain rejoins as a replica within seconds.
+	QuickRejoin bool `json:"-"`
 }
 
 // IsCluster reports whether t names a Redis Cluster.

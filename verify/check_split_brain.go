@@ -27,8 +27,9 @@ const CheckSplitBrain = "split-brain"
 const splitBrainHold = 3 * time.Second
 
 // splitBrainWindow is the window, in seconds, of the check's strategy: its
-// keys must outlive the split and the old master's rejoin (some 25
-// seconds, more on a loaded machine).
+// keys must outlive the split and the old master's rejoin (some 5
+// seconds from the cut with the set-up's quick periods, target.Spec
+// QuickRejoin; 25 without, more on a loaded machine).
 const splitBrainWindow = 120
 
 func init() {

@@ -41,6 +41,12 @@ type Cell struct {
 	Outcome Outcome `json:"outcome"`
 	// Note says, in one line, what was seen; empty for a plain pass.
 	Note string `json:"note,omitempty"`
+	// late marks a FAIL that a reading too late to judge gave (see
+	// trial.lateAfter, row.freshCounter): the check runs again on fresh
+	// keys (runCheck).
+	late bool
+	// noKey marks the FAIL of row.ttlsSet that found no key at all.
+	noKey bool
 }
 
 // Properties are the documented properties of a strategy that decide what

@@ -48,16 +48,34 @@ func (t *trial) sequence(ctx context.Context, key string, extra int, when string
 		return failf("%v", err), false
 	}
 	n := int(t.cfg.Limit) + extra
+	start := time.Now()
 	for i := 1; i <= n; i++ {
+		t.decided = time.Now()
 		d, err := t.decide(ctx, key)
 		if err != nil {
 			return failf("%srequest %d of %d: %v", when, i, n, err), false
 		}
 		if want := int64(i) <= t.cfg.Limit; d.Allowed != want {
-			return failf("%srequest %d %s (count %d); want exactly %d allowed, then rejected", when, i, allowedWord(d.Allowed), d.Count, t.cfg.Limit), false
+			cell := failf("%srequest %d %s (count %d), %dms after the first; want exactly %d allowed, then rejected",
+				when, i, allowedWord(d.Allowed), d.Count, time.Since(start).Milliseconds(), t.cfg.Limit)
+			// A request allowed past the limit once a request's share of
+			// the window has gone by may have been given back by the
+			// strategy: too late to judge.
+			cell.late = d.Allowed && time.Since(start) >= t.lateAfter()
+			return cell, false
 		}
 	}
 	return Cell{}, true
+}
+
+// lateAfter is how long after a decision its keys and the requests it
+// counted may be gone by design: one request's share of the window
+// (window/limit), the time a GCRA or token bucket takes to give one back
+// and the shortest TTL any strategy sets after a decision. A key missing,
+// or a request allowed past the limit, that long after is a reading too
+// late to judge (Cell.late), not a failure; sooner, it is one.
+func (t *trial) lateAfter() time.Duration {
+	return time.Duration(t.window) * time.Second / time.Duration(t.cfg.Limit)
 }
 
 // roomInWindow waits, for a strategy whose keys are stamped with the
@@ -93,6 +111,7 @@ func (t *trial) allowedFresh(ctx context.Context, key, what, when string) (Cell,
 		return failf("%s: %v", what, err), false
 	}
 	decided := time.Now()
+	t.decided = decided
 	d, err := t.decide(ctx, key)
 	if err != nil {
 		return failf("%s: %v", what, err), false
@@ -107,9 +126,14 @@ func (t *trial) allowedFresh(ctx context.Context, key, what, when string) (Cell,
 }
 
 // ttlsSet audits the trial's keys: there must be some, none immortal,
-// none with a TTL beyond the trial's window.
+// none with a TTL beyond the trial's window. None at all, lateAfter the
+// trial's last decision or later, may have expired by design: too late
+// to judge.
 func (t *trial) ttlsSet(ctx context.Context) Cell {
-	return t.row.ttlsSet(ctx, t.keyPrefix(), t.window)
+	cell := t.row.ttlsSet(ctx, t.keyPrefix(), t.window)
+	cell.late = cell.noKey && !t.decided.IsZero() && time.Since(t.decided) >= t.lateAfter()
+	cell.noKey = false
+	return cell
 }
 
 // hashFields reports whether the row's counters are hash fields
@@ -237,24 +261,71 @@ func pttlText(p int64) string {
 
 // freshCounter checks that the fixed-window counter at key is at 1 with a
 // TTL within a second of the window when the decision made at decided set
-// it: the time since then is added back to the PTTL read now.
+// it: the time since then is added back to the PTTL read now. The count
+// and the PTTL are read in one transaction, at one moment. A counter gone
+// by the time of the reading is a failure when a TTL within a second of
+// the window could not have run out yet; later (a slow machine, a
+// decision that took long to come back), it is too late to judge
+// (Cell.late).
 func (r *row) freshCounter(ctx context.Context, key string, decided time.Time, when string) (Cell, bool) {
-	v, err := r.value(ctx, key)
-	if err != nil {
-		return failf("%v", err), false
-	}
-	if v != "1" {
-		return failf("counter is %s %s; want 1", v, when), false
-	}
-	p, err := r.pttl(ctx, key)
+	v, p, err := r.counterAndPTTL(ctx, key)
 	if err != nil {
 		return failf("%v", err), false
 	}
 	since := time.Since(decided).Milliseconds()
-	if w := r.cfg.Window * 1000; p <= 0 || p+since <= w-1000 || p > w {
+	w := r.cfg.Window * 1000
+	if v == "(none)" || p == -2 || p == 0 {
+		cell := failf("counter is %s, PTTL %s %s, %dms after the decision; want 1, with a TTL within 1s of the %ds window", v, pttlText(p), when, since, r.cfg.Window)
+		cell.late = since >= w-1000-pttlTolerance
+		return cell, false
+	}
+	if v != "1" {
+		return failf("counter is %s %s; want 1", v, when), false
+	}
+	if p < 0 || p+since <= w-1000 || p > w {
 		return failf("PTTL %s %s, %dms after the decision; want within 1s of the %ds window", pttlText(p), when, since, r.cfg.Window), false
 	}
 	return Cell{}, true
+}
+
+// counterAndPTTL reads the counter at key (value) and its PTTL (pttl) in
+// one MULTI ... EXEC, in which the server's clock stands still.
+func (r *row) counterAndPTTL(ctx context.Context, key string) (string, int64, error) {
+	var value *redis.StringCmd
+	var keyPTTL *redis.Cmd
+	var fieldPTTL *redis.IntSliceCmd
+	_, err := r.observer.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if r.hashFields() {
+			value, fieldPTTL = p.HGet(ctx, key, counterField), p.HPTTL(ctx, key, counterField)
+		} else {
+			value, keyPTTL = p.Get(ctx, key), p.Do(ctx, "PTTL", key)
+		}
+		return nil
+	})
+	v, verr := value.Result()
+	switch {
+	case verr == redis.Nil:
+		v = "(none)"
+	case verr != nil:
+		return "", 0, fmt.Errorf("%s %s: %w", strings.ToLower(value.Name()), key, verr)
+	case err != nil && err != redis.Nil:
+		return "", 0, fmt.Errorf("multi: %s %s: %w", key, strings.ToLower(value.Name()), err)
+	}
+	if keyPTTL != nil {
+		n, err := keyPTTL.Int64()
+		if err != nil {
+			return "", 0, fmt.Errorf("pttl %s: %w", key, err)
+		}
+		return v, n, nil
+	}
+	switch f, err := fieldPTTL.Result(); { // a key not a hash failed HGET
+	case err != nil:
+		return "", 0, fmt.Errorf("hpttl %s fields 1 %s: %w", key, counterField, err)
+	case len(f) != 1:
+		return "", 0, fmt.Errorf("hpttl %s fields 1 %s: %d replies; want 1", key, counterField, len(f))
+	default:
+		return v, f[0], nil
+	}
 }
 
 // ttlsSet audits the keys under prefix: there must be some, none immortal,
@@ -269,7 +340,9 @@ func (r *row) ttlsSet(ctx context.Context, prefix string, window int64) Cell {
 	}
 	switch {
 	case res.Keys-res.Vanished == 0:
-		return failf("no key under %s after the decisions", prefix)
+		cell := failf("no key under %s after the decisions", prefix)
+		cell.noKey = true
+		return cell
 	case r.hashFields() && res.ImmortalFields > 0:
 		return failf("%d of %d fields have no TTL", res.ImmortalFields, res.Fields)
 	case r.hashFields() && res.FieldTTLOverWindow > 0:

@@ -109,8 +109,10 @@ func (r *row) run(ctx context.Context, serverWide bool) {
 }
 
 // runCheck runs one check: it asks whether the check applies, builds the
-// trial (the shared prologue of every check), and runs it. A check that
-// ctx ends before or while it runs is not run, not failed.
+// trial (the shared prologue of every check), and runs it; a try whose
+// reading came too late to judge (Cell.late) is run again on fresh keys,
+// up to lateTries in all. A check that ctx ends before or while it runs
+// is not run, not failed.
 func (r *row) runCheck(ctx context.Context, c checkDef, shared *countingClient) Cell {
 	if err := ctx.Err(); err != nil {
 		return notStarted(err)
@@ -120,12 +122,39 @@ func (r *row) runCheck(ctx context.Context, c checkDef, shared *countingClient) 
 			return Cell{Outcome: NotApplicable, Note: reason}
 		}
 	}
+	for try := 1; ; try++ {
+		cell := r.runTrial(ctx, c, shared, try)
+		late := cell.late
+		cell.late, cell.noKey = false, false
+		switch {
+		case !late && try > 1:
+			cell.Note = strings.TrimPrefix(cell.Note+"; ", "; ") + fmt.Sprintf("on try %d: the %d before read too late to judge", try, try-1)
+			return interrupted(ctx, cell)
+		case !late || ctx.Err() != nil:
+			return interrupted(ctx, cell)
+		case try == lateTries:
+			cell.Note += fmt.Sprintf(" (each of %d tries read too late to judge: the machine is too slow for the %ds window)", lateTries, r.cfg.Window)
+			return cell
+		}
+	}
+}
+
+// lateTries is how many times runCheck runs a check whose readings come
+// too late to judge (Cell.late), each on fresh keys, before it fails.
+const lateTries = 3
+
+// runTrial builds the trial of check c's try (the shared prologue of
+// every check) and runs it.
+func (r *row) runTrial(ctx context.Context, c checkDef, shared *countingClient, try int) Cell {
 	t, err := r.newTrial(ctx, c, shared)
 	if err != nil {
-		return interrupted(ctx, failf("%v", err))
+		return failf("%v", err)
 	}
 	defer t.close()
-	return interrupted(ctx, c.run(ctx, t))
+	if try > 1 {
+		t.check = fmt.Sprintf("%s~%d", c.Name, try) // fresh keys
+	}
+	return c.run(ctx, t)
 }
 
 // fill sets every per-key (or every server-wide) cell to cell.
@@ -225,8 +254,8 @@ func (r *row) strategy(window int64) (strategies.Strategy, error) {
 // trial is one check's run on one row: what every check starts with.
 type trial struct {
 	*row
-	// check is the check's name; every key of the trial is under
-	// <row prefix><check>:.
+	// check is the check's name, and the try's after the first
+	// ("first~2"); every key of the trial is under <row prefix><check>:.
 	check string
 	// window is the strategy's window, in seconds.
 	window int64
@@ -237,6 +266,9 @@ type trial struct {
 	client *countingClient
 	// ownClient is true when client is the trial's own, closed with it.
 	ownClient bool
+	// decided is when the trial's last decision that fresh keys or a
+	// sequence judge by was sent (allowedFresh, sequence); zero before.
+	decided time.Time
 }
 
 // newTrial builds the strategy with the check's window and, for a

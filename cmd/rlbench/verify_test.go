@@ -240,11 +240,12 @@ func TestVerifyManagedCluster(t *testing.T) {
 
 // TestVerifyManagedSentinel runs the matrix through the sentinels of a
 // private Sentinel set-up (issue 25), as TestVerifyManagedCluster does, on
-// two strategies: each fixed-window row's split-brain check waits some 20 s
-// for the old master to rejoin.
+// the same strategies: each fixed-window row's split-brain check, one row
+// at a time, waits some 5 s for a replica's promotion and the old master's
+// rejoin (the set-up's quick periods, target.Spec.QuickRejoin).
 func TestVerifyManagedSentinel(t *testing.T) {
 	t.Parallel()
-	verifyElsewhere(t, clients.TopologySentinel, []string{"lua", "sliding-log"}, "--managed-sentinel", "1")
+	verifyElsewhere(t, clients.TopologySentinel, []string{"lua", "function", "incr-expire", "sliding-log", "python-limits"}, "--managed-sentinel", "1")
 }
 
 // verifyElsewhere runs verify on the target of the flags target, of
