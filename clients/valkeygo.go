@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -172,86 +171,32 @@ func (a *valkeyAdapter) Open(ctx context.Context, _ int) error {
 }
 
 // masters returns the servers that take the workers' commands, by
-// address: on a cluster the masters (those CLUSTER SLOTS names first for a
-// range, as go-redis' ForEachMaster and valkey-go's own routing find them:
-// replicas take no command of rlbench's), else the client itself under
-// "". When no master's address is one valkey-go knows a node by, it returns
-// every node.
+// address: on a cluster its masters (clusterMasters), else the client
+// itself under "".
 func (a *valkeyAdapter) masters(ctx context.Context) (map[string]valkey.Client, error) {
 	if !a.cluster {
 		return map[string]valkey.Client{"": a.c}, nil
 	}
-	nodes := a.c.Nodes()
-	// Asked of each node in turn until one answers: the client's own Do
-	// would pick any node, a replica that is gone included.
-	var ranges []valkey.ValkeyMessage
-	err := errors.New("no node")
-	for _, addr := range slices.Sorted(maps.Keys(nodes)) {
-		node := nodes[addr]
-		if ranges, err = node.Do(ctx, node.B().ClusterSlots().Build()).ToArray(); err == nil {
-			break
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cluster slots: %w", valkeyErr(err))
-	}
-	masters := make(map[string]valkey.Client)
-	for _, r := range ranges {
-		fields, _ := r.ToArray()
-		if len(fields) < 3 {
-			continue
-		}
-		master, _ := fields[2].ToArray()
-		if len(master) < 2 {
-			continue
-		}
-		host, _ := master[0].ToString()
-		port, _ := master[1].AsInt64()
-		addr := net.JoinHostPort(host, strconv.FormatInt(port, 10))
-		if node, ok := nodes[addr]; ok {
-			masters[addr] = node
-		}
-	}
-	if len(masters) == 0 {
-		return nodes, nil
-	}
-	return masters, nil
+	return clusterMasters(a.c.Nodes(), func(node valkey.Client) ([]valkey.ValkeyMessage, error) {
+		ranges, err := node.Do(ctx, node.B().ClusterSlots().Build()).ToArray()
+		return ranges, valkeyErr(err)
+	})
 }
 
-// loadEverywhere sends SCRIPT LOAD src to every master (masters), one
-// after another as redis-py's RedisCluster sends it to its primaries (rueidisAdapter.loadEverywhere's twin),
-// after the Tap is shown one round trip, as on one server: valkey-go would
-// send it to one node, any one. The reply is the first error reply, else
-// the last master's (each answers the script's SHA-1). err is
-// clusterScriptLoad's, returned as it is.
+// loadEverywhere sends SCRIPT LOAD src to every master (loadOnMasters):
+// valkey-go would send it to one node, any one.
 func (a *valkeyAdapter) loadEverywhere(ctx context.Context, cmds []strategies.Cmd, src string, err error) ([]strategies.Reply, error) {
-	if err != nil {
-		return nil, err
-	}
-	if err := tapRueidis(ctx, strategies.PipelineName(cmds, false)); err != nil {
-		return nil, err
-	}
-	masters, err := a.masters(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("script load: %w", err)
-	}
-	var out strategies.Reply
-	for _, addr := range slices.Sorted(maps.Keys(masters)) {
-		node := masters[addr]
+	return loadOnMasters(ctx, cmds, err, a.masters, func(node valkey.Client) (strategies.Reply, error) {
 		r := node.Do(ctx, node.B().ScriptLoad().Script(src).Build())
 		if err := r.NonValkeyError(); err != nil {
-			return nil, fmt.Errorf("script load on %s: %w", addr, err)
+			return strategies.Reply{}, err
 		}
-		if m, err := r.ToMessage(); err != nil {
-			out = valkeyReplyOfErr(err)
-		} else {
-			out = valkeyValue(&m)
+		m, err := r.ToMessage()
+		if err != nil {
+			return valkeyReplyOfErr(err), nil
 		}
-		if out.Err != nil {
-			break
-		}
-	}
-	return []strategies.Reply{out}, nil
+		return valkeyValue(&m), nil
+	})
 }
 
 // do sends cmd, a round trip named name, unless the context's
