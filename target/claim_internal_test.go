@@ -1,32 +1,36 @@
 package target
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/redisserver"
 )
 
 // TestClaimRenewAndRelease checks what a claim does to its key: a renewal
-// gives it its whole TTL again, or takes it again once it vanished, and
-// leaves another run's claim alone; the release deletes only the run's own.
+// gives it its whole TTL again, and finds it lost once it vanished (on a
+// server rlbench did not start) or holds another run's value, which it
+// leaves alone; the release deletes only the run's own.
 func TestClaimRenewAndRelease(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := redistest.Client(t, srv)
 	ctx := t.Context()
 	prefix := redistest.Prefix(t)
-	c, err := takeClaim(ctx, rdb, prefix, "run-a")
+	c, err := takeClaim(ctx, rdb, prefix, "run-a", false)
 	if err != nil || c == nil {
 		t.Fatalf("takeClaim(run-a) = %v, %v; want a claim", c, err)
 	}
 	defer c.release()
 	key := ClaimKey(prefix)
-	if again, err := takeClaim(ctx, rdb, prefix, "run-a"); again != nil || err != nil {
+	if again, err := takeClaim(ctx, rdb, prefix, "run-a", false); again != nil || err != nil {
 		t.Errorf("takeClaim(run-a) again = %v, %v; want nil, nil (the run holds it already)", again, err)
 	}
-	if _, err := takeClaim(ctx, rdb, prefix, "run-b"); !errors.Is(err, errClaimed) {
+	if _, err := takeClaim(ctx, rdb, prefix, "run-b", false); !errors.Is(err, errClaimed) {
 		t.Errorf("takeClaim(run-b) = %v; want errClaimed", err)
 	}
 
@@ -35,27 +39,85 @@ func TestClaimRenewAndRelease(t *testing.T) {
 	if err := c.renewOnce(ctx); err != nil || rdb.PTTL(ctx, key).Val() < claimTTL-5*time.Second {
 		t.Errorf("renewOnce = %v, PTTL %s; want nil and about %s", err, rdb.PTTL(ctx, key).Val(), claimTTL)
 	}
-	// Vanished (a tenant's DEL): taken again.
-	rdb.Del(ctx, key)
-	if err := c.renewOnce(ctx); err != nil || rdb.Get(ctx, key).Val() != c.value {
-		t.Errorf("renewOnce after a DEL = %v, GET %q; want the claim taken again", err, rdb.Get(ctx, key).Val())
+	if c.lost.Err() != nil {
+		t.Fatalf("claim lost after a renewal: %v", context.Cause(c.lost))
 	}
-	// Another run's now: left alone, by the renewal and by the release.
+	// Another run's now: lost, and left alone by the renewal and by the
+	// release.
 	rdb.Set(ctx, key, "run run-b (elsewhere)", time.Hour)
-	if err := c.renewOnce(ctx); !errors.Is(err, errClaimed) {
-		t.Errorf("renewOnce over run-b's claim = %v; want errClaimed", err)
+	if err := c.renewOnce(ctx); !errors.Is(err, ErrClaimLost) || !strings.Contains(err.Error(), "run run-b (elsewhere)") {
+		t.Errorf("renewOnce over run-b's claim = %v; want ErrClaimLost naming run-b's value", err)
+	}
+	if err := context.Cause(c.lost); !errors.Is(err, ErrClaimLost) {
+		t.Errorf("context.Cause(lost) = %v; want ErrClaimLost", err)
 	}
 	c.release()
 	if v := rdb.Get(ctx, key).Val(); v != "run run-b (elsewhere)" || rdb.PTTL(ctx, key).Val() < 59*time.Minute {
 		t.Errorf("after release, GET %s = %q (PTTL %s); want run-b's claim as it was", key, v, rdb.PTTL(ctx, key).Val())
 	}
+	// Vanished (a tenant's DEL): lost, on a server rlbench did not start;
+	// taken again on one it started (a restart fault empties it).
+	for _, retake := range []bool{false, true} {
+		p := prefix + map[bool]string{false: "gone:", true: "retake:"}[retake]
+		c, err := takeClaim(ctx, rdb, p, "run-a", retake)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb.Del(ctx, ClaimKey(p))
+		err = c.check(ctx)
+		if got := rdb.Get(ctx, ClaimKey(p)).Val(); retake && (err != nil || got != c.value) {
+			t.Errorf("check after a DEL (retake) = %v, GET %q; want the claim taken again", err, got)
+		} else if !retake && (!errors.Is(err, ErrClaimLost) || got != "") {
+			t.Errorf("check after a DEL = %v, GET %q; want ErrClaimLost, the key left gone", err, got)
+		}
+		c.release()
+	}
 	// The run's own: deleted.
-	own, err := takeClaim(ctx, rdb, prefix+"own:", "run-a")
+	own, err := takeClaim(ctx, rdb, prefix+"own:", "run-a", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	own.release()
 	if n := rdb.Exists(ctx, ClaimKey(prefix+"own:")).Val(); n != 0 {
 		t.Errorf("after release, the run's claim exists (%d); want it deleted", n)
+	}
+}
+
+// TestClaimOutOfMemory checks that a server out of memory (maxmemory
+// reached, noeviction), which refuses every command queued inside MULTI,
+// still renews the claim and deletes it at the release.
+func TestClaimOutOfMemory(t *testing.T) {
+	t.Parallel()
+	srv, err := redisserver.Start(t.Context(), redisserver.Options{Args: []string{"--maxmemory", "2mb", "--maxmemory-policy", "noeviction"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	c, err := takeClaim(ctx, rdb, prefix, "run-a", false)
+	if err != nil || c == nil {
+		t.Fatalf("takeClaim = %v, %v", c, err)
+	}
+	defer c.release()
+	value := strings.Repeat("x", 64<<10)
+	for i := 0; ; i++ {
+		err := rdb.Set(ctx, prefix+"fill:"+string(rune('a'+i%26))+strings.Repeat("k", i/26), value, 0).Err()
+		if err != nil && strings.HasPrefix(err.Error(), "OOM") {
+			break
+		}
+		if err != nil || i > 10000 {
+			t.Fatalf("filling the server: SET #%d = %v; want an OOM error in time", i, err)
+		}
+	}
+	key := ClaimKey(prefix)
+	rdb.PExpire(ctx, key, 5*time.Second)
+	if err := c.renewOnce(ctx); err != nil || rdb.PTTL(ctx, key).Val() < claimTTL-5*time.Second {
+		t.Errorf("renewOnce out of memory = %v, PTTL %s; want nil and about %s", err, rdb.PTTL(ctx, key).Val(), claimTTL)
+	}
+	c.release()
+	if n := rdb.Exists(ctx, key).Val(); n != 0 {
+		t.Errorf("after release out of memory, EXISTS %s = %d; want the claim deleted", key, n)
 	}
 }

@@ -171,7 +171,7 @@ func (t *Target) claimPrefix(ctx context.Context, cfg Checks) error {
 				t.Spec.Label, cfg.Prefix, anc, excerpt.Text(holder)))
 		}
 	}
-	c, err := takeClaim(ctx, t.Admin, cfg.Prefix, cfg.RunID)
+	c, err := takeClaim(ctx, t.Admin, cfg.Prefix, cfg.RunID, t.Server.Managed)
 	if errors.Is(err, errClaimed) {
 		return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q is in use: %w (key %s): two runs on one prefix would count into each other's counters and delete each other's keys; wait for it to end, or choose another --prefix (the claim of a run that was killed expires within %s)",
 			t.Spec.Label, cfg.Prefix, err, ClaimKey(cfg.Prefix), claimTTL))
