@@ -139,6 +139,10 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 	// for it (the guard's close reports the watchdog's error).
 	_ = c.guard.Settle(abort)
 	run = c.result(&rec, &m)
+	if err := c.claimHeld(ctx, abort); err != nil {
+		run.Audit = results.Audit{Error: "not audited, no key deleted: " + err.Error()}
+		return run, err
+	}
 	if err := c.auditAndCleanUp(abort, &run); err != nil {
 		return run, fmt.Errorf("%s: %w", c.label, err)
 	}
@@ -232,6 +236,9 @@ func (c *cell) warmUp(ctx, abort context.Context) error {
 	wl.Duration, wl.Requests, wl.CrashRate, wl.RacePause, wl.Stages = c.cfg.Warmup, 0, 0, 0, nil
 	var rec results.Recorder
 	_, runErr := workload.Run(ctx, wl, c.impl, c.conn, &rec, nil)
+	if err := c.claimHeld(ctx, abort); err != nil {
+		return err
+	}
 	// Deleted even after an interrupt: a non-atomic strategy's warm-up
 	// keys can be immortal.
 	err := c.aborted(abort, c.target.Cleanup(abort, wl.Prefix))
@@ -415,6 +422,27 @@ func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
 		}
 	}
 	return nil
+}
+
+// claimHeld returns nil while the run holds its claim on its prefix on
+// the cell's target: lost (ctx's cause, or found so now), the error says
+// so, and the cell deletes nothing, since the keys under the prefix may
+// be another run's now.
+func (c *cell) claimHeld(ctx, abort context.Context) error {
+	if err := context.Cause(ctx); errors.Is(err, target.ErrClaimLost) {
+		return claimLost(c, err)
+	}
+	if err := c.target.CheckClaim(abort); err != nil {
+		return claimLost(c, err)
+	}
+	return nil
+}
+
+// claimLost is the error of cell c once the run's claim on its prefix is
+// lost (err, wrapping target.ErrClaimLost).
+func claimLost(c *cell, err error) error {
+	return fmt.Errorf("%s: %w: the run stopped its load there, audited nothing and deleted no key under %q on %s: those keys may be another run's now; run rlbench cleanup on that prefix only once no run holds it",
+		c.label, err, c.runPrefix, c.target.Server.Addr)
 }
 
 // ErrAuditFailed is returned, wrapped, when a cell's audit did not

@@ -17,6 +17,7 @@ import (
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/target"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -366,5 +367,58 @@ func TestRunRefusesAPrefixUnderALiveRun(t *testing.T) {
 	}
 	if n := rdb.DBSize(t.Context()).Val(); n != 1 {
 		t.Errorf("DBSIZE after the refusal = %d; want only the live run's claim", n)
+	}
+}
+
+// TestRunThatLostItsClaimStops is issue 34, item 5: a run stopped for
+// longer than its claim's TTL lost the prefix to another run, went on
+// counting into that run's keys and deleted them at its end, and both
+// exited 0. The claim of run A is replaced mid-run by run B's (a SET from
+// the test, as B would take it once A's expired) and B's keys written
+// under A's cell prefix: A stops its load early and fails saying it lost
+// the claim, and deletes none of B's keys, nor B's claim.
+func TestRunThatLostItsClaimStops(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	claim := prefix + audit.ClaimName
+	cellPrefix := rlbench.CellPrefix(prefix, "naive", "go-redis")
+	holderB := "run 20261203T000000-0000000b (pid 2 on h, since 2026-12-03T00:00:00Z)"
+	bKeys := []string{cellPrefix + "{7}", cellPrefix + "{99999}", prefix + "b:only"}
+	take := func() {
+		// Run B takes the prefix: its claim, its counters under the
+		// same cell prefix (the same strategy and client as A).
+		if err := rdb.Set(ctx, claim, holderB, time.Hour).Err(); err != nil {
+			t.Error(err)
+		}
+		for _, k := range bKeys {
+			if err := rdb.Set(ctx, k, "b", 0).Err(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	const duration = 2 * time.Minute
+	rep, err := rlbench.Run(ctx, rlbench.Config{
+		Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, RunID: "run-a", Strategies: []string{"naive"}, Window: 60,
+		Workload: workload.Config{Workers: 2, Keys: 10, Duration: duration, Prefix: prefix},
+	}, rlbench.Options{Log: &onWrite{substr: "rlbench: running", do: take}})
+	if !errors.Is(err, target.ErrClaimLost) || errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "0000000b") || !strings.Contains(err.Error(), "deleted no key") {
+		t.Fatalf("Run(A), its claim taken by B = %v; want target.ErrClaimLost naming B's claim, saying it deleted no key", err)
+	}
+	if rep == nil || !rep.Failed || rep.Interrupted {
+		t.Fatalf("report of A = %+v; want failed, not interrupted", rep)
+	}
+	if len(rep.Runs) != 1 || rep.Runs[0].DurationS >= duration.Seconds() || rep.Runs[0].Audit.Error == "" {
+		t.Errorf("A's runs = %d (load %.1fs, audit error %q); want 1, its load cut short of %s and not audited", len(rep.Runs), rep.Runs[0].DurationS, rep.Runs[0].Audit.Error, duration)
+	}
+	for _, k := range bKeys {
+		if v := rdb.Get(ctx, k).Val(); v != "b" {
+			t.Errorf("after A, GET %s = %q; want B's key as it was (\"b\")", k, v)
+		}
+	}
+	if v := rdb.Get(ctx, claim).Val(); v != holderB {
+		t.Errorf("after A, GET %s = %q; want B's claim", claim, v)
 	}
 }

@@ -96,6 +96,14 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 	fmt.Fprintf(log, "rlbench: run %s, prefix %q (claimed: %s), %d clients, %d keys (%s), limit %d per %ds window\n",
 		cfg.RunID, cfg.Workload.Prefix, target.ClaimKey(cfg.Workload.Prefix), cfg.Workload.Workers, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
 
+	// A target whose claim on the prefix is lost stops the load at once
+	// (claimLost); the clean-up after it, under abort, deletes nothing.
+	ctx, loseClaim := context.WithCancelCause(ctx)
+	defer loseClaim(nil)
+	for _, t := range targets {
+		lost := t.ClaimLost()
+		defer context.AfterFunc(lost, func() { loseClaim(context.Cause(lost)) })()
+	}
 	abort, cancel := target.AbortContext(ctx, opts.Abort)
 	defer cancel()
 	var failed []error
@@ -134,6 +142,12 @@ func settle(ctx context.Context, rep *results.Report, c *cell, run results.Run, 
 		rep.Runs = append(rep.Runs, run)
 	}
 	switch {
+	case errors.Is(context.Cause(ctx), target.ErrClaimLost):
+		if !errors.Is(err, target.ErrClaimLost) {
+			err = claimLost(c, context.Cause(ctx))
+		}
+		rep.Failed, rep.StoppedBy = true, err.Error()
+		return true, err
 	case ctx.Err() != nil:
 		rep.Interrupted = true // the cells after this one did not run
 		if err == nil {
