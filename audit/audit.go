@@ -10,7 +10,8 @@
 //
 // It talks to Redis through go-redis as an independent observer, whichever
 // client the run itself used. By default it sends only read commands
-// (INFO, DBSIZE, SCAN, PTTL, TYPE, GETRANGE, OBJECT IDLETIME and REFCOUNT; HSCAN and HPTTL for
+// (INFO, DBSIZE, SCAN, PTTL, TYPE, GETRANGE (a value, and the value of a
+// key named like a run's claim, to tell one: IsClaimValue), OBJECT IDLETIME and REFCOUNT; HSCAN and HPTTL for
 // the field audit; MEMORY USAGE for the stale keys of Options.WindowStamp). It reads each node's INFO before its first SCAN and
 // after every page: a server that restarted or failed over in between
 // leaves the node incomplete (ErrServerChanged). Under a prefix, each
@@ -32,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"regexp"
 	"strings"
 	"time"
 
@@ -234,10 +236,27 @@ func NewRunID() string {
 }
 
 // ClaimName ends the key by which a load run claims its prefix: the
-// prefix, then ClaimName. Scan leaves every such key out (IsClaim): an
-// audit neither counts another run's claim as a key nor fixes or deletes
-// it.
+// prefix, then ClaimName. Scan leaves out every such key whose value is a
+// run's claim (IsClaimValue): an audit neither counts another run's claim
+// as a key nor fixes or deletes it. A key of that name that holds
+// anything else (a tenant's counter) is audited as any other.
 const ClaimName = "rlbench-claim"
 
-// IsClaim reports whether key is a run's claim on a prefix (ClaimName).
-func IsClaim(key string) bool { return strings.HasSuffix(key, ClaimName) }
+// claimValue is the shape of a run's claim's value: its run id, then the
+// process, the host and since when it holds the prefix.
+var claimValue = regexp.MustCompile(`^run (\S+) \(pid [0-9]+ on .*, since \S+\)$`)
+
+// maxClaimValue is the most bytes of a claim's value that Scan reads.
+const maxClaimValue = 1024
+
+// IsClaimValue reports whether v, the value of a key ending in ClaimName,
+// is a run's claim: "run RUN-ID (pid PID on HOST, since TIME)".
+func IsClaimValue(v string) bool { return len(v) <= maxClaimValue && claimValue.MatchString(v) }
+
+// ClaimRunID is the run id of a claim's value v; "" when v is not one.
+func ClaimRunID(v string) string {
+	if m := claimValue.FindStringSubmatch(v); m != nil && len(v) <= maxClaimValue {
+		return m[1]
+	}
+	return ""
+}

@@ -282,7 +282,8 @@ type Report struct {
 	Tool string `json:"tool"`
 	// Started is when the audit started, in UTC.
 	Started time.Time `json:"started"`
-	// Match is the SCAN MATCH pattern ("" for every key).
+	// Match is the SCAN MATCH pattern ("*" for every key; "" in a file
+	// written before it said so).
 	Match string `json:"match"`
 	// Type is the SCAN TYPE filter, "" for none.
 	Type string `json:"type,omitempty"`

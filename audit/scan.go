@@ -25,14 +25,15 @@ var _ Node = (*redis.Client)(nil)
 // Scan audits nodes one after the other, in order: it SCANs each node's
 // keyspace, reads every examined key's PTTL in one pipeline per SCAN batch,
 // and counts. It keeps nothing per key (unless Options.Dedup), so its memory
-// does not grow with the keyspace. A load run's claim on its prefix
-// (IsClaim) is left out: not counted, fixed or deleted.
+// does not grow with the keyspace. A load run's claim on its prefix (a key
+// ending in ClaimName whose value IsClaimValue) is left out: not counted,
+// fixed or deleted.
 //
 // By default it sends only read commands: INFO server and replication
 // (before each node's first SCAN, in each batch's pipeline and after the
 // last: Server), DBSIZE, SCAN and PTTL, with TYPE
 // (Options.Types, Options.Sample, Options.Fields, Options.FixTTL), GETRANGE (Options.Limit,
-// Options.Sample), OBJECT IDLETIME and REFCOUNT (Options.Sample), HSCAN and HPTTL
+// Options.Sample, and a key named like a run's claim, to tell one), OBJECT IDLETIME and REFCOUNT (Options.Sample), HSCAN and HPTTL
 // (Options.Fields), and MEMORY USAGE (Options.StaleMemory). It writes only with Options.FixTTL
 // (EVAL of a script of TYPE, PTTL and EXPIRE) or Options.Unlink (UNLINK).
 //
@@ -74,6 +75,9 @@ func scan(ctx context.Context, nodes []Node, opts Options, nameNodes bool) (Repo
 		return rep, ErrNoNodes
 	}
 	rep.Match, rep.Type = o.match(), o.Type
+	if rep.Match == "" {
+		rep.Match = "*" // every key: SCAN without MATCH
+	}
 	rep.Settings = Settings{Count: o.Count, Rate: o.Rate, MaxTTLS: o.MaxTTL.Seconds(), Limit: o.Limit,
 		Sample: o.Sample, FixTTLS: int64(o.FixTTL / time.Second), DryRun: o.DryRun, Fields: o.Fields,
 		WindowStamp: o.WindowStamp, WindowS: int64(o.Window / time.Second), StaleMemory: o.StaleMemory}
@@ -177,8 +181,10 @@ type auditor struct {
 	server Server
 
 	immortalSample, lockedOutSample []Sample
-	// keys, immortal, present and hashes are reused from batch to batch.
+	// keys, claims, immortal, present and hashes are reused from batch
+	// to batch.
 	keys     []string
+	claims   []string
 	immortal []immortalKey
 	present  []string
 	hashes   []hashKey
@@ -246,7 +252,11 @@ func (a *auditor) node(ctx context.Context, n Node, srv Server, nr *NodeReport) 
 		if err := a.pace.wait(ctx, max(int(a.o.Count), len(res.keys))); err != nil {
 			return err
 		}
-		if keys := a.examine(nr, res.keys); len(keys) > 0 {
+		a.examine(nr, res.keys)
+		if err := a.leaveOutClaims(ctx, n, nr); err != nil {
+			return err
+		}
+		if keys := a.keys; len(keys) > 0 {
 			if err := a.batch(ctx, n, nr, keys); err != nil {
 				return err
 			}
@@ -296,22 +306,60 @@ func scanPage(ctx context.Context, n Node, match, typ string, count int64, curso
 	return r
 }
 
-// examine returns the keys of a SCAN page to examine: under the prefix,
-// not a run's claim on its prefix (IsClaim), and not seen before when
-// deduplicating. It counts the matched keys.
-func (a *auditor) examine(nr *NodeReport, keys []string) []string {
-	a.keys = a.keys[:0]
+// examine collects in a.keys the keys of a SCAN page to examine: under
+// the prefix, and not seen before when deduplicating; it counts the
+// matched keys. Those named like a run's claim (ClaimName) go to
+// a.claims instead, for leaveOutClaims to read.
+func (a *auditor) examine(nr *NodeReport, keys []string) {
+	a.keys, a.claims = a.keys[:0], a.claims[:0]
 	for _, key := range keys {
-		if a.o.Prefix != "" && !strings.HasPrefix(key, a.o.Prefix) || IsClaim(key) {
-			continue
+		switch {
+		case a.o.Prefix != "" && !strings.HasPrefix(key, a.o.Prefix):
+		case strings.HasSuffix(key, ClaimName):
+			a.claims = append(a.claims, key)
+		default:
+			a.take(nr, key)
 		}
-		nr.Matched++
-		if a.seen != nil && !a.seen.add(key) {
-			continue
-		}
-		a.keys = append(a.keys, key)
 	}
-	return a.keys
+}
+
+// take counts key as matched and adds it to a.keys, unless it was seen
+// before.
+func (a *auditor) take(nr *NodeReport, key string) {
+	nr.Matched++
+	if a.seen != nil && !a.seen.add(key) {
+		return
+	}
+	a.keys = append(a.keys, key)
+}
+
+// leaveOutClaims reads the value of each key of a.claims (GETRANGE, the
+// first maxClaimValue bytes) and adds to a.keys those that are not a
+// run's claim (IsClaimValue): a tenant's key that only ends like one is
+// audited. A key of another type (WRONGTYPE) is not a claim.
+func (a *auditor) leaveOutClaims(ctx context.Context, n Node, nr *NodeReport) error {
+	if len(a.claims) == 0 {
+		return nil
+	}
+	values := make([]*redis.StringCmd, len(a.claims))
+	cmds, err := a.read(ctx, n, &a.lat[1], func(pipe redis.Pipeliner) {
+		for i, key := range a.claims {
+			values[i] = pipe.GetRange(ctx, key, 0, maxClaimValue)
+		}
+	})
+	if err != nil {
+		for _, c := range cmds {
+			if cerr := c.Err(); cerr != nil && !strings.HasPrefix(cerr.Error(), "WRONGTYPE") {
+				return fmt.Errorf("%s: %w", cmdName(c), cerr)
+			}
+		}
+	}
+	for i, key := range a.claims {
+		if v, err := values[i].Result(); err != nil || !IsClaimValue(v) {
+			a.take(nr, key)
+		}
+	}
+	return nil
 }
 
 // batch reads the PTTL of keys (with TYPE where asked) in one pipeline,

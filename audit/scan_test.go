@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -659,7 +660,7 @@ func TestScanLeavesClaimsOut(t *testing.T) {
 	// prefix, as a tenant might leave), and three counters.
 	claims := map[string]time.Duration{prefix + audit.ClaimName: time.Minute, prefix + "sub:" + audit.ClaimName: 0}
 	for key, ttl := range claims {
-		if err := rdb.Set(ctx, key, "run x", ttl).Err(); err != nil {
+		if err := rdb.Set(ctx, key, "run 20261203T000000-0badc0de (pid 7 on h, since 2026-12-03T00:00:00Z)", ttl).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -691,6 +692,70 @@ func TestScanLeavesClaimsOut(t *testing.T) {
 			if err != nil || got == -2 || (got == -1) != (ttl == 0) {
 				t.Errorf("%s: after Scan, PTTL %s = %v, %v; want the claim as it was (TTL %s)", tc.name, key, got, err, ttl)
 			}
+		}
+	}
+}
+
+// TestScanAuditsKeysNamedLikeAClaim is issue 34, item 17: the audit left
+// out every key ending in rlbench-claim, so that a tenant's immortal,
+// locked-out ratelimit:user42:rlbench-claim was invisible. A claim is now
+// told by its value: a tenant's counter, or a hash, of that name is
+// audited as any key (immortal, locked out, fixed), beside a run's claim,
+// which is still left out.
+func TestScanAuditsKeysNamedLikeAClaim(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	counter, hash, claim := prefix+"ratelimit:user42:"+audit.ClaimName, prefix+"h:"+audit.ClaimName, prefix+audit.ClaimName
+	if err := rdb.Set(ctx, counter, 500, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.HSet(ctx, hash, "f", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, claim, "run 20261203T000000-0badc0de (pid 7 on h, since 2026-12-03T00:00:00Z)", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := audit.Scan(ctx, []audit.Node{rdb}, audit.Options{Prefix: prefix, Limit: 100, Sample: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Keys != 2 || rep.Immortal != 2 || rep.LockedOut != 1 {
+		t.Errorf("Scan = %d keys, %d immortal, %d locked out; want the counter and the hash, both immortal, the counter locked out", rep.Keys, rep.Immortal, rep.LockedOut)
+	}
+	if len(rep.LockedOutSample) != 1 || rep.LockedOutSample[0].Key != counter {
+		t.Errorf("locked-out sample %+v; want %s", rep.LockedOutSample, counter)
+	}
+	if _, err := audit.Scan(ctx, []audit.Node{rdb}, audit.Options{Prefix: prefix, FixTTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]bool{counter: true, hash: true, claim: false} {
+		ttl := rdb.TTL(ctx, key).Val()
+		if fixed := ttl > 59*time.Minute; fixed != want {
+			t.Errorf("after --fix-ttl, TTL %s = %s; want fixed %t", key, ttl, want)
+		}
+	}
+}
+
+// TestScanRecordsMatchStar is issue 34, item 17: --match '*' was recorded
+// as "match": "" in the JSON (and shown empty in the HTML report).
+func TestScanRecordsMatchStar(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	for _, match := range []string{"*", ""} {
+		rep, err := audit.Scan(t.Context(), []audit.Node{rdb}, audit.Options{Match: match})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := audit.JSON(rep)(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), `"match": "*"`) {
+			t.Errorf("Scan(Match %q): JSON %s; want \"match\": \"*\"", match, b.String())
 		}
 	}
 }

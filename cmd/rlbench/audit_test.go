@@ -309,6 +309,29 @@ func TestReportAudit(t *testing.T) {
 	mustRun(t, exitOK, "report", auditPath, "-o", page) // an audit alone
 }
 
+// TestReportAuditOfEveryKey is issue 34, item 17: an audit of --match '*'
+// was recorded as "match": "" and shown as an empty pattern in the HTML
+// report; both now say *.
+func TestReportAuditOfEveryKey(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	seedAuditMix(t, rdb, redistest.Prefix(t))
+	dir := t.TempDir()
+	auditPath, page := filepath.Join(dir, "audit.json"), filepath.Join(dir, "page.html")
+	mustRun(t, exitOK, "audit", "--match", "*", "--addr", srv.Addr(), "--json", auditPath)
+	mustRun(t, exitOK, "report", auditPath, "-o", page)
+	for path, want := range map[string]string{auditPath: `"match": "*"`, page: "audit.json: MATCH <code>*</code>"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), want) {
+			t.Errorf("%s lacks %q", filepath.Base(path), want)
+		}
+	}
+}
+
 // clusterACL is what --cluster needs beyond readOnlyACL: the cluster's
 // slot map (CLUSTER SLOTS), which the client reads to find the masters.
 const clusterACL = "+cluster|slots"
