@@ -161,15 +161,42 @@ func Cleanup(ctx context.Context, specs []Spec, prefix string, opts CleanupOptio
 
 // refuseLiveClaim refuses, whatever CleanupOptions say, to clean a prefix
 // that a live run claims (claim.go): its keys are that run's counters, in
-// the middle of its measurement. A user who may not GET the claim is not
-// refused.
+// the middle of its measurement. The claim may be on the prefix itself, on
+// a shorter one (a run on "a:" holds "a:b:"'s keys too), or on a longer
+// one (a run on "a:b:" has its keys under "a:"): every claim on the
+// masters under the prefix (SCAN MATCH, audit.FindClaims), and a GET of
+// each shorter prefix's, each told by its value (audit.IsClaimValue). A
+// user who may not GET a shorter prefix's claim is not refused for it.
 func (t *Target) refuseLiveClaim(ctx context.Context, prefix string) error {
-	holder, err := t.Admin.Get(ctx, ClaimKey(prefix)).Result()
+	for i := 1; i < len(prefix); i++ {
+		holder, err := t.Admin.Get(ctx, ClaimKey(prefix[:i])).Result()
+		if err == nil && audit.IsClaimValue(holder) {
+			return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q lies under %q, which a live run claims (%s, key %s): its keys are that run's; cleanup is for the keys of a run that was killed; wait for it to end (a killed run's claim expires within %s)",
+				t.Spec.Label, prefix, prefix[:i], excerpt.Text(holder), ClaimKey(prefix[:i]), claimTTL))
+		}
+	}
+	masters, err := t.Nodes(ctx)
 	if err != nil {
+		return fmt.Errorf("%s: %w", t.Spec.Label, err)
+	}
+	nodes := make([]audit.Node, len(masters))
+	for i, m := range masters {
+		nodes[i] = m
+	}
+	claims, err := audit.FindClaims(ctx, nodes, prefix, nil)
+	if err != nil {
+		return fmt.Errorf("%s: the live runs' claims under the prefix: %w", t.Spec.Label, err)
+	}
+	if len(claims) == 0 {
 		return nil
 	}
-	return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q is claimed by a live run (%s, key %s): cleanup is for the keys of a run that was killed; wait for it to end (a killed run's claim expires within %s)",
-		t.Spec.Label, prefix, excerpt.Text(holder), ClaimKey(prefix), claimTTL))
+	c := claims[0]
+	where := fmt.Sprintf("the prefix %q is claimed by a live run", prefix)
+	if c.Key != ClaimKey(prefix) {
+		where = fmt.Sprintf("%d live run(s) claim a prefix under %q, such as %q", len(claims), prefix, c.Prefix())
+	}
+	return usage("Workload.Prefix", fmt.Errorf("%s: %s (%s, key %s): cleanup is for the keys of a run that was killed; wait for it to end (a killed run's claim expires within %s)",
+		t.Spec.Label, where, excerpt.Text(c.Value), excerpt.Text(c.Key), claimTTL))
 }
 
 // openCleanupTargets opens every target of specs; on error, the targets

@@ -223,3 +223,43 @@ func TestCleanupRefusesALiveRun(t *testing.T) {
 		t.Errorf("DBSIZE after the refused cleanup = %d; want the 3 counters and the claim", n)
 	}
 }
+
+// TestCleanupRefusesANestedLiveRun is issue 34, item 6: cleanup of
+// "nest:" deleted the keys of a live run on "nest:C:", since it checked
+// only the claim of the exact prefix. It now refuses, with or without
+// --yes, while a live run claims a prefix under the one given or above it
+// (a prefix inside a claimed one), and deletes nothing.
+func TestCleanupRefusesANestedLiveRun(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	nest := redistest.Prefix(t)
+	run := nest + "C:"
+	seedRunKeys(t, rdb, run, 100)
+	holder := "run 20261203T000000-0000000c (pid 1 on h, since 2026-12-03T00:00:00Z)"
+	if err := rdb.Set(t.Context(), run+audit.ClaimName, holder, time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, prefix, want string
+		flags             []string
+	}{
+		{"above the run", nest, "claim a prefix under", nil},
+		{"above the run, --yes", nest, "claim a prefix under", []string{"--yes"}},
+		{"above the run, --dry-run", nest, "claim a prefix under", []string{"--dry-run"}},
+		{"inside the run's prefix", run + "lua:", "which a live run claims", []string{"--yes"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"cleanup", "--prefix", tc.prefix, "--addr", srv.Addr()}, tc.flags...)
+			res := mustRun(t, exitUsage, args...)
+			for _, want := range []string{tc.want, "0000000c"} {
+				if !strings.Contains(res.stderr, want) {
+					t.Errorf("%q: stderr = %q; want it to say %q", args, res.stderr, want)
+				}
+			}
+			if n := rdb.DBSize(t.Context()).Val(); n != 101 {
+				t.Errorf("DBSIZE after %q = %d; want the run's 100 keys and its claim", args, n)
+			}
+		})
+	}
+}

@@ -1,0 +1,94 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Claim is a load run's claim on a prefix, found on a server: the key
+// (the prefix, then ClaimName) and its value, the run's (IsClaimValue).
+// A claim there is a live run's: a killed run's expires within 30 s.
+type Claim struct {
+	// Key is the claim's key; Value names the run that holds it.
+	Key, Value string
+}
+
+// Prefix is the prefix the claim holds.
+func (c Claim) Prefix() string { return strings.TrimSuffix(c.Key, ClaimName) }
+
+// Covers reports whether key lies under the claim's prefix.
+func (c Claim) Covers(key string) bool { return strings.HasPrefix(key, c.Prefix()) }
+
+// FindClaims returns the runs' claims on nodes whose prefix starts with
+// under ("" for every claim): SCAN MATCH MatchPattern(under)+ClaimName,
+// COUNT DefaultCount, then GETRANGE of each key found, which must hold a
+// claim's value. wait, when not nil, is called before each SCAN with the
+// keys it will walk (the audit's pace). It reads only.
+func FindClaims(ctx context.Context, nodes []Node, under string, wait func(ctx context.Context, keys int) error) ([]Claim, error) {
+	match := "*" + ClaimName
+	if under != "" {
+		match = MatchPattern(under) + ClaimName
+	}
+	var claims []Claim
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		var cursor uint64
+		for {
+			if wait != nil {
+				if err := wait(ctx, DefaultCount); err != nil {
+					return claims, err
+				}
+			}
+			keys, next, err := n.Scan(ctx, cursor, match, DefaultCount).Result()
+			if err != nil {
+				return claims, fmt.Errorf("%s: scan match %s: %w", addrOf(n), match, err)
+			}
+			found, err := claimsAmong(ctx, n, keys, under)
+			if err != nil {
+				return claims, fmt.Errorf("%s: %w", addrOf(n), err)
+			}
+			for _, c := range found {
+				if !seen[c.Key] {
+					seen[c.Key] = true
+					claims = append(claims, c)
+				}
+			}
+			if cursor = next; cursor == 0 {
+				break
+			}
+		}
+	}
+	return claims, nil
+}
+
+// claimsAmong reads the keys of n among keys that lie under under and end
+// in ClaimName, and returns those that hold a run's claim.
+func claimsAmong(ctx context.Context, n Node, keys []string, under string) ([]Claim, error) {
+	pipe := n.Pipeline()
+	var names []string
+	var values []*redis.StringCmd
+	for _, k := range keys {
+		if strings.HasPrefix(k, under) && strings.HasSuffix(k, ClaimName) {
+			names = append(names, k)
+			values = append(values, pipe.GetRange(ctx, k, 0, maxClaimValue))
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	_, _ = pipe.Exec(ctx)
+	var claims []Claim
+	for i, cmd := range values {
+		v, err := cmd.Result()
+		switch {
+		case err != nil && !strings.HasPrefix(err.Error(), "WRONGTYPE"):
+			return nil, fmt.Errorf("getrange %s: %w", names[i], err)
+		case err == nil && IsClaimValue(v):
+			claims = append(claims, Claim{Key: names[i], Value: v})
+		}
+	}
+	return claims, nil
+}
