@@ -242,7 +242,7 @@ func TestCleanupRefusesANestedLiveRun(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, prefix, want string
-		flags             []string
+		flags              []string
 	}{
 		{"above the run", nest, "claim a prefix under", nil},
 		{"above the run, --yes", nest, "claim a prefix under", []string{"--yes"}},
