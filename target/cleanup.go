@@ -134,6 +134,9 @@ func Cleanup(ctx context.Context, specs []Spec, prefix string, opts CleanupOptio
 		return rep, err
 	}
 	for _, t := range targets {
+		if err := t.checkMaster(ctx); err != nil {
+			return rep, err
+		}
 		if err := t.refuseLiveClaim(ctx, prefix); err != nil {
 			return rep, err
 		}

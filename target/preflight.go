@@ -127,28 +127,49 @@ func (t *Target) checkWritable(ctx context.Context, prefix string) error {
 // checkMaster refuses a target whose node is a replica (INFO replication
 // says role:slave), even one that takes writes (replica-read-only no): its
 // writes are not the master's, the clients of the master never see them,
-// and the next full sync from the master discards them.
+// and the next full sync from the master discards them. The load run,
+// rlbench cleanup and audit --fix-ttl refuse one so.
 func (t *Target) checkMaster(ctx context.Context) error {
 	nodes, err := t.Nodes(ctx)
 	if err != nil {
 		return usage(t.field(), fmt.Errorf("%s: %w", t.Spec.Label, err))
 	}
 	for _, n := range nodes {
-		text, err := n.Info(ctx, "replication").Result()
+		master, err := ReplicaOf(ctx, n)
 		if denied := acl.Denied("info", err); denied != nil {
 			return usage("Targets.Login.Username", fmt.Errorf("%s: %w", t.where(n), denied))
 		}
 		if err != nil {
-			return usage(t.field(), fmt.Errorf("%s: info replication: %w", t.where(n), err))
+			return usage(t.field(), fmt.Errorf("%s: %w", t.where(n), err))
 		}
-		info := serverinfo.Parse(text)
-		if info["role"] != "slave" {
-			continue
+		if master != "" {
+			return usage(t.field(), fmt.Errorf("%s: %w", t.where(n), ReplicaWrites(master)))
 		}
-		master := net.JoinHostPort(info["master_host"], info["master_port"])
-		return usage(t.field(), fmt.Errorf("%s: the server is a replica of %s (INFO replication: role:slave): a replica's writes are not the master's, even with replica-read-only no, and the next sync discards them; target the master", t.where(n), master))
 	}
 	return nil
+}
+
+// ErrReplica is returned, wrapped, for a write that rlbench refuses to
+// send to a replica (ReplicaWrites).
+var ErrReplica = errors.New("the server is a replica")
+
+// ReplicaOf returns the master (host:port) of node when it is a replica
+// (INFO replication: role:slave), and "" when it is not.
+func ReplicaOf(ctx context.Context, node *redis.Client) (string, error) {
+	text, err := node.Info(ctx, "replication").Result()
+	if err != nil {
+		return "", fmt.Errorf("info replication: %w", err)
+	}
+	info := serverinfo.Parse(text)
+	if info["role"] != "slave" {
+		return "", nil
+	}
+	return net.JoinHostPort(info["master_host"], info["master_port"]), nil
+}
+
+// ReplicaWrites is the error of a write refused on a replica of master.
+func ReplicaWrites(master string) error {
+	return fmt.Errorf("%w of %s (INFO replication: role:slave): a replica's writes are not the master's, even with replica-read-only no, and the next sync discards them; target the master", ErrReplica, master)
 }
 
 // notWritable is the error of a write (what) that t refused under the

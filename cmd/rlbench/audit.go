@@ -20,6 +20,7 @@ import (
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/htmlreport"
+	"github.com/rlbench/rlbench/target"
 )
 
 // auditOptions are the settings of `rlbench audit`.
@@ -126,6 +127,9 @@ func (c cli) audit(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer closeMasters()
+	if err := refuseReplicaFix(ctx, o.opts, masters); err != nil {
+		return err
+	}
 	if o.opts.Fields {
 		if err := checkFieldAudit(ctx, masters); err != nil {
 			return err
@@ -145,6 +149,30 @@ func (c cli) audit(ctx context.Context, args []string, stdout, stderr io.Writer)
 	rep, err := audit.Scan(ctx, nodes, opts)
 	line.clear()
 	return o.finish(rep, err, out, stdout, stderr)
+}
+
+// refuseReplicaFix refuses --fix-ttl (bad input, before any SCAN) on a
+// master that is a replica, naming its master, as the load run and
+// cleanup do: its fixes would not be the master's, and the next sync
+// would discard them. A read-only audit of a replica (a dry run too) is
+// allowed.
+func refuseReplicaFix(ctx context.Context, opts audit.Options, masters []*redis.Client) error {
+	if opts.FixTTL == 0 || opts.DryRun {
+		return nil
+	}
+	for _, m := range masters {
+		master, err := target.ReplicaOf(ctx, m)
+		if derr := acl.Denied("info", err); derr != nil {
+			return badInput(fmt.Errorf("--fix-ttl: %s: %w (--fix-ttl asks INFO replication whether the server is a replica)", m.Options().Addr, derr))
+		}
+		if err != nil {
+			return fmt.Errorf("--fix-ttl: %s: %w", m.Options().Addr, err)
+		}
+		if master != "" {
+			return badInput(fmt.Errorf("--fix-ttl: %s: %w (an audit without --fix-ttl may read a replica)", m.Options().Addr, target.ReplicaWrites(master)))
+		}
+	}
+	return nil
 }
 
 // checkFieldAudit refuses --fields (bad input) on a master that does not

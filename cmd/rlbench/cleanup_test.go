@@ -263,3 +263,48 @@ func TestCleanupRefusesANestedLiveRun(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicaRefusedForWrites is issue 34, item 8: audit --fix-ttl and
+// cleanup wrote to a (writable) replica: "fixed 1000" while the master
+// kept its immortal keys, and cleanup deleted the replica's copies only.
+// Both now refuse a replica up front, naming its master, and write
+// nothing; a read-only audit of the replica is still allowed.
+func TestReplicaRefusedForWrites(t *testing.T) {
+	t.Parallel()
+	master, replica := redistest.Start(t), redistest.Start(t)
+	mdb, rdb := redistest.Client(t, master), redistest.Client(t, replica)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	seedRunKeys(t, mdb, prefix, 20)
+	host, port, _ := strings.Cut(master.Addr(), ":")
+	if err := rdb.ReplicaOf(ctx, host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.ReplicaOf(context.Background(), "NO", "ONE") })
+	if err := rdb.ConfigSet(ctx, "replica-read-only", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); rdb.DBSize(ctx).Val() != 20; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica holds %d of the master's 20 keys after 60s", rdb.DBSize(ctx).Val())
+		}
+	}
+	for _, args := range [][]string{
+		{"audit", "--match", prefix + "*", "--fix-ttl", "60"},
+		{"cleanup", "--prefix", prefix, "--yes"},
+		{"cleanup", "--prefix", prefix},
+	} {
+		args = append(args, "--addr", replica.Addr())
+		res := mustRun(t, exitUsage, args...)
+		if !strings.Contains(res.stderr, "replica of "+master.Addr()) {
+			t.Errorf("%q: stderr = %q; want it to name the master, %s", args, res.stderr, master.Addr())
+		}
+		if n, immortal := rdb.DBSize(ctx).Val(), rdb.TTL(ctx, prefix+"lua:go-redis:{0}").Val(); n != 20 || immortal != -1 {
+			t.Errorf("after %q, the replica holds %d keys (TTL of one %s); want the 20, immortal", args, n, immortal)
+		}
+	}
+	res := mustRun(t, exitOK, "audit", "--match", prefix+"*", "--addr", replica.Addr())
+	if !strings.Contains(res.stdout, "20 keys") {
+		t.Errorf("a read-only audit of the replica: stdout = %q; want its 20 keys audited", res.stdout)
+	}
+}
