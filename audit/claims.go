@@ -13,7 +13,8 @@ import (
 // A claim there is a live run's: a killed run's expires within 30 s.
 type Claim struct {
 	// Key is the claim's key; Value names the run that holds it.
-	Key, Value string
+	Key   string `json:"key"`
+	Value string `json:"value"`
 }
 
 // Prefix is the prefix the claim holds.
@@ -25,7 +26,8 @@ func (c Claim) Covers(key string) bool { return strings.HasPrefix(key, c.Prefix(
 // FindClaims returns the runs' claims on nodes whose prefix starts with
 // under ("" for every claim): SCAN MATCH MatchPattern(under)+ClaimName,
 // COUNT DefaultCount, then GETRANGE of each key found, which must hold a
-// claim's value. wait, when not nil, is called before each SCAN with the
+// claim's value (a key of another type, or one the user may not read, is
+// none). wait, when not nil, is called before each SCAN with the
 // keys it will walk (the audit's pace). It reads only.
 func FindClaims(ctx context.Context, nodes []Node, under string, wait func(ctx context.Context, keys int) error) ([]Claim, error) {
 	match := "*" + ClaimName
@@ -84,7 +86,9 @@ func claimsAmong(ctx context.Context, n Node, keys []string, under string) ([]Cl
 	for i, cmd := range values {
 		v, err := cmd.Result()
 		switch {
-		case err != nil && !strings.HasPrefix(err.Error(), "WRONGTYPE"):
+		case err != nil && !strings.HasPrefix(err.Error(), "WRONGTYPE") && !strings.HasPrefix(err.Error(), "NOPERM"):
+			// Another type is no claim; a key the user may not read
+			// is none of the keys it may write either.
 			return nil, fmt.Errorf("getrange %s: %w", names[i], err)
 		case err == nil && IsClaimValue(v):
 			claims = append(claims, Claim{Key: names[i], Value: v})

@@ -53,6 +53,9 @@ type keyDetail struct {
 	// type, or gone).
 	fix   bool
 	fixed int64
+	// leftOut is set when the key lies under a live run's claim, and so
+	// was not fixed (Findings.FixLeftOut).
+	leftOut bool
 }
 
 // fixScript gives KEYS[1] a TTL of ARGV[1] seconds only if, at that
@@ -110,13 +113,20 @@ func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []imm
 		return err
 	}
 	if a.fixing() {
-		names := make([]string, len(keys))
+		// A key under a live run's claim is that run's: left out.
+		var fix []immortalKey
+		var names []string
+		var at []int
 		for i, k := range keys {
-			names[i] = k.key
+			if a.underClaim(k.key) {
+				details[i].leftOut = true
+				continue
+			}
+			fix, names, at = append(fix, k), append(names, k.key), append(at, i)
 		}
-		fixed, err := a.write(ctx, n, &a.lat[2], names, a.fixWrite(keys))
-		for i, reply := range fixed {
-			details[i].fix, details[i].fixed = true, reply
+		fixed, err := a.write(ctx, n, &a.lat[2], names, a.fixWrite(fix))
+		for j, reply := range fixed {
+			details[at[j]].fix, details[at[j]].fixed = true, reply
 		}
 		if err != nil {
 			return err
@@ -149,6 +159,9 @@ func (a *auditor) changed(nr *NodeReport, n int64) {
 
 // account counts one key's second look, and samples it.
 func (a *auditor) account(nr *NodeReport, d keyDetail) {
+	if d.leftOut {
+		nr.FixLeftOut++
+	}
 	if d.fix {
 		switch d.fixed {
 		case 1:

@@ -34,8 +34,12 @@ type Findings struct {
 	Fixed int64 `json:"fixed"`
 	// FixSkipped is the number of immortal keys Options.FixTTL left alone
 	// because they had gained a TTL since their PTTL was read. Immortal =
-	// Fixed + FixSkipped after a fix.
+	// Fixed + FixSkipped + FixLeftOut after a fix.
 	FixSkipped int64 `json:"fix_skipped"`
+	// FixLeftOut is the number of immortal keys Options.FixTTL (or its
+	// dry run) left out because they lie under a live run's claim
+	// (Report.Claims): that run's keys, mid-measurement.
+	FixLeftOut int64 `json:"fix_left_out"`
 	// Changed is the number of keys that had no TTL when their PTTL was
 	// read and were another type, or gone, when the audit read them next:
 	// a hash the field audit found replaced or deleted (FieldFindings.
@@ -177,6 +181,7 @@ func (f *Findings) add(o Findings) {
 	f.LockedOut += o.LockedOut
 	f.Fixed += o.Fixed
 	f.FixSkipped += o.FixSkipped
+	f.FixLeftOut += o.FixLeftOut
 	f.Changed += o.Changed
 	f.WouldFix += o.WouldFix
 	f.Deleted += o.Deleted
@@ -287,6 +292,10 @@ type Report struct {
 	Match string `json:"match"`
 	// Type is the SCAN TYPE filter, "" for none.
 	Type string `json:"type,omitempty"`
+	// Claims are the live runs' claims found before a fix
+	// (Options.FixTTL): the keys under their prefixes were left out of
+	// it (FixLeftOut).
+	Claims []Claim `json:"claims,omitempty"`
 	// Servers says which server each node was, in the order of the
 	// nodes: address, db, version, run_id and role, as INFO said when the
 	// node's audit began. A node whose INFO could not be read has only

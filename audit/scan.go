@@ -85,6 +85,16 @@ func scan(ctx context.Context, nodes []Node, opts Options, nameNodes bool) (Repo
 		rep.StaleFindings = &StaleFindings{}
 	}
 	a := newAuditor(o, len(nodes))
+	if o.FixTTL > 0 {
+		// The keys under a live run's claim are that run's, in the middle
+		// of its measurement: the fix leaves them out. Its claims are
+		// found first, on every node, at the audit's pace.
+		if a.live, err = FindClaims(ctx, nodes, "", a.pace.wait); err != nil {
+			rep.Error = err.Error()
+			return rep, fmt.Errorf("the live runs' claims, before the fix: %w", err)
+		}
+		rep.Claims = a.live
+	}
 	sizes := a.dbSizes(ctx, nodes)
 	// A node that fails (a master down, a refused command) leaves the
 	// others to audit: its report says it is incomplete, and so does the
@@ -179,6 +189,8 @@ type auditor struct {
 	progress Progress
 	// server is the node being audited, as its first INFO said.
 	server Server
+	// live are the live runs' claims that a fix leaves out (Report.Claims).
+	live []Claim
 
 	immortalSample, lockedOutSample []Sample
 	// keys, claims, immortal, present and hashes are reused from batch
@@ -333,6 +345,16 @@ func (a *auditor) take(nr *NodeReport, key string) {
 	a.keys = append(a.keys, key)
 }
 
+// underClaim reports whether key lies under a live run's claim (a.live).
+func (a *auditor) underClaim(key string) bool {
+	for _, c := range a.live {
+		if c.Covers(key) {
+			return true
+		}
+	}
+	return false
+}
+
 // leaveOutClaims reads the value of each key of a.claims (GETRANGE, the
 // first maxClaimValue bytes) and adds to a.keys those that are not a
 // run's claim (IsClaimValue): a tenant's key that only ends like one is
@@ -409,7 +431,13 @@ func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []stri
 	}
 	f := &nr.Findings
 	if a.o.DryRun {
-		f.WouldFix += int64(len(a.immortal))
+		for _, k := range a.immortal {
+			if a.underClaim(k.key) {
+				f.FixLeftOut++
+			} else {
+				f.WouldFix++
+			}
+		}
 	}
 	if len(a.immortal) == 0 || !a.detailed() {
 		return nil

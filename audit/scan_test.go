@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -658,7 +659,7 @@ func TestScanLeavesClaimsOut(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	// A claim with a TTL (a live run's), an immortal one (under a nested
 	// prefix, as a tenant might leave), and three counters.
-	claims := map[string]time.Duration{prefix + audit.ClaimName: time.Minute, prefix + "sub:" + audit.ClaimName: 0}
+	claims := map[string]time.Duration{prefix + "run:" + audit.ClaimName: time.Minute, prefix + "sub:" + audit.ClaimName: 0}
 	for key, ttl := range claims {
 		if err := rdb.Set(ctx, key, "run 20261203T000000-0badc0de (pid 7 on h, since 2026-12-03T00:00:00Z)", ttl).Err(); err != nil {
 			t.Fatal(err)
@@ -708,7 +709,7 @@ func TestScanAuditsKeysNamedLikeAClaim(t *testing.T) {
 	rdb := redistest.Client(t, srv)
 	ctx := t.Context()
 	prefix := redistest.Prefix(t)
-	counter, hash, claim := prefix+"ratelimit:user42:"+audit.ClaimName, prefix+"h:"+audit.ClaimName, prefix+audit.ClaimName
+	counter, hash, claim := prefix+"ratelimit:user42:"+audit.ClaimName, prefix+"h:"+audit.ClaimName, prefix+"run:"+audit.ClaimName
 	if err := rdb.Set(ctx, counter, 500, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -757,5 +758,55 @@ func TestScanRecordsMatchStar(t *testing.T) {
 		if !strings.Contains(b.String(), `"match": "*"`) {
 			t.Errorf("Scan(Match %q): JSON %s; want \"match\": \"*\"", match, b.String())
 		}
+	}
+}
+
+// TestFixLeavesOutALiveRunsKeys is issue 34, item 7: audit --fix-ttl gave
+// a TTL to the immortal keys of a running load, whose own audit then
+// reported none (a false all-clear). The keys under a live run's claim are
+// now left out of the fix and of its dry run, counted (fix_left_out) and
+// named by the claim; the other immortal keys are fixed.
+func TestFixLeavesOutALiveRunsKeys(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	run, tenant := prefix+"run:", prefix+"tenant:"
+	if err := rdb.Set(ctx, run+audit.ClaimName, "run 20261203T000000-0000000a (pid 1 on h, since 2026-12-03T00:00:00Z)", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		for _, p := range []string{run + "lua:go-redis:", tenant} {
+			if err := rdb.Set(ctx, fmt.Sprintf("%s{%d}", p, i), i, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dry, err := audit.Scan(ctx, []audit.Node{rdb}, audit.Options{Match: prefix + "*", FixTTL: time.Hour, DryRun: true})
+	if err != nil || dry.WouldFix != 5 || dry.FixLeftOut != 5 {
+		t.Errorf("Scan(dry run) = would fix %d, left out %d, %v; want 5 and 5", dry.WouldFix, dry.FixLeftOut, err)
+	}
+	rep, err := audit.Scan(ctx, []audit.Node{rdb}, audit.Options{Match: prefix + "*", FixTTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Immortal != 10 || rep.Fixed != 5 || rep.FixLeftOut != 5 || len(rep.Claims) != 1 || rep.Claims[0].Prefix() != run {
+		t.Errorf("Scan(fix) = %d immortal, %d fixed, %d left out, claims %+v; want 10, 5, 5 and the claim on %s", rep.Immortal, rep.Fixed, rep.FixLeftOut, rep.Claims, run)
+	}
+	for i := range 5 {
+		if ttl := rdb.TTL(ctx, fmt.Sprintf("%slua:go-redis:{%d}", run, i)).Val(); ttl != -1 {
+			t.Errorf("TTL of the live run's key %d = %s; want it left immortal", i, ttl)
+		}
+		if ttl := rdb.TTL(ctx, fmt.Sprintf("%s{%d}", tenant, i)).Val(); ttl < 59*time.Minute {
+			t.Errorf("TTL of the tenant's key %d = %s; want about 1h", i, ttl)
+		}
+	}
+	var text bytes.Buffer
+	if err := audit.Text(rep)(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`left out: under a live run's claim\s+5\s.*` + regexp.QuoteMeta(strconv.Quote(run))).MatchString(text.String()) {
+		t.Errorf("Text() =\n%s\nwant a row of the 5 keys left out, naming %q", text.String(), run)
 	}
 }

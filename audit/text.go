@@ -83,6 +83,9 @@ func writeText(b *bytes.Buffer, r Report) {
 		row(fmt.Sprintf("fixed (EXPIRE %d, in one script)", s.FixTTLS), r.Fixed, "")
 		row("left alone (gained a TTL)", r.FixSkipped, "")
 	}
+	if s.FixTTLS > 0 && (r.FixLeftOut > 0 || len(r.Claims) > 0) {
+		row("left out: under a live run's claim", r.FixLeftOut, claimsText(r.Claims))
+	}
 	if r.Changed > 0 || s.FixTTLS > 0 && !s.DryRun {
 		row("changed during the audit (type or gone)", r.Changed, "no TTL at PTTL, never given one")
 	}
@@ -323,4 +326,21 @@ func (s *Sample) restore() error {
 		s.Value = &v
 	}
 	return nil
+}
+
+// claimsText names the prefixes of claims, quoted, the first three.
+func claimsText(claims []Claim) string {
+	var b strings.Builder
+	b.WriteString("prefix ")
+	for i, c := range claims {
+		if i == 3 {
+			fmt.Fprintf(&b, ", and %d more", len(claims)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(c.Prefix()))
+	}
+	return b.String()
 }
