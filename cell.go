@@ -159,6 +159,11 @@ func (c *cell) connect(ctx context.Context, log io.Writer) error {
 		Retries: c.cfg.Retries, DialTimeout: c.cfg.DialTimeout, ReadTimeout: c.cfg.ReadTimeout, WriteTimeout: c.cfg.WriteTimeout,
 	})
 	c.guard.Login(&o)
+	o.BeforeLoad = func(ctx context.Context, name, code string) error {
+		// Recorded first: a run killed from here on leaves a record of
+		// the library under its prefix, by which rlbench cleanup finds it.
+		return c.target.RecordObject(ctx, c.runPrefix, target.ObjectLibrary, name, target.CodeDigest(code))
+	}
 	var err error
 	if c.proxy, o.Addr, o.TLS, err = faults.StartProxy(c.cfg.Faults, o.Addr, o.TLS); err != nil {
 		return fmt.Errorf("%s: %w", c.label, err)
@@ -209,6 +214,11 @@ func (c *cell) deleteLibraries(ctx context.Context, log io.Writer) []results.Lib
 		out[i] = results.Library{Name: l.Name, Loaded: l.Loaded, Reloads: l.Reloads, Deleted: l.Deleted}
 		if l.Loaded && !l.Deleted && err != nil {
 			out[i].DeleteError = err.Error()
+		}
+		if l.Deleted || !l.Loaded {
+			// Gone, or never the client's: its record goes (one left
+			// names a library that rlbench cleanup checks by its code).
+			_ = c.target.ForgetObject(ctx, c.runPrefix, target.ObjectLibrary, l.Name)
 		}
 		fmt.Fprintf(log, "rlbench: %s: %s\n", c.label, out[i])
 	}

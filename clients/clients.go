@@ -68,6 +68,11 @@ type Options struct {
 	// ClientName is set on every connection (CLIENT SETNAME), so that the
 	// run's own connections can be found in CLIENT LIST; "" sets none.
 	ClientName string
+	// BeforeLoad, when set, is called before each FUNCTION LOAD of a
+	// library absent from a master, with its name and code; its error
+	// stops the load. The run records the library with it, for rlbench
+	// cleanup after a SIGKILL. nil calls nothing.
+	BeforeLoad func(ctx context.Context, name, code string) error
 	// FlushDelay is rueidis' and valkey-go's MaxFlushDelay: after each
 	// write, the pipeline waits up to this long to gather more commands
 	// into the next one. 0, their default, writes at once. go-redis and

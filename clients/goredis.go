@@ -85,7 +85,7 @@ func newGoRedis(o Options) *goRedis {
 			Mode: maintnotifications.ModeDisabled,
 		},
 	})
-	c := &goRedis{rdb: rdb, server: o.Addr, opts: fmt.Sprintf("pool_size=%d protocol=3 %s buffers=%d", poolSize(o), goRedisSettings(o), goRedisBufferSize)}
+	c := &goRedis{rdb: rdb, server: o.Addr, libs: libraries{beforeLoad: o.BeforeLoad}, opts: fmt.Sprintf("pool_size=%d protocol=3 %s buffers=%d", poolSize(o), goRedisSettings(o), goRedisBufferSize)}
 	if o.Sentinel.Master != "" {
 		c.opts = "sentinel " + c.opts
 		c.server = fmt.Sprintf("master %s of sentinels %s", o.Sentinel.Master, strings.Join(o.Sentinel.Addrs, ","))

@@ -50,6 +50,8 @@ type functionNode interface {
 type libraries struct {
 	mu   sync.Mutex
 	libs []*library
+	// beforeLoad is Options.BeforeLoad.
+	beforeLoad func(ctx context.Context, name, code string) error
 }
 
 type library struct {
@@ -66,7 +68,7 @@ func (l *libraries) load(ctx context.Context, code string, nodes []functionNode)
 	defer l.mu.Unlock()
 	loaded := false
 	for _, n := range nodes {
-		did, err := loadOn(ctx, n, name, code)
+		did, err := loadOn(ctx, n, name, code, l.beforeLoad)
 		if err != nil {
 			if n.addr() != "" {
 				return fmt.Errorf("%s: %w", n.addr(), err)
@@ -100,10 +102,10 @@ func (l *libraries) find(name string) *library {
 }
 
 // loadOn loads code on n unless the library name is there with the same
-// code: whether it loaded it. A library of that name loaded by another
+// code, calling before first (Options.BeforeLoad): whether it loaded it. A library of that name loaded by another
 // client between the FUNCTION LIST and the FUNCTION LOAD is looked at
 // again, never replaced.
-func loadOn(ctx context.Context, n functionNode, name, code string) (bool, error) {
+func loadOn(ctx context.Context, n functionNode, name, code string, before func(ctx context.Context, name, code string) error) (bool, error) {
 	for range 2 {
 		got, err := n.libraryCode(ctx, name)
 		if err != nil {
@@ -111,6 +113,11 @@ func loadOn(ctx context.Context, n functionNode, name, code string) (bool, error
 		}
 		if got != "" {
 			return false, strategies.CheckLibrary(name, code, got)
+		}
+		if before != nil {
+			if err := before(ctx, name, code); err != nil {
+				return false, err
+			}
 		}
 		err = n.load(ctx, code)
 		switch {

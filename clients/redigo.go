@@ -64,6 +64,7 @@ func newRedigo(o Options) (*redigoAdapter, error) {
 	return &redigoAdapter{
 		pool:   pool,
 		server: addr,
+		libs:   libraries{beforeLoad: o.BeforeLoad},
 		opts: fmt.Sprintf("pool_size=%d (max_active=%d max_idle=%d wait=on) protocol=2 retries=none dial_timeout=%s read_timeout=%s write_timeout=%s",
 			size, size, size, cmp.Or(o.DialTimeout, redigoDialTimeout), timeoutText(o.ReadTimeout), timeoutText(o.WriteTimeout)),
 	}, nil

@@ -118,6 +118,7 @@ func newRueidis(o Options) (*rueidisAdapter, error) {
 	return &rueidisAdapter{
 		c:       c,
 		cluster: len(o.Cluster) > 0,
+		libs:    libraries{beforeLoad: o.BeforeLoad},
 		opts: fmt.Sprintf("%sauto_pipelining=on always_pipelining=off pipeline_multiplex=%d (%d %s) ring_scale=%d max_flush_delay=%s %s",
 			mode, multiplex, 1<<multiplex, conns, ring, o.FlushDelay, rueidisSettings(opt, o.Retries)),
 	}, nil

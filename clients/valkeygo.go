@@ -91,6 +91,7 @@ func newValkey(o Options) (*valkeyAdapter, error) {
 	return &valkeyAdapter{
 		c:       c,
 		cluster: len(o.Cluster) > 0,
+		libs:    libraries{beforeLoad: o.BeforeLoad},
 		opts: fmt.Sprintf("%sauto_pipelining=on always_pipelining=off pipeline_multiplex=%d (%d %s) ring_scale=%d max_flush_delay=%s %s",
 			mode, multiplex, 1<<multiplex, conns, ring, o.FlushDelay, valkeySettings(opt, o.Retries)),
 	}, nil

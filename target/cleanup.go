@@ -76,6 +76,11 @@ type CleanupReport struct {
 	// Left is the keys under the prefix after an interrupted Cleanup, -1
 	// when they could not be counted (or Cleanup was not interrupted).
 	Left int64
+	// Objects are the server objects other than keys (temporary ACL
+	// users, libraries of Redis Functions) that a killed run recorded
+	// under the prefix and left (objects.go): deleted before the keys,
+	// each one that is the run's; found only, with DryRun.
+	Objects []LeftObject
 }
 
 // RunKeyShape describes the keys a run leaves under its prefix, for
@@ -87,10 +92,11 @@ const RunKeyShape = "STRATEGY:CLIENT:{N} after the run's prefix"
 // '/' or '.' (the sliding log's :seq, the window stamps of the deployed
 // models and of sequences: envoy's _START, kong's :START_MS:PERIOD,
 // mennanov's /START_NS, django's :HASH; spring-gateway's .tokens and
-// .timestamp), the pre-flight's probe key, or the run's
-// claim on its prefix (audit.ClaimName). What comes before it is the rest
+// .timestamp), the pre-flight's probe key, the run's
+// claim on its prefix (audit.ClaimName), or the record of an object it
+// made (ObjectName). What comes before it is the rest
 // of the run's prefix, when the one given is shorter.
-var runKey = regexp.MustCompile(`(?:^|:)(?:[A-Za-z0-9][A-Za-z0-9_.-]*:(?:` + clientNames() + `):\{[0-9]+\}(?:[:_/.][A-Za-z0-9_.:/-]*)?|preflight|` + regexp.QuoteMeta(audit.ClaimName) + `)$`)
+var runKey = regexp.MustCompile(`(?:^|:)(?:[A-Za-z0-9][A-Za-z0-9_.-]*:(?:` + clientNames() + `):\{[0-9]+\}(?:[:_/.][A-Za-z0-9_.:/-]*)?|preflight|` + regexp.QuoteMeta(audit.ClaimName) + `|` + regexp.QuoteMeta(ObjectName) + `(?:` + ObjectACLUser + `|` + ObjectLibrary + `):[^\s]+)$`)
 
 // clientNames is clients.Names as a regexp alternation.
 func clientNames() string {
@@ -141,6 +147,13 @@ func Cleanup(ctx context.Context, specs []Spec, prefix string, opts CleanupOptio
 			return rep, err
 		}
 	}
+	objects := make([][]LeftObject, len(targets))
+	for i, t := range targets {
+		if objects[i], err = t.findObjects(ctx, prefix); err != nil {
+			return rep, rep.stopped(ctx, opts, targets, err)
+		}
+		rep.Objects = append(rep.Objects, objects[i]...)
+	}
 	if opts.DryRun || !opts.Yes {
 		if err := rep.count(ctx, targets); err != nil {
 			return rep, rep.stopped(ctx, opts, targets, err)
@@ -151,6 +164,16 @@ func Cleanup(ctx context.Context, specs []Spec, prefix string, opts CleanupOptio
 		if err := rep.confirm(); err != nil {
 			return rep, err
 		}
+	}
+	// The objects go first: their records are among the keys.
+	rep.Objects = rep.Objects[:0]
+	var objErrs []error
+	for i, t := range targets {
+		objErrs = append(objErrs, t.cleanObjects(ctx, objects[i]))
+		rep.Objects = append(rep.Objects, objects[i]...)
+	}
+	if err := errors.Join(objErrs...); err != nil {
+		return rep, rep.stopped(ctx, opts, targets, fmt.Errorf("%w: no key deleted (the records of the objects are among them); run the same command again", err))
 	}
 	for _, t := range targets {
 		r, err := t.ScanKeys(ctx, prefix, 0, true, false)

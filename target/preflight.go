@@ -64,7 +64,7 @@ func (t *Target) Preflight(ctx context.Context, cfg Checks) error {
 			}
 			return usage(t.field(), fmt.Errorf("%s: scan: %w", t.where(n), err))
 		} else if key != "" {
-			return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q already holds keys (e.g. %q on %s): rlbench audits and deletes every key under its prefix, so it must start empty; choose another --prefix", t.Spec.Label, cfg.Prefix, excerpt.Text(key), n.Options().Addr))
+			return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q already holds keys (e.g. %q on %s): rlbench audits and deletes every key under its prefix, so it must start empty; choose another --prefix, or, if they are a killed run's, delete them (and the ACL users and libraries it recorded there) with: rlbench cleanup --prefix '%s' and the same target flags (--dry-run shows them first)", t.Spec.Label, cfg.Prefix, excerpt.Text(key), n.Options().Addr, cfg.Prefix))
 		}
 	}
 	if err := t.checkWritable(ctx, cfg.Prefix); err != nil {

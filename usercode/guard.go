@@ -40,6 +40,10 @@ type Guard struct {
 	user, password string
 	nodes          []*redis.Client
 	watch          *scriptWatch
+	// target and runPrefix are where the user's record is
+	// (target.RecordObject), for rlbench cleanup after a SIGKILL.
+	target    *target.Target
+	runPrefix string
 }
 
 // Cell is the cell a Guard confines.
@@ -72,7 +76,7 @@ func Confine(ctx context.Context, log io.Writer, c Cell) (context.Context, *Guar
 	if err != nil {
 		return ctx, nil, err
 	}
-	g := &Guard{guard: results.GuardStatic, nodes: nodes}
+	g := &Guard{guard: results.GuardStatic, nodes: nodes, target: c.Target, runPrefix: c.RunPrefix}
 	why := c.noACLUser()
 	if why == "" {
 		if why, err = g.createUser(ctx, c); err != nil {
@@ -122,17 +126,26 @@ func (g *Guard) createUser(ctx context.Context, c Cell) (why string, err error) 
 	if _, err := rand.Read(b); err != nil {
 		return "", err
 	}
-	user, password := "rlbench-run-"+hex.EncodeToString(b[:8]), hex.EncodeToString(b[8:])
+	user, password := target.ACLUserPrefix+hex.EncodeToString(b[:8]), hex.EncodeToString(b[8:])
 	words := append(acl.SetUserArgs(user, password, c.Prefix, cmds), "~"+acl.KeyPattern(c.WarmupPrefix))
+	// Recorded first: a run killed from here on leaves a record of the
+	// user under its prefix, by which rlbench cleanup finds it.
+	if err := g.target.RecordObject(ctx, g.runPrefix, target.ObjectACLUser, user, ""); err != nil {
+		return "", err
+	}
 	args := make([]any, len(words))
 	for i, w := range words {
 		args[i] = w
 	}
-	for _, n := range g.nodes {
+	for i, n := range g.nodes {
 		if err := n.Do(ctx, args...).Err(); err != nil {
-			g.user = user
-			g.dropUser(ctx) // on the nodes done so far
-			g.user = ""
+			if i == 0 { // made nowhere: its record goes
+				_ = g.target.ForgetObject(ctx, g.runPrefix, target.ObjectACLUser, user)
+			} else {
+				g.user = user
+				g.dropUser(ctx) // on the nodes done so far, then its record
+				g.user = ""
+			}
 			if s := err.Error(); strings.HasPrefix(s, "NOPERM") || strings.HasPrefix(s, "ERR unknown") {
 				return "the run's user may not create ACL users (ACL SETUSER: " + s + ")", nil
 			}
@@ -199,8 +212,11 @@ func (g *Guard) dropUser(ctx context.Context) error {
 	var errs []error
 	for _, n := range g.nodes {
 		if err := n.Do(ctx, "ACL", "DELUSER", g.user).Err(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: acl deluser %s: %w (delete it by hand: ACL DELUSER %s)", n.Options().Addr, g.user, err, g.user))
+			errs = append(errs, fmt.Errorf("%s: acl deluser %s: %w (delete it by hand: ACL DELUSER %s, or with rlbench cleanup)", n.Options().Addr, g.user, err, g.user))
 		}
+	}
+	if len(errs) == 0 {
+		errs = append(errs, g.target.ForgetObject(ctx, g.runPrefix, target.ObjectACLUser, g.user))
 	}
 	return errors.Join(errs...)
 }

@@ -29,7 +29,7 @@ func (c cli) cleanup(ctx context.Context, args []string, stdout, stderr io.Write
 	var conn connectionFlags
 	conn.add(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: rlbench cleanup --prefix P --addr host:port [--dry-run | --yes]\n\nDelete the keys a killed run left: every key under --prefix, with SCAN and\nUNLINK, on every master of every target. Nothing else is touched. Without\n--yes it counts them first and deletes nothing (exit status 2) when there\nare more than %d or some do not look like rlbench's.\n\nFlags:\n%s", rlbench.CleanupConfirmAbove, fs.FlagUsages())
+		fmt.Fprintf(stderr, "Usage: rlbench cleanup --prefix P --addr host:port [--dry-run | --yes]\n\nDelete the keys a killed run left: every key under --prefix, with SCAN and\nUNLINK, on every master of every target. Without\n--yes it counts them first and deletes nothing (exit status 2) when there\nare more than %d or some do not look like rlbench's. The temporary ACL\nusers and Functions libraries the run recorded under --prefix go too.\n\nFlags:\n%s", rlbench.CleanupConfirmAbove, fs.FlagUsages())
 	}
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
@@ -61,7 +61,27 @@ func (c cli) cleanup(ctx context.Context, args []string, stdout, stderr io.Write
 	if opts.DryRun {
 		return printed(printDryRun(stdout, rep))
 	}
+	if err := printed(printObjects(stdout, rep, "")); err != nil {
+		return err
+	}
 	return printed(fmtLine(stdout, "deleted %d keys under %q\n", rep.Deleted, cfg.Workload.Prefix))
+}
+
+// printObjects prints the objects other than keys a killed run left
+// (temporary ACL users, libraries), and what became of each; with dry,
+// what a cleanup would do.
+func printObjects(w io.Writer, rep rlbench.CleanupReport, dry string) error {
+	var b strings.Builder
+	for _, o := range rep.Objects {
+		switch {
+		case dry != "" && o.Kept == "":
+			fmt.Fprintf(&b, "%s %q on %s, recorded by %q: %s\n", o.Kind, o.Name, o.Node, o.Record, dry)
+		default:
+			fmt.Fprintf(&b, "%s (recorded by %q)\n", o, o.Record)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // printDryRun prints what a dry run found: the count, a sample, and what
@@ -80,6 +100,9 @@ func printDryRun(w io.Writer, rep rlbench.CleanupReport) error {
 		for _, k := range rep.ForeignSample {
 			fmt.Fprintf(&b, "  %q\n", k)
 		}
+	}
+	if err := printObjects(&b, rep, "would be deleted"); err != nil {
+		return err
 	}
 	if rep.Foreign > 0 || rep.Found > rlbench.CleanupConfirmAbove {
 		fmt.Fprintf(&b, "rlbench cleanup would delete them only with --yes\n")

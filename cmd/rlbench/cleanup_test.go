@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/redistest"
 )
@@ -306,5 +308,92 @@ func TestReplicaRefusedForWrites(t *testing.T) {
 	res := mustRun(t, exitOK, "audit", "--match", prefix+"*", "--addr", replica.Addr())
 	if !strings.Contains(res.stdout, "20 keys") {
 		t.Errorf("a read-only audit of the replica: stdout = %q; want its 20 keys audited", res.stdout)
+	}
+}
+
+// TestCleanupAfterSIGKILL is issue 34, item 14: a run killed with SIGKILL
+// left its temporary ACL user (rlbench-run-*) and the --function library
+// it loaded, and cleanup said nothing of them. The run records both under
+// its prefix before it makes them; the next run's refusal points at
+// cleanup, whose --dry-run names them and which deletes them with the
+// keys, and nothing of the tenant's: neither a user named like rlbench's
+// nor a library of its own.
+func TestCleanupAfterSIGKILL(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	const tenantUser = "rlbench-run-tenant"
+	if err := rdb.Do(ctx, "ACL", "SETUSER", tenantUser, "on", ">pw", "~tenant:*", "+get").Err(); err != nil {
+		t.Fatal(err)
+	}
+	const tenantLib = "#!lua name=tenantlib\nredis.register_function('tenant_f', function(keys, args) return 1 end)\n"
+	if err := rdb.FunctionLoad(ctx, tenantLib).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd := exec.Command(rlbenchBinary(t), "--addr", srv.Addr(), "--prefix", prefix, "--clients", "2", "--keys", "10", "--duration", "2m",
+		"--function", "example_fixed_window=../../examples/fixed_window_function.lua")
+	cmd.Stderr = &stderr
+	_ = signalMidLoad(t, rdb, cmd, &stderr, rlbench.CellPrefix(prefix, "example_fixed_window", "go-redis"), syscall.SIGKILL)
+	runUsers := func() []string {
+		var users []string
+		all, err := rdb.Do(ctx, "ACL", "USERS").StringSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range all {
+			if strings.HasPrefix(u, "rlbench-run-") && u != tenantUser {
+				users = append(users, u)
+			}
+		}
+		return users
+	}
+	library := func(name string) bool {
+		libs, _ := rdb.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: name}).Result()
+		return len(libs) == 1
+	}
+	users := runUsers()
+	if len(users) != 1 || !library("rlbench_example") {
+		t.Fatalf("after SIGKILL: run users %q, library rlbench_example loaded %t; want the one user and the library left\nstderr:\n%s", users, library("rlbench_example"), stderr.String())
+	}
+	// The killed run's claim expires within 30 s: gone at once here.
+	rdb.Del(ctx, prefix+audit.ClaimName)
+
+	res := mustRun(t, exitUsage, "--addr", srv.Addr(), "--prefix", prefix, "--requests", "10")
+	if want := "rlbench cleanup --prefix '" + prefix + "'"; !strings.Contains(res.stderr, want) {
+		t.Errorf("the next run on the prefix: stderr = %q; want it to point at %q", res.stderr, want)
+	}
+	// Records that name the tenant's user and library (forged, or a
+	// name taken since): kept, since the user reaches keys beyond the
+	// prefix and the library holds other code.
+	for _, r := range []string{"acl-user:" + tenantUser, "library:tenantlib"} {
+		if err := rdb.Set(ctx, prefix+"rlbench-object:"+r, "0000", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res = mustRun(t, exitOK, "cleanup", "--prefix", prefix, "--addr", srv.Addr(), "--dry-run")
+	for _, want := range []string{`acl-user "` + users[0] + `"`, `library "rlbench_example"`, "would be deleted",
+		`acl-user "` + tenantUser + `"`, "reaches beyond the prefix", `library "tenantlib"`, "not the one the run loaded"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("cleanup --dry-run: stdout = %q; want it to name %q", res.stdout, want)
+		}
+	}
+	if len(runUsers()) != 1 || !library("rlbench_example") {
+		t.Fatalf("cleanup --dry-run deleted the run's user or library")
+	}
+	res = mustRun(t, exitOK, "cleanup", "--prefix", prefix, "--addr", srv.Addr())
+	if !strings.Contains(res.stdout, users[0]) || !strings.Contains(res.stdout, "deleted") {
+		t.Errorf("cleanup: stdout = %q; want it to say it deleted %s", res.stdout, users[0])
+	}
+	if left := runUsers(); len(left) != 0 || library("rlbench_example") {
+		t.Errorf("after cleanup: run users %q, library rlbench_example loaded %t; want both gone", left, library("rlbench_example"))
+	}
+	if !library("tenantlib") || rdb.Do(ctx, "ACL", "GETUSER", tenantUser).Err() != nil || rdb.Do(ctx, "ACL", "GETUSER", tenantUser).Val() == nil {
+		t.Errorf("after cleanup: the tenant's library or user is gone; want both kept")
+	}
+	if keys := scanKeys(t, rdb, prefix+"*"); len(keys) != 0 {
+		t.Errorf("after cleanup, %q remain under the prefix", keys)
 	}
 }
