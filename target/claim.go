@@ -186,11 +186,13 @@ func (c *claim) lostIf(err error) error {
 // compareAnd runs script on the claim (compare-and-act, checked by the
 // claim's value): nil when it acted, redis.Nil when the key is gone,
 // errClaimed with the value found when another run's is there. A user
-// who may not run scripts (NOPERM) gets the same through a transaction
+// who may not run scripts, or their commands (NOPERM), gets the same through a transaction
 // (WATCH, GET, MULTI, fn, EXEC), which a server out of memory refuses.
 func (c *claim) compareAnd(ctx context.Context, script *redis.Script, fn func(redis.Pipeliner)) error {
 	v, err := script.Run(ctx, c.rdb, []string{c.key}, c.value, claimTTL.Milliseconds()).Result()
-	if err != nil && strings.Contains(err.Error(), "NOPERM") {
+	if err != nil && (strings.Contains(err.Error(), "NOPERM") || strings.Contains(err.Error(), "can't run this command")) {
+		// Redis 7 says the latter of a command the user may not send
+		// from a script.
 		return c.ifHeld(ctx, fn)
 	}
 	if err != nil {
