@@ -96,3 +96,59 @@ func claimsAmong(ctx context.Context, n Node, keys []string, under string) ([]Cl
 	}
 	return claims, nil
 }
+
+// findLive finds, before a fix (Options.FixTTL), the live runs' claims on
+// every node, at the audit's pace, into a.live and rep.Claims: the keys
+// under them are those runs', mid-measurement, and the fix leaves them
+// out.
+func (a *auditor) findLive(ctx context.Context, nodes []Node, rep *Report) error {
+	if a.o.FixTTL == 0 {
+		return nil
+	}
+	var err error
+	if a.live, err = FindClaims(ctx, nodes, "", a.pace.wait); err != nil {
+		rep.Error = err.Error()
+		return fmt.Errorf("the live runs' claims, before the fix: %w", err)
+	}
+	rep.Claims = a.live
+	return nil
+}
+
+// underClaim reports whether key lies under a live run's claim (a.live).
+func (a *auditor) underClaim(key string) bool {
+	for _, c := range a.live {
+		if c.Covers(key) {
+			return true
+		}
+	}
+	return false
+}
+
+// leaveOutClaims reads the value of each key of a.claims (GETRANGE, the
+// first maxClaimValue bytes) and adds to a.keys those that are not a
+// run's claim (IsClaimValue): a tenant's key that only ends like one is
+// audited. A key of another type (WRONGTYPE) is not a claim.
+func (a *auditor) leaveOutClaims(ctx context.Context, n Node, nr *NodeReport) error {
+	if len(a.claims) == 0 {
+		return nil
+	}
+	values := make([]*redis.StringCmd, len(a.claims))
+	cmds, err := a.read(ctx, n, &a.lat[1], func(pipe redis.Pipeliner) {
+		for i, key := range a.claims {
+			values[i] = pipe.GetRange(ctx, key, 0, maxClaimValue)
+		}
+	})
+	if err != nil {
+		for _, c := range cmds {
+			if cerr := c.Err(); cerr != nil && !strings.HasPrefix(cerr.Error(), "WRONGTYPE") {
+				return fmt.Errorf("%s: %w", cmdName(c), cerr)
+			}
+		}
+	}
+	for i, key := range a.claims {
+		if v, err := values[i].Result(); err != nil || !IsClaimValue(v) {
+			a.take(nr, key)
+		}
+	}
+	return nil
+}

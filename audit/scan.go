@@ -85,15 +85,8 @@ func scan(ctx context.Context, nodes []Node, opts Options, nameNodes bool) (Repo
 		rep.StaleFindings = &StaleFindings{}
 	}
 	a := newAuditor(o, len(nodes))
-	if o.FixTTL > 0 {
-		// The keys under a live run's claim are that run's, in the middle
-		// of its measurement: the fix leaves them out. Its claims are
-		// found first, on every node, at the audit's pace.
-		if a.live, err = FindClaims(ctx, nodes, "", a.pace.wait); err != nil {
-			rep.Error = err.Error()
-			return rep, fmt.Errorf("the live runs' claims, before the fix: %w", err)
-		}
-		rep.Claims = a.live
+	if err := a.findLive(ctx, nodes, &rep); err != nil {
+		return rep, err
 	}
 	sizes := a.dbSizes(ctx, nodes)
 	// A node that fails (a master down, a refused command) leaves the
@@ -343,45 +336,6 @@ func (a *auditor) take(nr *NodeReport, key string) {
 		return
 	}
 	a.keys = append(a.keys, key)
-}
-
-// underClaim reports whether key lies under a live run's claim (a.live).
-func (a *auditor) underClaim(key string) bool {
-	for _, c := range a.live {
-		if c.Covers(key) {
-			return true
-		}
-	}
-	return false
-}
-
-// leaveOutClaims reads the value of each key of a.claims (GETRANGE, the
-// first maxClaimValue bytes) and adds to a.keys those that are not a
-// run's claim (IsClaimValue): a tenant's key that only ends like one is
-// audited. A key of another type (WRONGTYPE) is not a claim.
-func (a *auditor) leaveOutClaims(ctx context.Context, n Node, nr *NodeReport) error {
-	if len(a.claims) == 0 {
-		return nil
-	}
-	values := make([]*redis.StringCmd, len(a.claims))
-	cmds, err := a.read(ctx, n, &a.lat[1], func(pipe redis.Pipeliner) {
-		for i, key := range a.claims {
-			values[i] = pipe.GetRange(ctx, key, 0, maxClaimValue)
-		}
-	})
-	if err != nil {
-		for _, c := range cmds {
-			if cerr := c.Err(); cerr != nil && !strings.HasPrefix(cerr.Error(), "WRONGTYPE") {
-				return fmt.Errorf("%s: %w", cmdName(c), cerr)
-			}
-		}
-	}
-	for i, key := range a.claims {
-		if v, err := values[i].Result(); err != nil || !IsClaimValue(v) {
-			a.take(nr, key)
-		}
-	}
-	return nil
 }
 
 // batch reads the PTTL of keys (with TYPE where asked) in one pipeline,

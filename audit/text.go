@@ -76,19 +76,7 @@ func writeText(b *bytes.Buffer, r Report) {
 		}
 		row(fmt.Sprintf("locked out (immortal, value >= %d)", s.Limit), r.LockedOut, note)
 	}
-	switch {
-	case s.FixTTLS > 0 && s.DryRun:
-		row(fmt.Sprintf("would fix (EXPIRE %d), dry run", s.FixTTLS), r.WouldFix, "")
-	case s.FixTTLS > 0:
-		row(fmt.Sprintf("fixed (EXPIRE %d, in one script)", s.FixTTLS), r.Fixed, "")
-		row("left alone (gained a TTL)", r.FixSkipped, "")
-	}
-	if s.FixTTLS > 0 && (r.FixLeftOut > 0 || len(r.Claims) > 0) {
-		row("left out: under a live run's claim", r.FixLeftOut, claimsText(r.Claims))
-	}
-	if r.Changed > 0 || s.FixTTLS > 0 && !s.DryRun {
-		row("changed during the audit (type or gone)", r.Changed, "no TTL at PTTL, never given one")
-	}
+	writeFix(row, r)
 	if s.Fields {
 		writeFields(row, r.FieldFindings, s)
 	}
@@ -326,6 +314,25 @@ func (s *Sample) restore() error {
 		s.Value = &v
 	}
 	return nil
+}
+
+// writeFix writes the rows of a fix (Options.FixTTL) and of the keys
+// that changed under it.
+func writeFix(row func(string, int64, string), r Report) {
+	s := r.Settings
+	switch {
+	case s.FixTTLS > 0 && s.DryRun:
+		row(fmt.Sprintf("would fix (EXPIRE %d), dry run", s.FixTTLS), r.WouldFix, "")
+	case s.FixTTLS > 0:
+		row(fmt.Sprintf("fixed (EXPIRE %d, in one script)", s.FixTTLS), r.Fixed, "")
+		row("left alone (gained a TTL)", r.FixSkipped, "")
+	}
+	if s.FixTTLS > 0 && (r.FixLeftOut > 0 || len(r.Claims) > 0) {
+		row("left out: under a live run's claim", r.FixLeftOut, claimsText(r.Claims))
+	}
+	if r.Changed > 0 || s.FixTTLS > 0 && !s.DryRun {
+		row("changed during the audit (type or gone)", r.Changed, "no TTL at PTTL, never given one")
+	}
 }
 
 // claimsText names the prefixes of claims, quoted, the first three.
