@@ -126,7 +126,9 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 	// Last, after the audit: the libraries the client loaded go, even
 	// after an interrupt; only abort stops it.
 	defer func() { run.Libraries = c.deleteLibraries(abort, log) }()
-	if err := c.warmUp(ctx, abort); err != nil {
+	if err := c.warmUp(ctx, abort); errors.Is(err, target.ErrClaimLost) {
+		return results.Run{}, err // it names the cell
+	} else if err != nil {
 		return results.Run{}, fmt.Errorf("%s: warm-up: %w", c.label, err)
 	}
 	if err := c.awaitStart(ctx, log); err != nil {
