@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -83,12 +84,25 @@ func TestClaimRenewAndRelease(t *testing.T) {
 	}
 }
 
-// TestClaimOutOfMemory checks that a server out of memory (maxmemory
-// reached, noeviction), which refuses every command queued inside MULTI,
-// still renews the claim and deletes it at the release.
+// TestClaimOutOfMemory is issue 34, item 13: a server out of memory
+// (maxmemory reached, noeviction), which refuses every command queued
+// inside MULTI, left the claim behind and would let it expire. It now
+// renews the claim and deletes it at the release; on redis-server, and
+// on each shared build (6.2, 7.4, Valkey) when there are some.
 func TestClaimOutOfMemory(t *testing.T) {
 	t.Parallel()
-	srv, err := redisserver.Start(t.Context(), redisserver.Options{Args: []string{"--maxmemory", "2mb", "--maxmemory-policy", "noeviction"}})
+	t.Run("redis-server", func(t *testing.T) { claimOutOfMemory(t, "") })
+	t.Run("builds", func(t *testing.T) {
+		for _, bin := range redistest.Builds(t) {
+			t.Run(filepath.Base(filepath.Dir(bin)), func(t *testing.T) { claimOutOfMemory(t, bin) })
+		}
+	})
+}
+
+// claimOutOfMemory is TestClaimOutOfMemory on the server binary ("":
+// redis-server on PATH).
+func claimOutOfMemory(t *testing.T, binary string) {
+	srv, err := redisserver.Start(t.Context(), redisserver.Options{Binary: binary, Args: []string{"--maxmemory", "2mb", "--maxmemory-policy", "noeviction"}})
 	if err != nil {
 		t.Fatal(err)
 	}
