@@ -252,11 +252,3 @@ const maxClaimValue = 1024
 // IsClaimValue reports whether v, the value of a key ending in ClaimName,
 // is a run's claim: "run RUN-ID (pid PID on HOST, since TIME)".
 func IsClaimValue(v string) bool { return len(v) <= maxClaimValue && claimValue.MatchString(v) }
-
-// ClaimRunID is the run id of a claim's value v; "" when v is not one.
-func ClaimRunID(v string) string {
-	if m := claimValue.FindStringSubmatch(v); m != nil && len(v) <= maxClaimValue {
-		return m[1]
-	}
-	return ""
-}
