@@ -447,12 +447,19 @@ func (c *cell) aborted(abort context.Context, err error) error {
 	if err == nil || abort.Err() == nil {
 		return err
 	}
-	return fmt.Errorf("%w: %s", ErrAborted, c.keysLeft())
+	if left := c.keysLeft(); left != "" {
+		return fmt.Errorf("%w: %s", ErrAborted, left)
+	}
+	return ErrAborted
 }
 
 // keysLeft says which keys a cell that did not finish its clean-up may
-// leave, and how to remove them.
+// leave, and how to remove them; "" on a private server, whose keys go
+// with it when the run stops it.
 func (c *cell) keysLeft() string {
+	if c.target.Spec.Private() {
+		return ""
+	}
 	return fmt.Sprintf("keys under %q may remain on %s (remove them with: rlbench cleanup --prefix '%s' and the same target flags)",
 		c.runPrefix, c.target.Server.Addr, c.runPrefix)
 }

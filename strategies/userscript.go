@@ -26,6 +26,9 @@ import (
 //     (--window).
 //   - The reply is an array of integers: the first is 1 (allowed) or 0
 //     (rejected), an optional second is the count the decision was based on.
+//     A bare integer reply is the count alone (as python-limits' and
+//     Kong's scripts return): the request is allowed when it is at most
+//     the limit.
 //
 // A header line declares what the script claims, e.g.
 //
@@ -48,7 +51,7 @@ var (
 	ErrBadUserStrategy = errors.New("bad user strategy")
 	// ErrBadReply is returned by a user strategy's decision whose reply
 	// breaks the contract.
-	ErrBadReply = errors.New("reply breaks the contract: want an array {1|0, count?}")
+	ErrBadReply = errors.New("reply breaks the contract: want an array {1|0, count?} or an integer count")
 )
 
 // userName is what a user strategy's name may be.
@@ -127,6 +130,7 @@ func userInfo(name, file, src string, function bool) (Info, error) {
 	info.New = func(c Config) Strategy {
 		s := *u
 		s.args = NewArgs(strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10))
+		s.limit = c.Limit
 		if s.function {
 			return &userFunction{&s}
 		}
@@ -231,7 +235,8 @@ type user struct {
 	name, file, src string
 	function        bool
 	script          *Script
-	args            Args // ARGV: limit, window seconds
+	args            Args  // ARGV: limit, window seconds
+	limit           int64 // a bare count is allowed when at most this
 }
 
 func (s *user) Name() string { return s.name }
@@ -239,11 +244,18 @@ func (s *user) Name() string { return s.name }
 func (s *user) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	keys := [1]string{key}
 	r, err := c.EvalInts(ctx, s.script, keys[:], s.args)
+	if n, ok := errors.AsType[IntegerReply](err); ok {
+		return s.count(int64(n)), nil
+	}
 	if err != nil {
 		return Decision{}, s.fail("evalsha", err)
 	}
 	return s.decision(r)
 }
+
+// count is the decision of a bare integer reply: the count, allowed when
+// it is at most the limit.
+func (s *user) count(n int64) Decision { return Decision{Allowed: n <= s.limit, Count: n} }
 
 // fail names the strategy, its file and the operation; an error that is
 // not the server's (nor a crash or an interrupt) is likely a reply of
@@ -292,6 +304,9 @@ func (s *userFunction) Decide(ctx context.Context, c Client, key string) (Decisi
 			return Decision{}, err
 		}
 		r, err = c.FCallInts(ctx, s.name, keys[:], s.args)
+	}
+	if n, ok := errors.AsType[IntegerReply](err); ok {
+		return s.count(int64(n)), nil
 	}
 	if err != nil {
 		return Decision{}, s.fail("fcall", err)
