@@ -234,7 +234,9 @@ type Info struct {
 	MinRedis string
 	// FixedWindow is true for a fixed-window counter: at most Limit
 	// requests per key per window, the window starting at the key's first
-	// request and never extended by traffic.
+	// request and never extended by traffic. A user strategy is checked
+	// as one unless it claims sliding or its key carries a stamp (see
+	// checkedAsFixedWindow), whatever else it claims.
 	FixedWindow bool
 	// ChangesWrongType is true when a decision changes a key of another
 	// type (a hash, a list) that sits at the counter's name, instead of

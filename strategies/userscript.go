@@ -34,7 +34,13 @@ import (
 //
 //	-- rlbench: atomic heals fixed-window
 //
-// and becomes its Info, which rlbench verify checks. A script is run with
+// and becomes its Info, which says what rlbench verify and the load run
+// expect. Claims do not choose the checks: a script that claims nothing
+// is checked as a fixed-window counter, the strictest reading (every
+// check and figure that can run on one), unless it claims sliding (its
+// window moves with traffic by design: a sliding log, a token bucket,
+// GCRA). A leak, an over-admission or a window that traffic extends is a
+// failure whatever the script claims. A script is run with
 // EVALSHA and the EVAL fallback; a function with FCALL NAME after FUNCTION
 // LOAD of its library on every master.
 
@@ -42,7 +48,28 @@ import (
 const ClaimsHeader = "-- rlbench:"
 
 // Claims lists the words a claims header accepts.
-var Claims = []string{"atomic", "heals", "fixed-window"}
+var Claims = []string{"atomic", "heals", "fixed-window", "sliding"}
+
+// checkClaims refuses claims that contradict each other: heals and
+// fixed-window are claims about a fixed-window counter, sliding says the
+// strategy keeps none. It returns the reason, or "".
+func checkClaims(claims map[string]bool) string {
+	switch {
+	case claims["heals"] && !claims["fixed-window"]:
+		return "heals is a claim about a fixed-window counter; claim fixed-window too"
+	case claims["sliding"] && claims["fixed-window"]:
+		return "sliding and fixed-window contradict each other: claim the one the window does"
+	}
+	return ""
+}
+
+// checkedAsFixedWindow reports whether a user strategy with claims, whose
+// keys carry stamp (see Info.Stamp), is checked as a fixed-window counter
+// (Info.FixedWindow): when it claims to be one, and when it claims nothing
+// of its window and its key carries none.
+func checkedAsFixedWindow(claims map[string]bool, stamp string) bool {
+	return claims["fixed-window"] || (!claims["sliding"] && stamp == "")
+}
 
 // Sentinel errors of user strategies.
 var (
@@ -107,7 +134,7 @@ func userInfo(name, file, src string, function bool) (Info, error) {
 		Name:        name,
 		Atomic:      claims["atomic"],
 		Heals:       claims["heals"],
-		FixedWindow: claims["fixed-window"],
+		FixedWindow: checkedAsFixedWindow(claims, ""),
 		Keys:        "K, and keys made from K by appending",
 		Source:      file,
 		Calls:       calls,
@@ -210,8 +237,8 @@ func parseClaims(file, src string) (map[string]bool, error) {
 			claims[w] = true
 		}
 	}
-	if claims["heals"] && !claims["fixed-window"] {
-		return nil, fmt.Errorf("%w: %s: heals is a claim about a fixed-window counter; claim fixed-window too", ErrBadUserStrategy, file)
+	if why := checkClaims(claims); why != "" {
+		return nil, fmt.Errorf("%w: %s: %s", ErrBadUserStrategy, file, why)
 	}
 	return claims, nil
 }
