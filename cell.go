@@ -51,6 +51,9 @@ type cell struct {
 	proxy *netproxy.Proxy
 	// live receives the measured load's figures as it runs; nil: none.
 	live LiveMetrics
+	// shape is what a user strategy's first decisions showed of its
+	// counter (checkUserStrategy); the zero value for a built-in one.
+	shape userShape
 }
 
 // newCell returns the cell of strategy x client on t.
@@ -276,9 +279,9 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	stopMonitor := samplers.Monitor(progress, c.label, rec, latestImmortal)
 	ft := t.FaultSubject(wl.Prefix, c.cfg.AllowServerWideFaults)
 	ft.Proxy = c.proxy
-	info, _ := strategies.Lookup(c.strategy)
+	info := c.measuredInfo()
 	watch := failover.New(&ft, failover.Options{ // nil for a cell that neither counts increments nor fails over
-		Strategy: info, Admin: t.Admin, Server: t.Server.Addr, Prefix: wl.Prefix, Keys: c.cfg.Workload.Keys,
+		Strategy: info, Increments: c.shape.increments, Admin: t.Admin, Server: t.Server.Addr, Prefix: wl.Prefix, Keys: c.cfg.Workload.Keys,
 		Limit: c.cfg.Limit, Window: c.cfg.Window, Fallbacks: c.conn.Fallbacks,
 		Managed: t.ManagedSentinel(), Faults: c.cfg.Faults,
 	})
@@ -298,6 +301,17 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	m.after, m.samplesErr = after, errors.Join(m.samplesErr, afterErr)
 	m.redirectsAfter = t.Redirects(context.WithoutCancel(ctx))
 	m.failover = watch.Result(ctx, m.startedAt) // once its comparisons are done, before the audit deletes the keys
+}
+
+// measuredInfo is the Info the cell's figures read of its strategy: the
+// registered one, but for a user strategy whose counts are not ranks
+// (userShape.ranked), which no figure may read as a fixed window's.
+func (c *cell) measuredInfo() strategies.Info {
+	info, _ := strategies.Lookup(c.strategy) // registered: newCell built it
+	if info.Source != "" && !c.shape.ranked {
+		info.FixedWindow = false
+	}
+	return info
 }
 
 // measuring tells c.live, when there is one, that the measured load
