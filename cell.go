@@ -288,9 +288,11 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	fault, liveDone := c.measuring(rec, latestImmortal)
 	stopFaults := faults.ScheduleNotify(ctx, c.cfg.Faults, ft, fault)
 	admitted := admission.New(info, wl.Keys, c.cfg.Limit, c.cfg.Window)
+	admitted.WatchSpans(faultSpans(c.cfg.Faults))
 	m.startedAt = time.Now()
 	m.load, m.err = workload.Run(ctx, wl, watch.Strategy(c.impl), c.conn, rec, admitted)
 	m.events = stopFaults()
+	countFirstIncrements(m.events, c.cfg.Faults, admitted.Creations())
 	m.series = stopMonitor()
 	wl.LabelSeries(m.series)
 	liveDone()
@@ -301,6 +303,34 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	m.after, m.samplesErr = after, errors.Join(m.samplesErr, afterErr)
 	m.redirectsAfter = t.Redirects(context.WithoutCancel(ctx))
 	m.failover = watch.Result(ctx, m.startedAt) // once its comparisons are done, before the audit deletes the keys
+}
+
+// faultSpans are the spans of faults on the load's clock, from each
+// fault's time to its end (faults.Fault.Arg; none for a fault of no
+// length), for admission.Tracker.WatchSpans.
+func faultSpans(fs []faults.Fault) []admission.Span {
+	spans := make([]admission.Span, len(fs))
+	for i, f := range fs {
+		spans[i] = admission.Span{From: f.At, To: f.At + f.Arg}
+	}
+	return spans
+}
+
+// countFirstIncrements gives each event of a fault with a span the fresh
+// counters created during it (created, per fault of fs: Tracker.Creations;
+// nil when the strategy's windows are not delimited). Events name their
+// fault in faults.Parse's syntax; two faults of the same name have the
+// same span.
+func countFirstIncrements(events []faults.Event, fs []faults.Fault, created []int64) {
+	if created == nil {
+		return
+	}
+	for i := range events {
+		j := slices.IndexFunc(fs, func(f faults.Fault) bool { return f.String() == events[i].Fault })
+		if j >= 0 && fs[j].Arg > 0 && events[i].Error == "" {
+			events[i].FirstIncrements = &created[j]
+		}
+	}
 }
 
 // measuredInfo is the Info the cell's figures read of its strategy: the

@@ -313,3 +313,35 @@ func TestUnclaimedUserStrategyFigures(t *testing.T) {
 		t.Errorf("ran %d cells; want 4", len(rep.Runs))
 	}
 }
+
+// TestOverAdmittedAlert runs a script that claims nothing and allows every
+// request: its over figure is measured, and the summary ends with an alert
+// naming it, after the table, as immortal keys get.
+func TestOverAdmittedAlert(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	script := filepath.Join(t.TempDir(), "lenient.lua")
+	src := "local n = redis.call('INCR', KEYS[1])\nredis.call('EXPIRE', KEYS[1], ARGV[2], 'NX')\nreturn {1, n}\n"
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rlbench.Run(context.Background(), rlbench.Config{
+		Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Scripts: []string{"lenient=" + script},
+		Strategies: []string{"lenient"}, Clients: []string{"go-redis"}, Limit: 5, Window: 60,
+		Workload: workload.Config{Workers: 2, Keys: 3, Requests: 100, Prefix: redistest.Prefix(t)},
+	}, rlbench.Options{})
+	if err != nil || len(rep.Runs) != 1 {
+		t.Fatalf("Run = %v, %v; want one run", rep, err)
+	}
+	r := rep.Runs[0]
+	if r.OverAdmitted == nil || *r.OverAdmitted == 0 {
+		t.Fatalf("over-admitted %v; want > 0 for a script that allows every request", r.OverAdmitted)
+	}
+	var text strings.Builder
+	if err := results.Text(rep)(&text); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("OVER-ADMITTED: lenient/go-redis let %d requests past the limit", *r.OverAdmitted); !strings.Contains(text.String(), want) {
+		t.Errorf("the summary says\n%s\nwant %q", text.String(), want)
+	}
+}
