@@ -19,6 +19,8 @@ var (
 	multiProps = verify.Properties{Atomic: true, Heals: true, FixedWindow: true, MinRedis: "7.0.0", Commands: "MULTI; INCR; EXPIRE NX; EXEC"}
 	luaProps   = verify.Properties{Atomic: true, FixedWindow: true, EVALSHA: true, MinRedis: "2.6.0", Commands: "EVALSHA (EVAL on NOSCRIPT)"}
 	gcraProps  = verify.Properties{Atomic: true, EVALSHA: true, MinRedis: "3.2.0", Commands: "EVALSHA (EVAL on NOSCRIPT)"}
+	// A user sequence that claims nothing: checked as a fixed window.
+	userProps = verify.Properties{FixedWindow: true, MinRedis: "2.6.0", Commands: "INCRBY {key} 1 | EXPIRE {key} {window}", ChangesWrongType: true, User: true}
 	// bucket4j's and spring-gateway's: no TTL by design; state beside K.
 	noTTLProps  = verify.Properties{MinRedis: "2.6.12", Commands: "GET; EVAL", NoTTL: true}
 	besideProps = verify.Properties{Atomic: true, EVALSHA: true, MinRedis: "3.2.0", Commands: "EVALSHA (EVAL on NOSCRIPT)", KeysBeside: true, TTLWindows: 2}
@@ -173,6 +175,22 @@ func TestUnexpected(t *testing.T) {
 			m: matrix(private7,
 				row("naive", "go-redis", naiveProps, private7, map[string]verify.Cell{verify.CheckConcurrent: {Outcome: verify.Fail, Note: "x"}})),
 			want: []string{"naive/go-redis concurrent"},
+		},
+		{
+			name: "leaks of a user strategy, which no claim excuses",
+			m: matrix(private7,
+				row("mine", "go-redis", userProps, private7, map[string]verify.Cell{
+					verify.CheckHealing: {Outcome: verify.Leaks, Note: "x"}, verify.CheckRace: {Outcome: verify.Leaks, Note: "x"},
+				})),
+			want: []string{"mine/go-redis race", "mine/go-redis healing"},
+		},
+		{
+			// retry's leak is go-redis', wrong-type's read from the commands.
+			name: "leaks of a user strategy that are not its claims'",
+			m: matrix(private7,
+				row("mine", "go-redis", userProps, private7, map[string]verify.Cell{
+					verify.CheckRetry: {Outcome: verify.Leaks, Note: "x"}, verify.CheckWrongType: {Outcome: verify.Leaks, Note: "x"},
+				})),
 		},
 		{
 			name: "pass where the server cannot run the strategy",
