@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"bytes"
+	"fmt"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -377,4 +378,31 @@ func outcomes(list []verify.Outcome) []string {
 		s[i] = string(o)
 	}
 	return s
+}
+
+// TestVerdictNamesLeaks checks the verdict line: a matrix as documented
+// names the cells that leak as documented, row by row, and a long list of
+// them is counted, naming their strategies.
+func TestVerdictNamesLeaks(t *testing.T) {
+	t.Parallel()
+	verdict := func(m *verify.Matrix) string {
+		var text bytes.Buffer
+		if err := verify.Text(m)(&text); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(text.String()), "\n")
+		return lines[len(lines)-1]
+	}
+	short := matrix(private7, row("lua", "rueidis", luaProps, private7, nil))
+	if got, want := verdict(short), "every cell is as documented (1 rows x 13 checks), but lua/rueidis leaks under healing, as documented."; got != want {
+		t.Errorf("verdict = %q; want %q", got, want)
+	}
+	var rows []verify.Row
+	for i := range 12 {
+		rows = append(rows, row(fmt.Sprintf("seed-%d", i), "rueidis", luaProps, private7, nil))
+	}
+	long := matrix(private7, append(rows, row("gcra", "rueidis", gcraProps, private7, nil))...) // not every row leaks
+	if got, want := verdict(long), "but 12 cells of 12 strategies leak (the notes say under which checks): seed-0, seed-1,"; !strings.Contains(got, want) || !strings.HasSuffix(got, "seed-11, as documented.") {
+		t.Errorf("verdict = %q; want it to contain %q and end with the last strategy", got, want)
+	}
 }

@@ -102,12 +102,16 @@ func writeVerdict(buf *bytes.Buffer, m *Matrix) {
 // documentedLeaks names the cells that leak as their rows document, the
 // rows that leak under the same checks together: "rails-cache leaks
 // under crash and race; lua/go-redis leaks under retry"; "" for none.
+// When that is longer than maxLeakText, it counts the cells and names
+// their strategies, the notes saying under which checks.
 func documentedLeaks(m *Matrix) string {
 	type group struct {
 		checks []string
 		rows   []Row
 	}
 	var groups []*group
+	var strategies []string
+	cells := 0
 	for _, r := range m.Rows {
 		var checks []string
 		for _, c := range r.Cells {
@@ -117,6 +121,10 @@ func documentedLeaks(m *Matrix) string {
 		}
 		if len(checks) == 0 {
 			continue
+		}
+		cells += len(checks)
+		if !slices.Contains(strategies, r.Strategy) {
+			strategies = append(strategies, r.Strategy)
 		}
 		i := slices.IndexFunc(groups, func(g *group) bool { return slices.Equal(g.checks, checks) })
 		if i < 0 {
@@ -129,8 +137,16 @@ func documentedLeaks(m *Matrix) string {
 	for i, g := range groups {
 		parts[i] = rowsLabel(m, g.rows) + " leaks under " + joinNames(g.checks)
 	}
-	return strings.Join(parts, "; ")
+	if text := strings.Join(parts, "; "); len(text) <= maxLeakText {
+		return text
+	}
+	return fmt.Sprintf("%d cells of %d strategies leak (the notes say under which checks): %s",
+		cells, len(strategies), strings.Join(strategies, ", "))
 }
+
+// maxLeakText is the longest list of leaking cells the verdict line
+// spells out; a longer one is counted, by strategy.
+const maxLeakText = 200
 
 // groupNotes returns the notes, one line per distinct (check, outcome,
 // note, verdict) with the rows that share it, in column order. A row whose
