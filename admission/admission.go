@@ -65,9 +65,13 @@ type Tracker struct {
 	created []atomic.Int64
 }
 
-// Span is a stretch of the load, from its start: a fault's, during which
-// WatchSpans counts the fixed windows that start.
-type Span struct{ From, To time.Duration }
+// Span is a stretch of the load: a fault's, during which WatchSpans
+// counts the fixed windows that start.
+type Span struct {
+	// From and To are its start and its end (included), from the start
+	// of the load.
+	From, To time.Duration
+}
 
 // WatchSpans makes the Tracker count, for each span, the fixed windows
 // that start inside it (a fresh counter's first increment, as the package

@@ -206,6 +206,7 @@ func (e ReplyError) Prefix() string {
 // userscript.go); to any other caller it is a reply of the wrong shape.
 type IntegerReply int64
 
+// Error names the integer and the shape wanted.
 func (r IntegerReply) Error() string {
 	return "integer reply " + strconv.FormatInt(int64(r), 10) + ", not an array"
 }
