@@ -51,6 +51,9 @@ type cell struct {
 	proxy *netproxy.Proxy
 	// live receives the measured load's figures as it runs; nil: none.
 	live LiveMetrics
+	// shape is what a user strategy's first decisions showed of its
+	// counter (checkUserStrategy); the zero value for a built-in one.
+	shape userShape
 }
 
 // newCell returns the cell of strategy x client on t.
@@ -295,18 +298,20 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	stopMonitor := samplers.Monitor(progress, c.label, rec, latestImmortal)
 	ft := t.FaultSubject(wl.Prefix, c.cfg.AllowServerWideFaults)
 	ft.Proxy = c.proxy
-	info, _ := strategies.Lookup(c.strategy)
+	info := c.measuredInfo()
 	watch := failover.New(&ft, failover.Options{ // nil for a cell that neither counts increments nor fails over
-		Strategy: info, Admin: t.Admin, Server: t.Server.Addr, Prefix: wl.Prefix, Keys: c.cfg.Workload.Keys,
+		Strategy: info, Increments: c.shape.increments, Admin: t.Admin, Server: t.Server.Addr, Prefix: wl.Prefix, Keys: c.cfg.Workload.Keys,
 		Limit: c.cfg.Limit, Window: c.cfg.Window, Fallbacks: c.conn.Fallbacks,
 		Managed: t.ManagedSentinel(), Faults: c.cfg.Faults,
 	})
 	fault, liveDone := c.measuring(rec, latestImmortal)
 	stopFaults := faults.ScheduleNotify(ctx, c.cfg.Faults, ft, fault)
 	admitted := admission.New(info, wl.Keys, c.cfg.Limit, c.cfg.Window)
+	admitted.WatchSpans(faultSpans(c.cfg.Faults))
 	m.startedAt = time.Now()
 	m.load, m.err = workload.Run(ctx, wl, watch.Strategy(c.impl), c.conn, rec, admitted)
 	m.events = stopFaults()
+	countFirstIncrements(m.events, c.cfg.Faults, admitted.Creations())
 	m.series = stopMonitor()
 	wl.LabelSeries(m.series)
 	liveDone()
@@ -317,6 +322,45 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	m.after, m.samplesErr = after, errors.Join(m.samplesErr, afterErr)
 	m.redirectsAfter = t.Redirects(context.WithoutCancel(ctx))
 	m.failover = watch.Result(ctx, m.startedAt) // once its comparisons are done, before the audit deletes the keys
+}
+
+// faultSpans are the spans of faults on the load's clock, from each
+// fault's time to its end (faults.Fault.Arg; none for a fault of no
+// length), for admission.Tracker.WatchSpans.
+func faultSpans(fs []faults.Fault) []admission.Span {
+	spans := make([]admission.Span, len(fs))
+	for i, f := range fs {
+		spans[i] = admission.Span{From: f.At, To: f.At + f.Arg}
+	}
+	return spans
+}
+
+// countFirstIncrements gives each event of a fault with a span the fresh
+// counters created during it (created, per fault of fs: Tracker.Creations;
+// nil when the strategy's windows are not delimited). Events name their
+// fault in faults.Parse's syntax; two faults of the same name have the
+// same span.
+func countFirstIncrements(events []faults.Event, fs []faults.Fault, created []int64) {
+	if created == nil {
+		return
+	}
+	for i := range events {
+		j := slices.IndexFunc(fs, func(f faults.Fault) bool { return f.String() == events[i].Fault })
+		if j >= 0 && fs[j].Arg > 0 && events[i].Error == "" {
+			events[i].FirstIncrements = &created[j]
+		}
+	}
+}
+
+// measuredInfo is the Info the cell's figures read of its strategy: the
+// registered one, but for a user strategy whose counts are not ranks
+// (userShape.ranked), which no figure may read as a fixed window's.
+func (c *cell) measuredInfo() strategies.Info {
+	info, _ := strategies.Lookup(c.strategy) // registered: newCell built it
+	if info.Source != "" && !c.shape.ranked {
+		info.FixedWindow = false
+	}
+	return info
 }
 
 // measuring tells c.live, when there is one, that the measured load
@@ -487,12 +531,19 @@ func (c *cell) aborted(abort context.Context, err error) error {
 	if err == nil || abort.Err() == nil {
 		return err
 	}
-	return fmt.Errorf("%w: %s", ErrAborted, c.keysLeft())
+	if left := c.keysLeft(); left != "" {
+		return fmt.Errorf("%w: %s", ErrAborted, left)
+	}
+	return ErrAborted
 }
 
 // keysLeft says which keys a cell that did not finish its clean-up may
-// leave, and how to remove them.
+// leave, and how to remove them; "" on a private server, whose keys go
+// with it when the run stops it.
 func (c *cell) keysLeft() string {
+	if c.target.Spec.Private() {
+		return ""
+	}
 	return fmt.Sprintf("keys under %q may remain on %s (remove them with: rlbench cleanup --prefix '%s' and the same target flags)",
 		c.runPrefix, c.target.Server.Addr, c.runPrefix)
 }

@@ -3,6 +3,8 @@ package rlbench_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -252,5 +254,94 @@ func TestNoLostIncrementsFromCrashes(t *testing.T) {
 		if l := r.LostIncrements; l == nil || l.Increments != 0 {
 			t.Errorf("%s/%s: lost increments %+v; want 0 lost (or not measured): a crash loses no increment", r.Strategy, r.Client, l)
 		}
+	}
+}
+
+// TestUnclaimedUserStrategyFigures runs user strategies that claim nothing
+// of their window: a sequence and a script, each an increment-first
+// counter at its key. Each cell gets the over-admission figure and its
+// lost and phantom increments, as a built-in counter does; a sequence that
+// claims sliding gets its lost and phantom increments alone (it keeps no
+// fixed window to be over), and a script whose count is not the
+// request's rank (it returns the requests left) neither.
+func TestUnclaimedUserStrategyFigures(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	script := filepath.Join(t.TempDir(), "mine.lua")
+	left := filepath.Join(t.TempDir(), "left.lua")
+	const body = "local n = redis.call('INCR', KEYS[1])\nif n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end\n"
+	if err := os.WriteFile(script, []byte(body+"return {n <= tonumber(ARGV[1]) and 1 or 0, n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(left, []byte(body+"return {n <= tonumber(ARGV[1]) and 1 or 0, tonumber(ARGV[1]) - n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rlbench.Run(context.Background(), rlbench.Config{
+		Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}},
+		Sequences: []string{"mine-seq=INCRBY {key} 1 | EXPIRE {key} {window}",
+			"mine-sliding=INCRBY {key} 1 | EXPIRE {key} {window} -- rlbench: sliding"},
+		Scripts:    []string{"mine-script=" + script, "mine-left=" + left},
+		Strategies: []string{"mine-seq", "mine-sliding", "mine-script", "mine-left"}, Clients: []string{"go-redis"}, Limit: 20, Window: 60,
+		Workload: workload.Config{Workers: 4, Keys: 10, Duration: 500 * time.Millisecond, Prefix: redistest.Prefix(t)},
+	}, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	var text strings.Builder
+	if err := results.Text(rep)(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Runs {
+		label := r.Strategy + "/" + r.Client
+		counted := r.Strategy != "mine-left"
+		if got, want := r.OverAdmitted != nil, counted && r.Strategy != "mine-sliding"; got != want {
+			t.Errorf("%s: over-admission measured %t; want %t", label, got, want)
+		}
+		l := r.LostIncrements
+		switch {
+		case counted && l == nil:
+			t.Errorf("%s: no lost increments; want them measured\n%s", label, text.String())
+		case counted && (l.Increments != 0 || l.Phantom != 0 || l.KeysCompared == 0 || l.Error != ""):
+			t.Errorf("%s: lost increments %+v; want 0 lost and 0 phantom on > 0 keys compared", label, *l)
+		case counted && !strings.Contains(text.String(), label+" lost increments: 0, and 0 phantom:"):
+			t.Errorf("%s: the summary lacks its lost-increments line:\n%s", label, text.String())
+		case !counted && l != nil:
+			t.Errorf("%s: lost increments %+v; want none measured", label, *l)
+		}
+	}
+	if len(rep.Runs) != 4 {
+		t.Errorf("ran %d cells; want 4", len(rep.Runs))
+	}
+}
+
+// TestOverAdmittedAlert runs a script that claims nothing and allows every
+// request: its over figure is measured, and the summary ends with an alert
+// naming it, after the table, as immortal keys get.
+func TestOverAdmittedAlert(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	script := filepath.Join(t.TempDir(), "lenient.lua")
+	src := "local n = redis.call('INCR', KEYS[1])\nredis.call('EXPIRE', KEYS[1], ARGV[2], 'NX')\nreturn {1, n}\n"
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rlbench.Run(context.Background(), rlbench.Config{
+		Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Scripts: []string{"lenient=" + script},
+		Strategies: []string{"lenient"}, Clients: []string{"go-redis"}, Limit: 5, Window: 60,
+		Workload: workload.Config{Workers: 2, Keys: 3, Requests: 100, Prefix: redistest.Prefix(t)},
+	}, rlbench.Options{})
+	if err != nil || len(rep.Runs) != 1 {
+		t.Fatalf("Run = %v, %v; want one run", rep, err)
+	}
+	r := rep.Runs[0]
+	if r.OverAdmitted == nil || *r.OverAdmitted == 0 {
+		t.Fatalf("over-admitted %v; want > 0 for a script that allows every request", r.OverAdmitted)
+	}
+	var text strings.Builder
+	if err := results.Text(rep)(&text); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("OVER-ADMITTED: lenient/go-redis let %d requests past the limit", *r.OverAdmitted); !strings.Contains(text.String(), want) {
+		t.Errorf("the summary says\n%s\nwant %q", text.String(), want)
 	}
 }

@@ -2,6 +2,8 @@ package rlbench_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,6 +104,60 @@ func TestReplyLossWithRetriesCountsTwice(t *testing.T) {
 			}
 			if !tc.more && r.Errors == 0 {
 				t.Errorf("no decision failed with %d replies lost and no retry", ev.LostReplies)
+			}
+			var text strings.Builder
+			if err := results.Text(&results.Report{Runs: []results.Run{r}})(&text); err != nil {
+				t.Fatal(err)
+			}
+			meaning := "counted though they failed for their users"
+			if tc.more {
+				meaning = "counted twice by the client's retries"
+			}
+			if want := fmt.Sprintf("lua/%s phantom increments: %d requests %s", tc.client, l.Phantom, meaning); l.Phantom > 1 && !strings.Contains(text.String(), want) {
+				t.Errorf("the summary says\n%s\nwant a line starting %q", text.String(), want)
+			}
+		})
+	}
+}
+
+// TestFaultSpanWithoutFirstIncrement: a reply-loss fault that starts after
+// every key of incr-expire was created (3 keys, a 60 s window) meets no
+// first increment, which its fault line says, so that its 0 immortal keys
+// are not read as safe; the same fault from the start meets them all.
+func TestFaultSpanWithoutFirstIncrement(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	for _, tc := range []struct {
+		fault string
+		none  bool // no counter created during it
+	}{
+		{"reply-loss@1500ms:500ms:0.05", true},
+		{"reply-loss@0s:500ms:0.05", false},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			t.Parallel()
+			f, err := faults.Parse(tc.fault)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := rlbench.Run(context.Background(), rlbench.Config{
+				Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Strategies: []string{"incr-expire"}, Clients: []string{"go-redis"},
+				Limit: 1_000_000, Window: 60, Faults: []faults.Fault{f},
+				Workload: workload.Config{Workers: 2, Keys: 3, Duration: 2500 * time.Millisecond, Prefix: redistest.Prefix(t)},
+			}, rlbench.Options{})
+			if err != nil || len(rep.Runs) != 1 {
+				t.Fatalf("Run = %v, %v; want one run", rep, err)
+			}
+			ev := faultEvent(t, rep.Runs[0])
+			if ev.FirstIncrements == nil || (*ev.FirstIncrements == 0) != tc.none {
+				t.Fatalf("fault %+v: first increments %v; want counted, none: %t", ev, ev.FirstIncrements, tc.none)
+			}
+			var text strings.Builder
+			if err := results.Text(rep)(&text); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(text.String(), "no counter was created during it"); got != tc.none {
+				t.Errorf("the summary says\n%s\nwant the fault's note that no counter was created: %t", text.String(), tc.none)
 			}
 		})
 	}

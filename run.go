@@ -178,7 +178,8 @@ func stopped(rep *results.Report, c *cell, err error) error {
 }
 
 // stoppedError is the error of a run that a cell's failure stopped: one
-// error, whose message is the failure, ErrStopped and the keys left (a
+// error, whose message is the failure, ErrStopped and the keys left, if
+// any (a
 // fmt.Errorf of two %w would be split in two by errors.Join's readers,
 // losing the keys).
 type stoppedError struct {
@@ -187,6 +188,9 @@ type stoppedError struct {
 }
 
 func (e *stoppedError) Error() string {
+	if e.keysLeft == "" {
+		return fmt.Sprintf("%v: %v", e.err, ErrStopped)
+	}
 	return fmt.Sprintf("%v: %v; %s", e.err, ErrStopped, e.keysLeft)
 }
 

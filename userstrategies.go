@@ -30,18 +30,25 @@ func unsupportedCell(strategy, client string, log io.Writer) bool {
 	return true
 }
 
-// checkUserStrategy makes the cell's first decision of a user strategy (--script,
-// --function) before its load, on the cell's client (as the temporary ACL
-// user, when the guard has one: see package usercode), and deletes its keys. It
-// shows a script that fails to load or replies in another shape; a key
-// the server refused (outside the prefix: the parse-time check lets none
-// through that it can see) is ErrOutsidePrefix, naming the file.
+// checkUserStrategy makes the cell's first decisions of a user strategy
+// (--script, --function, --sequence) before its load, on the cell's client
+// (as the temporary ACL user, when the guard has one: see package
+// usercode), and deletes their keys. It shows a script that fails to load
+// or replies in another shape; a key the server refused (outside the
+// prefix: the parse-time check lets none through that it can see) is
+// ErrOutsidePrefix, naming the file. It also learns the shape of the
+// strategy's counter (c.shape), whatever its claims, for the figures
+// that need one.
 func (c *cell) checkUserStrategy(ctx context.Context) error {
 	info, err := strategies.Lookup(c.strategy)
 	if err != nil || info.Source == "" {
 		return err
 	}
-	_, err = c.impl.Decide(ctx, c.conn, c.prefix+"{0}")
+	key := c.prefix + "{0}"
+	first, err := c.impl.Decide(ctx, c.conn, key)
+	if err == nil {
+		c.shape, err = c.probeShape(ctx, key, first)
+	}
 	if cerr := c.target.Cleanup(context.WithoutCancel(ctx), c.prefix); cerr != nil && err == nil {
 		err = cerr
 	}
@@ -52,6 +59,46 @@ func (c *cell) checkUserStrategy(ctx context.Context) error {
 		return fmt.Errorf("first decision: %w", err)
 	}
 	return nil
+}
+
+// userShape is what a user strategy's first decisions showed of its
+// counter, claimed or not.
+type userShape struct {
+	// ranked: a fresh key's first decision was allowed with count 1, so
+	// that its counts are each request's rank in its window, as the
+	// over-admission figure (admission.Tracker) reads them.
+	ranked bool
+	// increments: ranked, and each decision, a rejection included, is one
+	// increment of a string counter at the decision's key, as the exact
+	// counts (lost and phantom increments, failover.Watch) compare them.
+	increments bool
+}
+
+// probeShape learns the shape of a user strategy's counter from first,
+// the decision just made on the fresh key: whether its count was 1 and the
+// key holds it; then, with the counter raised to the limit, whether the
+// next decision is rejected at limit+1 and leaves the counter there. Its
+// reads and the raise go through the target's admin connection; what it
+// cannot read (another type at the key) is a shape it does not have.
+func (c *cell) probeShape(ctx context.Context, key string, first strategies.Decision) (userShape, error) {
+	if !first.Allowed || first.Count != 1 {
+		return userShape{}, nil
+	}
+	shape := userShape{ranked: true}
+	admin := c.target.Admin
+	if n, err := admin.Get(ctx, key).Int64(); err != nil || n != 1 {
+		return shape, nil
+	}
+	if err := admin.IncrBy(ctx, key, c.cfg.Limit-1).Err(); err != nil {
+		return shape, nil
+	}
+	d, err := c.impl.Decide(ctx, c.conn, key)
+	if err != nil {
+		return shape, err
+	}
+	n, nerr := admin.Get(ctx, key).Int64()
+	shape.increments = nerr == nil && !d.Allowed && d.Count == c.cfg.Limit+1 && n == d.Count
+	return shape, nil
 }
 
 // keyRefused reports whether a reply is the server's refusal of a key the

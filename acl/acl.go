@@ -101,6 +101,11 @@ func watchdogCommands(info strategies.Info) []Command {
 	return []Command{{"script|kill", "rlbench: the --script-timeout watchdog"}}
 }
 
+// userProbe is what rlbench's own connection sends, beside ownCommands'
+// GET, to learn the shape of a user strategy's counter before its load:
+// INCRBY of its first key to the limit, whose next decision must reject.
+var userProbe = Command{"incrby", "rlbench: learning a user strategy's counter before its load (INCRBY of its first key to the limit)"}
+
 // ownCommands are what rlbench itself sends beside the strategies, to
 // every kind of target.
 var ownCommands = []Command{
@@ -163,6 +168,9 @@ func Commands(n Needs) ([]Command, error) {
 		cmds, ok := strategyCommands[s]
 		if !ok && info.ACLCommands != nil {
 			cmds, ok = info.ACLCommands, true
+		}
+		if info.Source != "" {
+			watchdog = append(watchdog, userProbe)
 		}
 		if !ok && info.Source != "" {
 			cmds = userCommands(info)

@@ -34,6 +34,7 @@ package admission
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rlbench/rlbench/results"
@@ -58,6 +59,40 @@ type Tracker struct {
 	// those followed.
 	total int
 	keys  []keyState
+	// spans are WatchSpans'; created counts the windows that started in
+	// each.
+	spans   []Span
+	created []atomic.Int64
+}
+
+// Span is a stretch of the load: a fault's, during which WatchSpans
+// counts the fixed windows that start.
+type Span struct {
+	// From and To are its start and its end (included), from the start
+	// of the load.
+	From, To time.Duration
+}
+
+// WatchSpans makes the Tracker count, for each span, the fixed windows
+// that start inside it (a fresh counter's first increment, as the package
+// doc delimits windows) on the keys it follows. Call it before the first
+// Observe.
+func (t *Tracker) WatchSpans(spans []Span) {
+	t.spans, t.created = spans, make([]atomic.Int64, len(spans))
+}
+
+// Creations returns, for each span of WatchSpans, how many fixed windows
+// started inside it; nil for a strategy that is not a fixed window, whose
+// windows the Tracker does not delimit.
+func (t *Tracker) Creations() []int64 {
+	if !t.fixed {
+		return nil
+	}
+	out := make([]int64, len(t.created))
+	for i := range t.created {
+		out[i] = t.created[i].Load()
+	}
+	return out
 }
 
 // keyState is one key's counts: 144 bytes, of which the ring is 80.
@@ -134,6 +169,11 @@ func (t *Tracker) window(ks *keyState, d strategies.Decision, at time.Duration) 
 	}
 	if created {
 		ks.winAdmitted, ks.winOpen, ks.winOpenedAt = 0, true, at
+		for i, sp := range t.spans {
+			if at >= sp.From && at <= sp.To {
+				t.created[i].Add(1)
+			}
+		}
 	}
 	if !ks.winOpen {
 		return // admitted in a window that started before the run

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
@@ -261,5 +262,26 @@ func TestNewBound(t *testing.T) {
 	}
 	if got := New(gcraInfo, 7, 100, 1).Result(); got.AdmissionKeysTracked != 0 {
 		t.Errorf("New(7 keys).Result() = %+v; want every key tracked, not sampled", got)
+	}
+}
+
+// TestCreationsInSpans checks that WatchSpans counts, per span, the fixed
+// windows that start inside it (a decision counting 1), and that a
+// strategy that is not a fixed window has no such count.
+func TestCreationsInSpans(t *testing.T) {
+	t.Parallel()
+	tr := New(luaInfo, 3, 10, 60)
+	tr.WatchSpans([]Span{{From: 0, To: time.Second}, {From: 2 * time.Second, To: 3 * time.Second}})
+	tr.Observe(0, strategies.Decision{Allowed: true, Count: 1}, 100*time.Millisecond)
+	tr.Observe(1, strategies.Decision{Allowed: true, Count: 1}, 500*time.Millisecond)
+	tr.Observe(0, strategies.Decision{Allowed: true, Count: 2}, 2500*time.Millisecond)  // no new window
+	tr.Observe(2, strategies.Decision{Allowed: false, Count: 1}, 2500*time.Millisecond) // not admitted
+	if got, want := tr.Creations(), []int64{2, 0}; !slices.Equal(got, want) {
+		t.Errorf("Creations() = %v; want %v", got, want)
+	}
+	other := New(gcraInfo, 3, 10, 60)
+	other.WatchSpans([]Span{{From: 0, To: time.Second}})
+	if got := other.Creations(); got != nil {
+		t.Errorf("Creations() of gcra = %v; want nil", got)
 	}
 }

@@ -247,6 +247,15 @@ func (c *goRedis) EvalInts(ctx context.Context, s *strategies.Script, keys []str
 		// tapHook counted the NOSCRIPT.
 		r = c.rdb.Eval(ctx, s.Src, keys, args.Any()...)
 	}
+	return goRedisInts(r)
+}
+
+// goRedisInts is the reply of a script or a function as EvalInts returns
+// it: an array of integers, or a bare integer as strategies.IntegerReply.
+func goRedisInts(r *redis.Cmd) ([]int64, error) {
+	if n, ok := r.Val().(int64); ok && r.Err() == nil {
+		return nil, strategies.IntegerReply(n)
+	}
 	v, err := r.Int64Slice()
 	return v, goRedisErr(err)
 }
@@ -321,8 +330,7 @@ func (n goRedisNode) delete(ctx context.Context, name string) error {
 
 // FCallInts sends FCALL fn numkeys keys... args....
 func (c *goRedis) FCallInts(ctx context.Context, fn string, keys []string, args strategies.Args) ([]int64, error) {
-	v, err := c.rdb.FCall(ctx, fn, keys, args.Any()...).Int64Slice()
-	return v, goRedisErr(err)
+	return goRedisInts(c.rdb.FCall(ctx, fn, keys, args.Any()...))
 }
 
 // goRedisErr turns a server error reply into strategies.ReplyError and

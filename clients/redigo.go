@@ -212,7 +212,16 @@ func (a *redigoAdapter) EvalInts(ctx context.Context, s *strategies.Script, keys
 		return nil, err
 	}
 	defer c.Close()
-	v, err := redigo.Int64s(sc.(*redigo.Script).DoContext(ctx, tappedConn{c, a}, keysAndArgs(keys, args.Any())...))
+	return redigoInts(sc.(*redigo.Script).DoContext(ctx, tappedConn{c, a}, keysAndArgs(keys, args.Any())...))
+}
+
+// redigoInts is the reply of a script or a function as EvalInts returns
+// it: an array of integers, or a bare integer as strategies.IntegerReply.
+func redigoInts(reply any, err error) ([]int64, error) {
+	if n, ok := reply.(int64); ok && err == nil {
+		return nil, strategies.IntegerReply(n)
+	}
+	v, err := redigo.Int64s(reply, err)
 	return v, redigoErr(err)
 }
 
@@ -250,8 +259,7 @@ func (c tappedConn) ReceiveContext(ctx context.Context) (any, error) {
 
 // FCallInts sends FCALL fn numkeys keys... args....
 func (a *redigoAdapter) FCallInts(ctx context.Context, fn string, keys []string, args strategies.Args) ([]int64, error) {
-	v, err := redigo.Int64s(a.do(ctx, "FCALL", "FCALL", append([]any{fn}, keysAndArgs(keys, args.Any())...)...))
-	return v, redigoErr(err)
+	return redigoInts(a.do(ctx, "FCALL", "FCALL", append([]any{fn}, keysAndArgs(keys, args.Any())...)...))
 }
 
 func (a *redigoAdapter) HIncrBy(ctx context.Context, key, field string, n int64) (int64, error) {

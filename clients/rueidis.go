@@ -263,6 +263,16 @@ func (a *rueidisAdapter) EvalInts(ctx context.Context, s *strategies.Script, key
 	if re, ok := rueidis.IsRedisErr(r.Error()); ok && re.IsNoScript() {
 		r = a.evalFallback(ctx, s, keys, args)
 	}
+	return rueidisInts(r)
+}
+
+// rueidisInts is the reply of a script or a function as EvalInts returns it:
+// an array of integers, or a bare integer as strategies.IntegerReply.
+func rueidisInts(r rueidis.RedisResult) ([]int64, error) {
+	if m, err := r.ToMessage(); err == nil && m.IsInt64() {
+		n, _ := m.AsInt64()
+		return nil, strategies.IntegerReply(n)
+	}
 	v, err := r.AsIntSlice()
 	return v, rueidisErr(err)
 }
@@ -354,8 +364,7 @@ func (n rueidisNode) delete(ctx context.Context, name string) error {
 // FCallInts sends FCALL fn numkeys keys... args....
 func (a *rueidisAdapter) FCallInts(ctx context.Context, fn string, keys []string, args strategies.Args) ([]int64, error) {
 	cmd := a.c.B().Fcall().Function(fn).Numkeys(int64(len(keys))).Key(keys...).Arg(args.Strings()...).Build()
-	v, err := a.do(ctx, "FCALL", cmd).AsIntSlice()
-	return v, rueidisErr(err)
+	return rueidisInts(a.do(ctx, "FCALL", cmd))
 }
 
 // rueidisErr turns a server error reply into strategies.ReplyError and

@@ -236,6 +236,16 @@ func (a *valkeyAdapter) EvalInts(ctx context.Context, s *strategies.Script, keys
 	if re, ok := valkey.IsValkeyErr(r.Error()); ok && re.IsNoScript() {
 		r = a.evalFallback(ctx, s, keys, args)
 	}
+	return valkeyInts(r)
+}
+
+// valkeyInts is the reply of a script or a function as EvalInts returns it:
+// an array of integers, or a bare integer as strategies.IntegerReply.
+func valkeyInts(r valkey.ValkeyResult) ([]int64, error) {
+	if m, err := r.ToMessage(); err == nil && m.IsInt64() {
+		n, _ := m.AsInt64()
+		return nil, strategies.IntegerReply(n)
+	}
 	v, err := r.AsIntSlice()
 	return v, valkeyErr(err)
 }
@@ -327,8 +337,7 @@ func (n valkeyNode) delete(ctx context.Context, name string) error {
 // FCallInts sends FCALL fn numkeys keys... args....
 func (a *valkeyAdapter) FCallInts(ctx context.Context, fn string, keys []string, args strategies.Args) ([]int64, error) {
 	cmd := a.c.B().Fcall().Function(fn).Numkeys(int64(len(keys))).Key(keys...).Arg(args.Strings()...).Build()
-	v, err := a.do(ctx, "FCALL", cmd).AsIntSlice()
-	return v, valkeyErr(err)
+	return valkeyInts(a.do(ctx, "FCALL", cmd))
 }
 
 // valkeyErr turns a server error reply into strategies.ReplyError and

@@ -230,3 +230,79 @@ func TestBadUserStrategies(t *testing.T) {
 		})
 	}
 }
+
+// bareCountScript returns the count alone, as python-limits' and Kong's
+// scripts do.
+const bareCountScript = `local n = redis.call('INCR', KEYS[1])
+if redis.call('TTL', KEYS[1]) < 0 then
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+end
+return n
+`
+
+// TestBareCountReply runs a script and a function that reply with a bare
+// integer, the count, on every client: the count is the decision's, and
+// the request is allowed when it is at most the limit.
+func TestBareCountReply(t *testing.T) {
+	t.Parallel()
+	if err := strategies.RegisterScript("bare-count=" + writeFile(t, "bare.lua", bareCountScript)); err != nil {
+		t.Fatal(err)
+	}
+	fn := "#!lua name=rlbench_test_bare\nredis.register_function('bare_count', function(KEYS, ARGV)\n" + bareCountScript + "end)\n"
+	if err := strategies.RegisterFunction("bare_count=" + writeFile(t, "bare_fn.lua", fn)); err != nil {
+		t.Fatal(err)
+	}
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	for _, name := range []string{"bare-count", "bare_count"} {
+		for _, cname := range clients.Names {
+			c, err := clients.New(cname, clients.Options{Addr: srv.Addr()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			s, err := strategies.New(name, strategies.Config{Limit: 3, Window: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, ok := s.(strategies.Preparer); ok {
+				if err := p.Prepare(ctx, c); err != nil {
+					t.Fatalf("%s/%s: Prepare error: %v", name, cname, err)
+				}
+			}
+			key := redistest.Prefix(t) + name + ":" + cname + ":{k}"
+			for i := int64(1); i <= 5; i++ {
+				d, err := s.Decide(ctx, c, key)
+				if want := (strategies.Decision{Allowed: i <= 3, Count: i}); err != nil || d != want {
+					t.Errorf("%s/%s: Decide #%d = %+v, %v; want %+v", name, cname, i, d, err, want)
+				}
+			}
+		}
+	}
+}
+
+// TestBadReplyOnPrivateServer runs a script that breaks the reply contract
+// on a private server: the run fails at its first decision, naming the
+// file, and does not suggest rlbench cleanup for a server that rlbench
+// stopped with its keys.
+func TestBadReplyOnPrivateServer(t *testing.T) {
+	t.Parallel()
+	file := writeFile(t, "string.lua", "return 'yes'\n")
+	cfg := rlbench.Config{
+		Limit:    10,
+		Window:   5,
+		Scripts:  []string{"replies-a-word=" + file},
+		Clients:  []string{"go-redis"},
+		Workload: workloadOf(redistest.Prefix(t)),
+	}
+	cfg.Workload.Duration = time.Second
+	_, err := rlbench.Run(context.Background(), cfg, rlbench.Options{})
+	switch {
+	case err == nil:
+		t.Fatal("Run error = nil; want the reply refused")
+	case !errors.Is(err, strategies.ErrBadReply) || !strings.Contains(err.Error(), file):
+		t.Errorf("Run error = %v; want %v naming %s", err, strategies.ErrBadReply, file)
+	case strings.Contains(err.Error(), "rlbench cleanup"):
+		t.Errorf("Run error = %v; want no clean-up suggested for a private server rlbench stopped", err)
+	}
+}

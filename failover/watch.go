@@ -126,6 +126,12 @@ type Options struct {
 	// Strategy is the cell's strategy; the watch counts its increments
 	// when countsIncrements says so.
 	Strategy strategies.Info
+	// Increments is set when a user strategy's first decisions showed
+	// that each decision, a rejection included, is one increment of a
+	// string counter at its key, its count the request's rank: the watch
+	// counts its increments, claimed or not. Unused for a built-in one,
+	// whose Info says it.
+	Increments bool
 	// Admin is the target's admin connection, which reads the counters at
 	// the end of the load; Server names the target for the report.
 	Admin  redis.UniversalClient
@@ -156,13 +162,14 @@ func New(ft *faults.Subject, o Options) *Watch {
 		slices.ContainsFunc(o.Faults, func(f faults.Fault) bool { return f.Kind == faults.SentinelFailover })
 	splits := managed != nil && ft.SplitBrain != nil &&
 		slices.ContainsFunc(o.Faults, func(f faults.Fault) bool { return f.Kind == faults.SplitBrain })
-	if !countsIncrements(info) && !failovers && !splits {
+	counts := countsIncrements(info, o.Increments)
+	if !counts && !failovers && !splits {
 		return nil
 	}
 	w := &Watch{
 		admin: o.Admin, server: o.Server, prefix: o.Prefix, limit: o.Limit,
 		window:    time.Duration(o.Window) * time.Second,
-		counts:    countsIncrements(info),
+		counts:    counts,
 		keys:      make([]watchedKey, min(o.Keys, admission.MaxTrackedKeys)),
 		fallbacks: o.Fallbacks,
 	}
@@ -199,11 +206,16 @@ func New(ft *faults.Subject, o Options) *Watch {
 }
 
 // countsIncrements reports whether the watch counts the increments of a
-// strategy: an increment-first fixed-window counter of rlbench's own (each
-// successful decision is one increment, its Count its rank) whose counter
-// is a string at its key, and whose rejections increment it too.
-func countsIncrements(info strategies.Info) bool {
-	return info.FixedWindow && !info.CountIsRead && !info.RejectsUnincremented && info.Source == "" && info.Layout == ""
+// strategy: an increment-first fixed-window counter (each successful
+// decision is one increment, its Count its rank) whose counter is a
+// string at its key, and whose rejections increment it too; for a user
+// strategy, whatever it claims, when its first decisions showed it
+// (userIncrements: Options.Increments).
+func countsIncrements(info strategies.Info, userIncrements bool) bool {
+	if info.Source != "" {
+		return userIncrements
+	}
+	return info.FixedWindow && !info.CountIsRead && !info.RejectsUnincremented && info.Layout == ""
 }
 
 // begin notes that a failover begins, and returns when.

@@ -20,6 +20,13 @@ type FaultEvent struct {
 	LostReplies int64 `json:"lost_replies,omitempty"`
 	// ResetConnections counts the connections a reset fault reset.
 	ResetConnections int `json:"reset_connections,omitempty"`
+	// FirstIncrements counts the fresh counters created during the fault's
+	// span (a key's first increment: the decision that opened a fixed
+	// window), on the keys the admission figures follow; 0 says the fault
+	// never met a first increment, so that its immortal-key figure shows
+	// nothing of one. Nil (absent) for a fault without a span, or a
+	// strategy whose windows are not delimited (not a fixed window).
+	FirstIncrements *int64 `json:"first_increments,omitempty"`
 }
 
 // Kind is the kind of the fault e records: Fault up to its "@".

@@ -58,6 +58,27 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 		}
 	}
 	writeImmortal(buf, rep, multi)
+	writeOverAdmitted(buf, rep, multi)
+}
+
+// writeOverAdmitted ends the report with an alert when a run admitted more
+// than the limit in one window of one key (the table's over), as
+// writeImmortal does for keys with no TTL.
+func writeOverAdmitted(buf *bytes.Buffer, rep *Report, multi bool) {
+	var over []string
+	for _, r := range rep.Runs {
+		if r.OverAdmitted == nil || *r.OverAdmitted <= 0 {
+			continue
+		}
+		label := r.Strategy + "/" + r.Client
+		if multi {
+			label = r.Target + ": " + label
+		}
+		over = append(over, fmt.Sprintf("%s let %d %s past the limit in one window of one key", label, *r.OverAdmitted, plural(*r.OverAdmitted, "request", "requests")))
+	}
+	if len(over) > 0 {
+		fmt.Fprintf(buf, "OVER-ADMITTED: %s: the limiter let users through beyond what it allows.\n", strings.Join(over, "; "))
+	}
 }
 
 // writeTable writes one aligned row per run.
@@ -161,6 +182,9 @@ func writeFaults(buf *bytes.Buffer, r Run, label string) {
 		if f.Error != "" {
 			what = "FAILED: " + f.Error
 		}
+		if f.FirstIncrements != nil && *f.FirstIncrements == 0 {
+			what += "; no counter was created during it: it proves nothing of a first increment (docs/output.md)"
+		}
 		fmt.Fprintf(buf, "%s fault %s at %.2fs: %s\n", label, f.Fault, f.AtS, what)
 	}
 	fmt.Fprintf(buf, "%s per second (decisions/errors):", label)
@@ -174,6 +198,21 @@ func writeFaults(buf *bytes.Buffer, r Run, label string) {
 // and phantom increments of every counter cell.
 func writeCounts(buf *bytes.Buffer, r Run, label string) {
 	buf.WriteString(r.Failover.Text(label))
+	if l := r.LostIncrements; l != nil && l.Phantom > 0 {
+		fmt.Fprintf(buf, "%s phantom increments: %s\n", label, phantomText(r, l.Phantom))
+	}
+}
+
+// phantomText says what n phantom increments of r mean for its users: a
+// client that sends a write again after a network error (go-redis with
+// --retries) counts it twice; any client counts a request whose reply was
+// lost after the server ran it, though the request failed.
+func phantomText(r Run, n int64) string {
+	requests := plural(n, "request", "requests")
+	if r.Client == "go-redis" && strings.Contains(r.ClientOptions, "retries=") && !strings.Contains(r.ClientOptions, "retries=off") {
+		return fmt.Sprintf("%d %s counted twice by the client's retries (or counted though they failed): users rejected early", n, requests)
+	}
+	return fmt.Sprintf("%d %s counted though they failed for their users (the reply lost after the server ran them): users rejected early", n, requests)
 }
 
 func writePerNode(buf *bytes.Buffer, r Run, label string) {

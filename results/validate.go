@@ -147,6 +147,9 @@ func (c *checker) groups(r *Run) {
 	c.count("admitted", r.Admitted)
 	for i, f := range r.Faults {
 		c.between(fmt.Sprintf("faults[%d].at_s", i), f.AtS, -MaxDurationS, MaxDurationS)
+		if f.FirstIncrements != nil {
+			c.count(fmt.Sprintf("faults[%d].first_increments", i), *f.FirstIncrements)
+		}
 	}
 	c.series(r.PerSecond)
 	if r.OverAdmitted != nil {

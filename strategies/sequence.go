@@ -104,8 +104,8 @@ func ParseSequence(spec string) (*Sequence, error) {
 		}
 		s.claims[w] = true
 	}
-	if s.claims["heals"] && !s.claims["fixed-window"] {
-		return nil, fmt.Errorf("%w: heals is a claim about a fixed-window counter; claim fixed-window too", ErrBadSequence)
+	if why := checkClaims(s.claims); why != "" {
+		return nil, fmt.Errorf("%w: %s", ErrBadSequence, why)
 	}
 	if err := s.parseTrips(s.Spec); err != nil {
 		return nil, err

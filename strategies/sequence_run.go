@@ -57,7 +57,7 @@ func (s *Sequence) Info(name string) Info {
 		Commands:    s.Spec,
 		Atomic:      s.claims["atomic"],
 		Heals:       s.claims["heals"],
-		FixedWindow: s.claims["fixed-window"],
+		FixedWindow: checkedAsFixedWindow(s.claims, s.stamp),
 		MinRedis:    s.minRedis(),
 		// A round trip sends all its commands: a TTL command after an
 		// INCR that failed on a hash still changes the hash.

@@ -50,6 +50,7 @@ func TestParseSequenceRefuses(t *testing.T) {
 		{"unknown claim", "INCR {key} -- rlbench: fast", `"fast"`},
 		{"heals without fixed-window", "INCR {key} -- rlbench: heals", "claim fixed-window too"},
 		{"stamped fixed window", "INCR {key}:{stamp} -- rlbench: fixed-window", "{stamp}"},
+		{"sliding fixed window", "INCR {key} -- rlbench: sliding fixed-window", "contradict"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,6 +63,33 @@ func TestParseSequenceRefuses(t *testing.T) {
 	}
 	if err := strategies.RegisterSequence("no-spec"); !errors.Is(err, strategies.ErrBadSequence) {
 		t.Errorf("RegisterSequence(%q) error = %v; want ErrBadSequence", "no-spec", err)
+	}
+}
+
+// TestSequenceCheckedAsFixedWindow checks which sequences are checked as
+// fixed-window counters (Info.FixedWindow): one that claims it, and one
+// that claims nothing of its window, whose key carries no stamp; not one
+// that claims sliding, nor a stamped one.
+func TestSequenceCheckedAsFixedWindow(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		spec string
+		want bool
+	}{
+		{"INCR {key} | EXPIRE {key} {window} -- rlbench: fixed-window", true},
+		{"INCR {key} | EXPIRE {key} {window}", true},
+		{"INCR {key} | EXPIRE {key} {window} -- rlbench: atomic", true},
+		{"INCR {key} | EXPIRE {key} {window} -- rlbench: sliding", false},
+		{"INCR {key}:{stamp} | EXPIRE {key}:{stamp} {window}", false},
+	}
+	for _, tc := range tests {
+		seq, err := strategies.ParseSequence(tc.spec)
+		if err != nil {
+			t.Fatalf("ParseSequence(%q) error = %v", tc.spec, err)
+		}
+		if got := seq.Info("x").FixedWindow; got != tc.want {
+			t.Errorf("ParseSequence(%q).Info().FixedWindow = %t; want %t", tc.spec, got, tc.want)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -130,7 +131,8 @@ type Client interface {
 	// transaction and returns the INCR reply.
 	IncrExpireNX(ctx context.Context, key string, seconds int64) (int64, error)
 	// EvalInts runs s with EVALSHA, falling back to EVAL when the server
-	// answers NOSCRIPT, and returns its reply, which must be an array of integers.
+	// answers NOSCRIPT, and returns its reply, which must be an array of
+	// integers; a bare integer reply is the error IntegerReply.
 	EvalInts(ctx context.Context, s *Script, keys []string, args Args) ([]int64, error)
 	// FunctionLoad loads a library of Redis Functions where it is absent
 	// (FUNCTION LOAD code), and leaves the same code loaded already as it
@@ -138,8 +140,8 @@ type Client interface {
 	// of that name with other code is loaded. Redis >= 7.0.
 	FunctionLoad(ctx context.Context, code string) error
 	// FCallInts calls a loaded Redis Function: FCALL fn numkeys keys...
-	// args..., and returns its reply, which must be an array of integers.
-	// Redis >= 7.0.
+	// args..., and returns its reply, which must be an array of integers
+	// (a bare integer is the error IntegerReply, as for EvalInts). Redis >= 7.0.
 	FCallInts(ctx context.Context, fn string, keys []string, args Args) ([]int64, error)
 	// HIncrBy increments a hash field and returns its new value: HINCRBY
 	// key field n.
@@ -198,6 +200,17 @@ func (e ReplyError) Prefix() string {
 	return excerpt.Text(s)
 }
 
+// IntegerReply is the error EvalInts and FCallInts return for a reply that
+// is a bare integer, not an array: the integer. A user strategy takes it
+// as the count its decision is based on (the script contract, in
+// userscript.go); to any other caller it is a reply of the wrong shape.
+type IntegerReply int64
+
+// Error names the integer and the shape wanted.
+func (r IntegerReply) Error() string {
+	return "integer reply " + strconv.FormatInt(int64(r), 10) + ", not an array"
+}
+
 // ErrorKind is the kind reports give the error (results.KindedError): its
 // Prefix.
 func (e ReplyError) ErrorKind() string { return e.Prefix() }
@@ -222,7 +235,9 @@ type Info struct {
 	MinRedis string
 	// FixedWindow is true for a fixed-window counter: at most Limit
 	// requests per key per window, the window starting at the key's first
-	// request and never extended by traffic.
+	// request and never extended by traffic. A user strategy is checked
+	// as one unless it claims sliding or its key carries a stamp (see
+	// checkedAsFixedWindow), whatever else it claims.
 	FixedWindow bool
 	// ChangesWrongType is true when a decision changes a key of another
 	// type (a hash, a list) that sits at the counter's name, instead of

@@ -26,12 +26,21 @@ import (
 //     (--window).
 //   - The reply is an array of integers: the first is 1 (allowed) or 0
 //     (rejected), an optional second is the count the decision was based on.
+//     A bare integer reply is the count alone (as python-limits' and
+//     Kong's scripts return): the request is allowed when it is at most
+//     the limit.
 //
 // A header line declares what the script claims, e.g.
 //
 //	-- rlbench: atomic heals fixed-window
 //
-// and becomes its Info, which rlbench verify checks. A script is run with
+// and becomes its Info, which says what rlbench verify and the load run
+// expect. Claims do not choose the checks: a script that claims nothing
+// is checked as a fixed-window counter, the strictest reading (every
+// check and figure that can run on one), unless it claims sliding (its
+// window moves with traffic by design: a sliding log, a token bucket,
+// GCRA). A leak, an over-admission or a window that traffic extends is a
+// failure whatever the script claims. A script is run with
 // EVALSHA and the EVAL fallback; a function with FCALL NAME after FUNCTION
 // LOAD of its library on every master.
 
@@ -39,7 +48,28 @@ import (
 const ClaimsHeader = "-- rlbench:"
 
 // Claims lists the words a claims header accepts.
-var Claims = []string{"atomic", "heals", "fixed-window"}
+var Claims = []string{"atomic", "heals", "fixed-window", "sliding"}
+
+// checkClaims refuses claims that contradict each other: heals and
+// fixed-window are claims about a fixed-window counter, sliding says the
+// strategy keeps none. It returns the reason, or "".
+func checkClaims(claims map[string]bool) string {
+	switch {
+	case claims["heals"] && !claims["fixed-window"]:
+		return "heals is a claim about a fixed-window counter; claim fixed-window too"
+	case claims["sliding"] && claims["fixed-window"]:
+		return "sliding and fixed-window contradict each other: claim the one the window does"
+	}
+	return ""
+}
+
+// checkedAsFixedWindow reports whether a user strategy with claims, whose
+// keys carry stamp (see Info.Stamp), is checked as a fixed-window counter
+// (Info.FixedWindow): when it claims to be one, and when it claims nothing
+// of its window and its key carries none.
+func checkedAsFixedWindow(claims map[string]bool, stamp string) bool {
+	return claims["fixed-window"] || (!claims["sliding"] && stamp == "")
+}
 
 // Sentinel errors of user strategies.
 var (
@@ -48,7 +78,7 @@ var (
 	ErrBadUserStrategy = errors.New("bad user strategy")
 	// ErrBadReply is returned by a user strategy's decision whose reply
 	// breaks the contract.
-	ErrBadReply = errors.New("reply breaks the contract: want an array {1|0, count?}")
+	ErrBadReply = errors.New("reply breaks the contract: want an array {1|0, count?} or an integer count")
 )
 
 // userName is what a user strategy's name may be.
@@ -104,7 +134,7 @@ func userInfo(name, file, src string, function bool) (Info, error) {
 		Name:        name,
 		Atomic:      claims["atomic"],
 		Heals:       claims["heals"],
-		FixedWindow: claims["fixed-window"],
+		FixedWindow: checkedAsFixedWindow(claims, ""),
 		Keys:        "K, and keys made from K by appending",
 		Source:      file,
 		Calls:       calls,
@@ -127,6 +157,7 @@ func userInfo(name, file, src string, function bool) (Info, error) {
 	info.New = func(c Config) Strategy {
 		s := *u
 		s.args = NewArgs(strconv.FormatInt(c.Limit, 10), strconv.FormatInt(c.Window, 10))
+		s.limit = c.Limit
 		if s.function {
 			return &userFunction{&s}
 		}
@@ -206,8 +237,8 @@ func parseClaims(file, src string) (map[string]bool, error) {
 			claims[w] = true
 		}
 	}
-	if claims["heals"] && !claims["fixed-window"] {
-		return nil, fmt.Errorf("%w: %s: heals is a claim about a fixed-window counter; claim fixed-window too", ErrBadUserStrategy, file)
+	if why := checkClaims(claims); why != "" {
+		return nil, fmt.Errorf("%w: %s: %s", ErrBadUserStrategy, file, why)
 	}
 	return claims, nil
 }
@@ -231,7 +262,8 @@ type user struct {
 	name, file, src string
 	function        bool
 	script          *Script
-	args            Args // ARGV: limit, window seconds
+	args            Args  // ARGV: limit, window seconds
+	limit           int64 // a bare count is allowed when at most this
 }
 
 func (s *user) Name() string { return s.name }
@@ -239,11 +271,18 @@ func (s *user) Name() string { return s.name }
 func (s *user) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	keys := [1]string{key}
 	r, err := c.EvalInts(ctx, s.script, keys[:], s.args)
+	if n, ok := errors.AsType[IntegerReply](err); ok {
+		return s.count(int64(n)), nil
+	}
 	if err != nil {
 		return Decision{}, s.fail("evalsha", err)
 	}
 	return s.decision(r)
 }
+
+// count is the decision of a bare integer reply: the count, allowed when
+// it is at most the limit.
+func (s *user) count(n int64) Decision { return Decision{Allowed: n <= s.limit, Count: n} }
 
 // fail names the strategy, its file and the operation; an error that is
 // not the server's (nor a crash or an interrupt) is likely a reply of
@@ -292,6 +331,9 @@ func (s *userFunction) Decide(ctx context.Context, c Client, key string) (Decisi
 			return Decision{}, err
 		}
 		r, err = c.FCallInts(ctx, s.name, keys[:], s.args)
+	}
+	if n, ok := errors.AsType[IntegerReply](err); ok {
+		return s.count(int64(n)), nil
 	}
 	if err != nil {
 		return Decision{}, s.fail("fcall", err)

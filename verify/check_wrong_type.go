@@ -22,6 +22,9 @@ func init() {
 		Check:         Check{Name: CheckWrongType, Doc: "with a hash or a list at the key, the request errors and the key is left exactly as it was"},
 		run:           checkWrongType,
 		notApplicable: notStamped,
+		// ChangesWrongType is read from the commands a decision sends
+		// (a sequence's TTL command after its counter's), not claimed.
+		leakNotClaimed: true,
 		expected: func(p Properties, _ Server) []Outcome {
 			if p.Stamp != "" || p.KeysBeside {
 				return []Outcome{NotApplicable}

@@ -94,6 +94,9 @@ type Properties struct {
 	// KeysBeside: the strategy's keys are named after the decision's key,
 	// never the key itself (strategies.Info.KeysBeside).
 	KeysBeside bool `json:"keys_beside,omitempty"`
+	// User: a user strategy (--script, --function, --sequence), whose
+	// claims say what to expect but excuse no leak (see Expected).
+	User bool `json:"user,omitempty"`
 }
 
 // supports reports whether the client named clientName can run the strategy.
@@ -118,6 +121,7 @@ func PropertiesOf(i strategies.Info) Properties {
 		TTLWindows:       i.TTLWindows,
 		NoTTL:            i.NoTTL,
 		KeysBeside:       i.KeysBeside,
+		User:             i.Source != "",
 	}
 }
 

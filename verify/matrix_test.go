@@ -3,6 +3,7 @@ package verify_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +20,8 @@ var (
 	multiProps = verify.Properties{Atomic: true, Heals: true, FixedWindow: true, MinRedis: "7.0.0", Commands: "MULTI; INCR; EXPIRE NX; EXEC"}
 	luaProps   = verify.Properties{Atomic: true, FixedWindow: true, EVALSHA: true, MinRedis: "2.6.0", Commands: "EVALSHA (EVAL on NOSCRIPT)"}
 	gcraProps  = verify.Properties{Atomic: true, EVALSHA: true, MinRedis: "3.2.0", Commands: "EVALSHA (EVAL on NOSCRIPT)"}
+	// A user sequence that claims nothing: checked as a fixed window.
+	userProps = verify.Properties{FixedWindow: true, MinRedis: "2.6.0", Commands: "INCRBY {key} 1 | EXPIRE {key} {window}", ChangesWrongType: true, User: true}
 	// bucket4j's and spring-gateway's: no TTL by design; state beside K.
 	noTTLProps  = verify.Properties{MinRedis: "2.6.12", Commands: "GET; EVAL", NoTTL: true}
 	besideProps = verify.Properties{Atomic: true, EVALSHA: true, MinRedis: "3.2.0", Commands: "EVALSHA (EVAL on NOSCRIPT)", KeysBeside: true, TTLWindows: 2}
@@ -173,6 +176,22 @@ func TestUnexpected(t *testing.T) {
 			m: matrix(private7,
 				row("naive", "go-redis", naiveProps, private7, map[string]verify.Cell{verify.CheckConcurrent: {Outcome: verify.Fail, Note: "x"}})),
 			want: []string{"naive/go-redis concurrent"},
+		},
+		{
+			name: "leaks of a user strategy, which no claim excuses",
+			m: matrix(private7,
+				row("mine", "go-redis", userProps, private7, map[string]verify.Cell{
+					verify.CheckHealing: {Outcome: verify.Leaks, Note: "x"}, verify.CheckRace: {Outcome: verify.Leaks, Note: "x"},
+				})),
+			want: []string{"mine/go-redis race", "mine/go-redis healing"},
+		},
+		{
+			// retry's leak is go-redis', wrong-type's read from the commands.
+			name: "leaks of a user strategy that are not its claims'",
+			m: matrix(private7,
+				row("mine", "go-redis", userProps, private7, map[string]verify.Cell{
+					verify.CheckRetry: {Outcome: verify.Leaks, Note: "x"}, verify.CheckWrongType: {Outcome: verify.Leaks, Note: "x"},
+				})),
 		},
 		{
 			name: "pass where the server cannot run the strategy",
@@ -359,4 +378,31 @@ func outcomes(list []verify.Outcome) []string {
 		s[i] = string(o)
 	}
 	return s
+}
+
+// TestVerdictNamesLeaks checks the verdict line: a matrix as documented
+// names the cells that leak as documented, row by row, and a long list of
+// them is counted, naming their strategies.
+func TestVerdictNamesLeaks(t *testing.T) {
+	t.Parallel()
+	verdict := func(m *verify.Matrix) string {
+		var text bytes.Buffer
+		if err := verify.Text(m)(&text); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(text.String()), "\n")
+		return lines[len(lines)-1]
+	}
+	short := matrix(private7, row("lua", "rueidis", luaProps, private7, nil))
+	if got, want := verdict(short), "every cell is as documented (1 rows x 13 checks), but lua/rueidis leaks under healing, as documented."; got != want {
+		t.Errorf("verdict = %q; want %q", got, want)
+	}
+	var rows []verify.Row
+	for i := range 12 {
+		rows = append(rows, row(fmt.Sprintf("seed-%d", i), "rueidis", luaProps, private7, nil))
+	}
+	long := matrix(private7, append(rows, row("gcra", "rueidis", gcraProps, private7, nil))...) // not every row leaks
+	if got, want := verdict(long), "but 12 cells of 12 strategies leak (the notes say under which checks): seed-0, seed-1,"; !strings.Contains(got, want) || !strings.HasSuffix(got, "seed-11, as documented.") {
+		t.Errorf("verdict = %q; want it to contain %q and end with the last strategy", got, want)
+	}
 }

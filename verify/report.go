@@ -65,29 +65,88 @@ func writeText(buf *bytes.Buffer, m *Matrix) {
 }
 
 // writeVerdict writes the last line: every cell as documented, or the
-// cells that are not; and for an interrupted matrix, how many cells did
-// not run, which claims nothing about them.
+// cells that are not, with their outcomes; either way, the cells that
+// leak as documented, so that "as documented" is never the only word on a
+// leak; and for an interrupted matrix, how many cells did not run, which
+// claims nothing about them.
 func writeVerdict(buf *bytes.Buffer, m *Matrix) {
 	bad := m.Unexpected()
 	notRun := m.NotRunCells()
+	leaks := ""
+	if l := documentedLeaks(m); l != "" {
+		leaks = ", but " + l + ", as documented"
+	}
 	switch {
 	case len(bad) == 0 && notRun == 0:
-		fmt.Fprintf(buf, "every cell is as documented (%d rows x %d checks).\n", len(m.Rows), len(m.Checks))
+		fmt.Fprintf(buf, "every cell is as documented (%d rows x %d checks)%s.\n", len(m.Rows), len(m.Checks), leaks)
 		return
 	case len(bad) == 0:
-		fmt.Fprintf(buf, "INTERRUPTED: %d of %d %s not run; every cell that ran is as documented.\n",
-			notRun, m.cellCount(), plural(m.cellCount(), "cell", "cells"))
+		fmt.Fprintf(buf, "INTERRUPTED: %d of %d %s not run; every cell that ran is as documented%s.\n",
+			notRun, m.cellCount(), plural(m.cellCount(), "cell", "cells"), leaks)
 		return
 	}
 	labels := make([]string, len(bad))
 	for i, b := range bad {
-		labels[i] = b.Row + " " + b.Cell.Check
+		labels[i] = b.Row + " " + b.Cell.Check + " (" + string(b.Cell.Outcome) + ")"
 	}
-	fmt.Fprintf(buf, "NOT AS DOCUMENTED (*): %d %s: %s.\n", len(bad), plural(len(bad), "cell", "cells"), strings.Join(labels, ", "))
+	fmt.Fprintf(buf, "NOT AS DOCUMENTED (*): %d %s: %s", len(bad), plural(len(bad), "cell", "cells"), strings.Join(labels, ", "))
+	if leaks != "" {
+		buf.WriteString("; " + strings.TrimPrefix(leaks, ", but "))
+	}
+	buf.WriteString(".\n")
 	if notRun > 0 {
 		fmt.Fprintf(buf, "INTERRUPTED: %d of %d %s not run.\n", notRun, m.cellCount(), plural(m.cellCount(), "cell", "cells"))
 	}
 }
+
+// documentedLeaks names the cells that leak as their rows document, the
+// rows that leak under the same checks together: "rails-cache leaks
+// under crash and race; lua/go-redis leaks under retry"; "" for none.
+// When that is longer than maxLeakText, it counts the cells and names
+// their strategies, the notes saying under which checks.
+func documentedLeaks(m *Matrix) string {
+	type group struct {
+		checks []string
+		rows   []Row
+	}
+	var groups []*group
+	var strategies []string
+	cells := 0
+	for _, r := range m.Rows {
+		var checks []string
+		for _, c := range r.Cells {
+			if c.Outcome == Leaks && slices.Contains(r.Expected(c.Check, m.Server), Leaks) {
+				checks = append(checks, c.Check)
+			}
+		}
+		if len(checks) == 0 {
+			continue
+		}
+		cells += len(checks)
+		if !slices.Contains(strategies, r.Strategy) {
+			strategies = append(strategies, r.Strategy)
+		}
+		i := slices.IndexFunc(groups, func(g *group) bool { return slices.Equal(g.checks, checks) })
+		if i < 0 {
+			groups = append(groups, &group{checks: checks})
+			i = len(groups) - 1
+		}
+		groups[i].rows = append(groups[i].rows, r)
+	}
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		parts[i] = rowsLabel(m, g.rows) + " leaks under " + joinNames(g.checks)
+	}
+	if text := strings.Join(parts, "; "); len(text) <= maxLeakText {
+		return text
+	}
+	return fmt.Sprintf("%d cells of %d strategies leak (the notes say under which checks): %s",
+		cells, len(strategies), strings.Join(strategies, ", "))
+}
+
+// maxLeakText is the longest list of leaking cells the verdict line
+// spells out; a longer one is counted, by strategy.
+const maxLeakText = 200
 
 // groupNotes returns the notes, one line per distinct (check, outcome,
 // note, verdict) with the rows that share it, in column order. A row whose

@@ -193,9 +193,10 @@ func TestVerifyHelp(t *testing.T) {
 }
 
 // TestVerifySequences runs `rlbench verify` on --sequence strategies on
-// both clients: a spec that heals and one that does not are as their
-// claims say (exit 0, the crash and healing cells as each design
-// implies), and a spec whose claims are false is reported (exit 1).
+// both clients: a spec that heals and one that does not show the crash
+// and healing cells each design implies, and since a user strategy's leak
+// is a failure whatever it claims, the verdict names each leak and fails
+// (exit 1); so does a spec whose claims are false.
 func TestVerifySequences(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -207,17 +208,22 @@ func TestVerifySequences(t *testing.T) {
 		// nothing for a key that lost it.
 		"--sequence", "seq-noheal=SET {key} 0 NX EX {window} | INCR {key} -- rlbench: fixed-window"}
 	code, stdout, stderr := verifyCLI(t, args...)
-	if code != exitOK {
-		t.Fatalf("run(verify %q) = %d; want %d\nstdout:\n%s\nstderr:\n%s", args, code, exitOK, stdout, stderr)
+	if code != exitFailure {
+		t.Fatalf("run(verify %q) = %d; want %d\nstdout:\n%s\nstderr:\n%s", args, code, exitFailure, stdout, stderr)
 	}
 	got := verifyCells(stdout)
 	for _, c := range []string{"go-redis", "rueidis"} {
 		for cell, want := range map[string]string{
-			"seq-heal/" + c + "/crash": "leaks", "seq-heal/" + c + "/healing": "pass",
-			"seq-noheal/" + c + "/crash": "pass", "seq-noheal/" + c + "/healing": "leaks",
+			"seq-heal/" + c + "/crash": "leaks*", "seq-heal/" + c + "/healing": "pass",
+			"seq-noheal/" + c + "/crash": "pass", "seq-noheal/" + c + "/healing": "leaks*",
 		} {
 			if got[cell] != want {
 				t.Errorf("%s = %q; want %q\n%s", cell, got[cell], want, stdout)
+			}
+		}
+		for _, leak := range []string{"seq-heal/" + c + " crash (leaks)", "seq-noheal/" + c + " healing (leaks)"} {
+			if !strings.Contains(stdout, leak) {
+				t.Errorf("stdout lacks %q in its verdict:\n%s", leak, stdout)
 			}
 		}
 	}
@@ -318,4 +324,45 @@ func verifyCells(stdout string) map[string]string {
 		}
 	}
 	return out
+}
+
+// TestVerifyUnclaimedSequence runs `rlbench verify` on a sequence that
+// claims nothing and whose EXPIRE, sent on every request, pushes the
+// window's end later: a user locked out under steady traffic. The
+// not-extended check runs on it though it claims no fixed window, fails,
+// and so does the verdict, with exit status 1.
+func TestVerifyUnclaimedSequence(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	args := []string{"--addr", srv.Addr(), "--sequence", "mine=INCRBY {key} 1 | EXPIRE {key} {window}", "--strategy", "mine",
+		"--client", "go-redis", "--prefix", redistest.Prefix(t)}
+	code, stdout, stderr := verifyCLI(t, args...)
+	if code != exitFailure {
+		t.Errorf("run(verify %q) = %d; want %d\nstdout:\n%s\nstderr:\n%s", args, code, exitFailure, stdout, stderr)
+	}
+	if got := verifyCells(stdout)["mine/go-redis/not-extended"]; got != "FAIL*" {
+		t.Errorf("table cell mine/go-redis not-extended = %q; want FAIL*\n%s", got, stdout)
+	}
+	if want := "NOT AS DOCUMENTED (*): 1 cell: mine/go-redis not-extended (FAIL)"; !strings.Contains(stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, stdout)
+	}
+}
+
+// TestVerifyDocumentedLeakHeadline runs `rlbench verify` on rails-cache,
+// whose INCR and EXPIRE are two round trips: a crash between them leaks,
+// as documented. The verdict says every cell is as documented, and in the
+// same line which cells leak.
+func TestVerifyDocumentedLeakHeadline(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	args := []string{"--addr", srv.Addr(), "--strategy", "rails-cache", "--client", "go-redis", "--prefix", redistest.Prefix(t)}
+	code, stdout, stderr := verifyCLI(t, args...)
+	if code != exitOK {
+		t.Fatalf("run(verify %q) = %d; want %d\nstdout:\n%s\nstderr:\n%s", args, code, exitOK, stdout, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "every cell is as documented") || !strings.Contains(last, "but rails-cache/go-redis leaks under crash") || !strings.HasSuffix(last, ", as documented.") {
+		t.Errorf("verdict = %q; want every cell as documented, but rails-cache/go-redis leaks under crash, as documented\n%s", last, stdout)
+	}
 }
