@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/redisserver"
+)
+
+// tenantServers starts, for t, a private server of each build of the
+// version matrix (Debian's redis-server and the shared builds where they
+// are), each standing in for a shared one, and returns an admin client of
+// each by its build's name.
+func tenantServers(t *testing.T) map[string]*redis.Client {
+	t.Helper()
+	servers := map[string]*redis.Client{"default": redistest.Client(t, redistest.Start(t))}
+	for _, bin := range redistest.Builds(t) {
+		srv, err := redisserver.Start(t.Context(), redisserver.Options{Binary: bin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+		servers[filepath.Base(filepath.Dir(bin))] = redistest.Client(t, srv)
+	}
+	return servers
+}
+
+// untouched fails t unless admin's server ran no command since CONFIG
+// RESETSTAT but the test's own (CONFIG, INFO, and what the tenants sent):
+// rlbench did not connect.
+func untouched(t *testing.T, admin *redis.Client, tenants ...string) {
+	t.Helper()
+	stats, err := admin.Info(t.Context(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(stats) {
+		name, _, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if cmd, _, _ := strings.Cut(name, "|"); cmd != "config" && cmd != "info" && !strings.Contains(" "+strings.Join(tenants, " ")+" ", " "+cmd+" ") {
+			t.Errorf("INFO commandstats after the refused run has %s; want no command of rlbench's", strings.TrimSpace(line))
+		}
+	}
+}
+
+// TestStandardLibraryEscapesRefused is issue 34, items 1 and 2, on real
+// servers with a tenant's key: a script (or a library) that hooks the
+// strings' metatable, redefines a standard function or reaches redis by
+// Valkey's name is refused (exit 2, naming the file and the line) before
+// rlbench touches the server; afterwards the tenant's own script on its
+// own key (k:len(), which a hook in the strings' metatable would run)
+// leaves the key alone.
+func TestStandardLibraryEscapesRefused(t *testing.T) {
+	t.Parallel()
+	servers := tenantServers(t)
+	for _, tc := range []struct {
+		name, flag, src, want string
+	}{
+		{"hook", "--script", "local mt = getmetatable('')\nlocal s = string\nmt.__index = function(str, k) redis.call('DEL', KEYS[1]) return s[k] end\n" +
+			"return {1, redis.call('INCR', KEYS[1])}\n", "hook.lua:1: refused: uses getmetatable"},
+		{"hook_fn", "--function", "#!lua name=rlbench_test_hook\nlocal mt = getmetatable('')\nlocal s = string\nmt.__index = function(str, k) redis.call('DEL', KEYS[1]) return s[k] end\n" +
+			"redis.register_function('hook_fn', function(keys, args) return {1, redis.call('INCR', keys[1])} end)\n", "hook_fn.lua:2: refused: uses getmetatable"},
+		{"unpack", "--script", "table.unpack = function(t) return 'tenant:key' end\nredis.call('DEL', table.unpack(KEYS))\nreturn {1, 1}\n",
+			"unpack.lua:1: refused: assigns table.unpack, a field of the global table"},
+		{"server", "--script", "server.call('DEL', 'tenant:key')\nreturn {1, 1}\n", "server.lua:1: refused: server.call('DEL', ...): its key must be derived from KEYS"},
+	} {
+		for build, admin := range servers {
+			t.Run(tc.name+"/"+build, func(t *testing.T) {
+				ctx := context.Background()
+				if err := admin.Set(ctx, "tenant:key", "tenant's", 0).Err(); err != nil {
+					t.Fatal(err)
+				}
+				if err := admin.ConfigResetStat(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+				res := mustRun(t, exitUsage, "--addr", admin.Options().Addr, tc.flag, tc.name+"="+writeLua(t, tc.name+".lua", tc.src),
+					"--prefix", redistest.Prefix(t), "--clients", "1", "--requests", "20")
+				if !strings.Contains(res.stderr, tc.want) {
+					t.Errorf("stderr = %q; want it to say %q", res.stderr, tc.want)
+				}
+				untouched(t, admin)
+				if n, err := admin.Eval(ctx, "local k = KEYS[1]; return k:len()", []string{"tenant:key"}).Int(); err != nil || n != len("tenant:key") {
+					t.Errorf("the tenant's k:len() = %d, %v; want %d", n, err, len("tenant:key"))
+				}
+				if n := admin.Exists(ctx, "tenant:key").Val(); n != 1 {
+					t.Errorf("EXISTS tenant:key after the tenant's script = %d; want 1", n)
+				}
+			})
+		}
+	}
+}
