@@ -216,3 +216,45 @@ func TestConfineCheckTakesStandardLibrary(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptFlags is issue 34, item 3: a flag that widens what a script
+// may do (allow-oom writes past maxmemory) is refused, in a script's
+// "#!lua flags=" line and in a library function's flags, on every
+// server; the flags that only narrow it pass.
+func TestScriptFlags(t *testing.T) {
+	t.Parallel()
+	const body = "return {1, redis.call('INCR', KEYS[1])}\n"
+	const fn = "redis.register_function{function_name = 'f', callback = function(keys, args) return {1, redis.call('INCR', keys[1])} end, flags = %s}\n"
+	for _, tc := range []struct {
+		name, src string
+		library   bool
+		want      string // "" when it passes
+	}{
+		{name: "no flags", src: "#!lua\n" + body},
+		{name: "no-writes", src: "#!lua flags=no-writes\nreturn {1, 1}\n"},
+		{name: "no-cluster", src: "#!lua flags=no-writes,no-cluster\nreturn {1, 1}\n"},
+		{name: "allow-oom", src: "#!lua flags=allow-oom\n" + body, want: "x.lua:1: refused: the script flag allow-oom is refused: it lets the script write past maxmemory"},
+		{name: "allow-oom after another", src: "#!lua flags=no-cluster,allow-oom\n" + body, want: "x.lua:1: refused: the script flag allow-oom is refused"},
+		{name: "allow-stale", src: "#!lua flags=allow-stale\n" + body, want: "the script flag allow-stale is refused: it lets the script run on a replica"},
+		{name: "allow-cross-slot-keys", src: "#!lua  flags=allow-cross-slot-keys\n" + body, want: "the script flag allow-cross-slot-keys is refused"},
+		{name: "unknown flag", src: "#!lua flags=bogus\n" + body, want: `the script flag "bogus" is refused: a user strategy may give no-writes, no-cluster`},
+		{name: "function no-writes", library: true, src: "#!lua name=l\n" + strings.Replace(fn, "%s", "{'no-writes'}", 1)},
+		{name: "function allow-oom", library: true, src: "#!lua name=l\n" + strings.Replace(fn, "%s", "{'no-writes', 'allow-oom'}", 1),
+			want: "x.lua:2: refused: redis.register_function's flag allow-oom is refused: it lets the script write past maxmemory"},
+		{name: "function flags computed", library: true, src: "#!lua name=l\nlocal f = {'allow-oom'}\n" + strings.Replace(fn, "%s", "f", 1),
+			want: "x.lua:3: refused: gives redis.register_function flags computed at run time"},
+		{name: "function flag computed", library: true, src: "#!lua name=l\nlocal f = 'allow-oom'\n" + strings.Replace(fn, "%s", "{f}", 1),
+			want: "x.lua:3: refused: gives redis.register_function flags computed at run time"},
+		{name: "function table built elsewhere", library: true,
+			src:  "#!lua name=l\nlocal spec = {function_name = 'f', callback = function(keys, args) return {1} end, flags = {'allow-oom'}}\nredis.register_function(spec)\n",
+			want: "x.lua:3: refused: calls redis.register_function with a table built elsewhere"},
+	} {
+		_, err := userInfo("n", "x.lua", tc.src, tc.library)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: userInfo(%q) = %v; want nil", tc.name, tc.src, err)
+		case tc.want != "" && (!errors.Is(err, ErrUnconfined) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: userInfo(%q) = %v; want ErrUnconfined saying %q", tc.name, tc.src, err, tc.want)
+		}
+	}
+}

@@ -157,6 +157,9 @@ func userInfo(name, file, src string, function bool) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
+	if err := checkShebang(file, src, function); err != nil {
+		return Info{}, err
+	}
 	claims, err := parseClaims(file, src)
 	if err != nil {
 		return Info{}, err

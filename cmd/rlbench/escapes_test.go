@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -95,4 +96,60 @@ func TestStandardLibraryEscapesRefused(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestWideningScriptFlagsRefused is issue 34, item 3: on a server at its
+// maxmemory (noeviction), a script or a library function with the
+// allow-oom flag, which the server would let write past maxmemory, is
+// refused (exit 2) before rlbench touches the server, and the server's
+// memory stays within its limit.
+func TestWideningScriptFlagsRefused(t *testing.T) {
+	t.Parallel()
+	srv, err := redisserver.Start(t.Context(), redisserver.Options{Args: []string{"--maxmemory", "3mb", "--maxmemory-policy", "noeviction"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	admin := redistest.Client(t, srv)
+	const write = "redis.call('SET', KEYS[1] .. ':' .. redis.call('INCR', KEYS[1]), string.rep('x', 100000))"
+	for _, tc := range []struct{ name, flag, src, want string }{
+		{"oom", "--script", "#!lua flags=allow-oom\n" + write + "\nreturn {1, 1}\n", "oom.lua:1: refused: the script flag allow-oom is refused"},
+		{"oom_fn", "--function", "#!lua name=rlbench_test_oom\nredis.register_function{function_name = 'oom_fn', flags = {'allow-oom'}, callback = function(keys, args)\n  " +
+			strings.ReplaceAll(write, "KEYS", "keys") + "\n  return {1, 1}\nend}\n", "oom_fn.lua:2: refused: redis.register_function's flag allow-oom is refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := admin.ConfigResetStat(t.Context()).Err(); err != nil {
+				t.Fatal(err)
+			}
+			res := mustRun(t, exitUsage, "--addr", srv.Addr(), tc.flag, tc.name+"="+writeLua(t, tc.name+".lua", tc.src),
+				"--prefix", redistest.Prefix(t), "--clients", "4", "--duration", "2s")
+			if !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("stderr = %q; want it to say %q", res.stderr, tc.want)
+			}
+			untouched(t, admin)
+			if used := memoryUsed(t, admin); used > 3<<20 {
+				t.Errorf("used_memory after the run = %d; want at most maxmemory, %d", used, 3<<20)
+			}
+		})
+	}
+}
+
+// memoryUsed returns the server's INFO used_memory, in bytes.
+func memoryUsed(t *testing.T, admin *redis.Client) int64 {
+	t.Helper()
+	info, err := admin.Info(t.Context(), "memory").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("INFO memory has no used_memory")
+	return 0
 }
