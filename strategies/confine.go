@@ -102,42 +102,6 @@ func (c *confiner) isGlobal(e ast.Expr, name string) bool {
 	return !local
 }
 
-// redisTable returns the name e reads the redis table by as a global:
-// "redis", or "server", Valkey's alias of it; "" for anything else.
-func (c *confiner) redisTable(e ast.Expr) string {
-	for _, name := range []string{"redis", "server"} {
-		if c.isGlobal(e, name) {
-			return name
-		}
-	}
-	return ""
-}
-
-// standardTable returns the name of the standard table e reads as a
-// global ("string", "table", "cjson"...), or "".
-func (c *confiner) standardTable(e ast.Expr) string {
-	if id, ok := e.(*ast.IdentExpr); ok && slices.Contains(standardTables, id.Value) && c.isGlobal(e, id.Value) {
-		return id.Value
-	}
-	return ""
-}
-
-// globalRoot returns the global that a field expression (a.b.c, a[k])
-// starts from, or "" when it starts from a local or a value.
-func (c *confiner) globalRoot(e ast.Expr) string {
-	for {
-		a, ok := e.(*ast.AttrGetExpr)
-		if !ok {
-			break
-		}
-		e = a.Object
-	}
-	if id, ok := e.(*ast.IdentExpr); ok && c.isGlobal(e, id.Value) {
-		return id.Value
-	}
-	return ""
-}
-
 // isKeysTable reports whether e is KEYS (or a callback's keys parameter).
 func (c *confiner) isKeysTable(e ast.Expr) bool {
 	id, ok := e.(*ast.IdentExpr)
@@ -335,33 +299,6 @@ func (c *confiner) expr(e ast.Expr) {
 	}
 }
 
-// standardField checks a read of a standard table's field, lib.name: by
-// a literal name, not one of those that change the table's settings for
-// every tenant (refusedFields).
-func (c *confiner) standardField(e *ast.AttrGetExpr) {
-	lib := c.standardTable(e.Object)
-	k, ok := e.Key.(*ast.StringExpr)
-	switch {
-	case !ok:
-		c.expr(e.Key)
-		c.refuse(e.Line(), "reads %s[...]: name the field, %s.name", lib, lib)
-	case refusedFields[lib+"."+k.Value] != "":
-		c.refuse(e.Line(), "uses %s.%s: %s", lib, k.Value, refusedFields[lib+"."+k.Value])
-	}
-}
-
-// fieldText shows a field assigned: "string.len", "t[...]".
-func fieldText(e *ast.AttrGetExpr) string {
-	object := "(...)"
-	switch o := e.Object.(type) {
-	case *ast.IdentExpr:
-		object = o.Value
-	case *ast.AttrGetExpr:
-		object = fieldText(o)
-	}
-	return object + attrText(e.Key)
-}
-
 // attrText shows the field of redis used: ".x", or "[...]" when computed.
 func attrText(key ast.Expr) string {
 	if k, ok := key.(*ast.StringExpr); ok {
@@ -499,77 +436,6 @@ func (c *confiner) register(e *ast.FuncCallExpr) {
 	case *ast.IdentExpr:
 		c.callbackNames[cb.Value] = true
 	}
-}
-
-// functionFlags checks the flags of a library's registered function:
-// string literals in a table, each one checkFlag takes.
-func (c *confiner) functionFlags(v ast.Expr) {
-	t, ok := v.(*ast.TableExpr)
-	if !ok {
-		c.refuse(v.Line(), "gives redis.register_function flags computed at run time: list them as string literals, flags = {'no-writes'}")
-		return
-	}
-	for _, f := range t.Fields {
-		lit, ok := f.Value.(*ast.StringExpr)
-		if f.Key != nil || !ok {
-			c.refuse(v.Line(), "gives redis.register_function flags computed at run time: list them as string literals, flags = {'no-writes'}")
-			return
-		}
-		if err := checkFlag(lit.Value); err != "" {
-			c.refuse(v.Line(), "redis.register_function's flag %s", err)
-		}
-	}
-}
-
-// Script flags (a script's "#!lua flags=..." line, a function's flags).
-var (
-	// narrowingFlags are the flags a user strategy may give: each makes
-	// the server refuse the script in more cases, never fewer.
-	narrowingFlags = []string{"no-writes", "no-cluster"}
-	// wideningFlags are refused: each lets a script do what the server
-	// refuses other scripts, on any server (rlbench's or not).
-	wideningFlags = map[string]string{
-		"allow-oom":             "it lets the script write past maxmemory, which the server refuses every other client",
-		"allow-stale":           "it lets the script run on a replica that lost its master, on stale data",
-		"allow-cross-slot-keys": "it lets the script touch keys of several slots, beyond the cell's",
-	}
-)
-
-// checkFlag says why a script flag is refused ("FLAG is refused: ..."),
-// or "" for one that only narrows what the script may do.
-func checkFlag(flag string) string {
-	if slices.Contains(narrowingFlags, flag) {
-		return ""
-	}
-	if why := wideningFlags[flag]; why != "" {
-		return fmt.Sprintf("%s is refused: %s (a user strategy may give %s)", flag, why, strings.Join(narrowingFlags, ", "))
-	}
-	return fmt.Sprintf("%q is refused: a user strategy may give %s", flag, strings.Join(narrowingFlags, ", "))
-}
-
-// checkShebang checks a script's first line, "#!lua flags=F1,F2": its
-// flags (checkFlag), so that none widens what the script may do. A
-// library's first line ("#!lua name=LIB") gives no flags; its functions'
-// flags are checked with the register_function call.
-func checkShebang(file, src string, function bool) error {
-	line, _, _ := strings.Cut(src, "\n")
-	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "#!")
-	if !ok || function {
-		return nil
-	}
-	words := strings.Fields(rest)
-	for _, w := range words[min(1, len(words)):] {
-		flags, ok := strings.CutPrefix(w, "flags=")
-		if !ok {
-			continue // Redis refuses it, at the first decision
-		}
-		for _, f := range strings.Split(flags, ",") {
-			if why := checkFlag(f); why != "" && f != "" {
-				return fmt.Errorf("%w: %s:1: %w: the script flag %s", ErrBadUserStrategy, file, ErrUnconfined, why)
-			}
-		}
-	}
-	return nil
 }
 
 // command checks redis.call('COMMAND', ...) and redis.pcall.
