@@ -34,8 +34,13 @@ type confiner struct {
 	callbacks     map[*ast.FunctionExpr]bool
 	callbackNames map[string]bool
 	bound         map[string][]*ast.FunctionExpr
-	calls         []string // the commands called, by ACL name, each once
-	err           error    // the first refusal
+	// registering are the names given to register_function as its
+	// callback, the only reads of a callback's name allowed; boundTwice
+	// counts the functions of a callback's name bound to several.
+	registering map[*ast.IdentExpr]bool
+	boundTwice  map[string]int
+	calls       []string // the commands called, by ACL name, each once
+	err         error    // the first refusal
 }
 
 // confineCheck checks a parsed user strategy: every redis.call and
@@ -57,7 +62,8 @@ type confiner struct {
 // their ACL names, or the first refusal, naming the file and the line.
 func confineCheck(file string, chunk []ast.Stmt, function bool) ([]string, error) {
 	c := &confiner{file: file, library: function, callbacks: map[*ast.FunctionExpr]bool{},
-		callbackNames: map[string]bool{}, bound: map[string][]*ast.FunctionExpr{}}
+		callbackNames: map[string]bool{}, bound: map[string][]*ast.FunctionExpr{},
+		registering: map[*ast.IdentExpr]bool{}, boundTwice: map[string]int{}}
 	if function {
 		// A first pass finds the registered callbacks; what it refuses,
 		// the second pass refuses again.
@@ -65,6 +71,9 @@ func confineCheck(file string, chunk []ast.Stmt, function bool) ([]string, error
 		for name := range c.callbackNames {
 			for _, f := range c.bound[name] {
 				c.callbacks[f] = true
+			}
+			if n := len(c.bound[name]); n > 1 {
+				c.boundTwice[name] = n
 			}
 		}
 		c.err, c.calls, c.scopes = nil, nil, nil
@@ -311,6 +320,11 @@ func attrText(key ast.Expr) string {
 func (c *confiner) ident(e *ast.IdentExpr) {
 	kind, local := c.lookup(e.Value)
 	switch {
+	case c.library && c.callbackNames[e.Value] && !c.registering[e]:
+		// Its first parameter is trusted to hold keys: called by the
+		// script, it could be given any table.
+		c.refuse(e.Line(), "uses %s, a function redis.register_function registers, other than to register it: its first parameter is trusted to hold the keys the server gives it, so only the server may call it",
+			e.Value)
 	case local && kind == keysTable, !local && e.Value == "KEYS":
 		c.refuse(e.Line(), "uses %s other than to read it (%s[i], #%s, unpack(%s), ipairs(%s)): a key must come from the keys the script is given",
 			e.Value, e.Value, e.Value, e.Value, e.Value)
@@ -404,37 +418,6 @@ func (c *confiner) redisCall(e *ast.FuncCallExpr, table string, key ast.Expr) {
 		c.exprs(e.Args)
 	default:
 		c.refuse(e.Line(), "calls %s.%s: a user strategy may call redis.call, redis.pcall and redis.%s", table, k.Value, strings.Join(redisHelpers, ", redis."))
-	}
-}
-
-// register notes a library's registered callback: register_function(NAME,
-// F) or register_function{function_name=NAME, callback=F}.
-func (c *confiner) register(e *ast.FuncCallExpr) {
-	var cb ast.Expr
-	switch {
-	case len(e.Args) >= 2:
-		cb = e.Args[1]
-	case len(e.Args) == 1:
-		t, ok := e.Args[0].(*ast.TableExpr)
-		if !ok {
-			c.refuse(e.Line(), "calls redis.register_function with a table built elsewhere: write it in the call, {function_name = NAME, callback = F}, so that its flags can be read")
-			return
-		}
-		for _, f := range t.Fields {
-			k, ok := f.Key.(*ast.StringExpr)
-			switch {
-			case ok && k.Value == "callback":
-				cb = f.Value
-			case ok && k.Value == "flags":
-				c.functionFlags(f.Value)
-			}
-		}
-	}
-	switch cb := cb.(type) {
-	case *ast.FunctionExpr:
-		c.callbacks[cb] = true
-	case *ast.IdentExpr:
-		c.callbackNames[cb.Value] = true
 	}
 }
 

@@ -55,14 +55,20 @@ func checkFlag(flag string) string {
 }
 
 // checkShebang checks a script's first line, "#!lua flags=F1,F2": its
-// flags (checkFlag), so that none widens what the script may do. A
-// library's first line ("#!lua name=LIB") gives no flags; its functions'
-// flags are checked with the register_function call.
+// flags (checkFlag), so that none widens what the script may do; a quote
+// is refused, since the server unquotes the line's words ("flags=..."
+// and 'flags=...' give it the flags). A library's first line ("#!lua
+// name=LIB") gives no flags; its functions' flags are checked with the
+// register_function call.
 func checkShebang(file, src string, function bool) error {
 	line, _, _ := strings.Cut(src, "\n")
 	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "#!")
 	if !ok || function {
 		return nil
+	}
+	if strings.ContainsAny(rest, `"'`) {
+		return fmt.Errorf("%w: %s:1: %w: the #! line has a quote, which the server takes away, so that the flags it gives cannot be read here: write #!lua flags=%s",
+			ErrBadUserStrategy, file, ErrUnconfined, strings.Join(narrowingFlags, ","))
 	}
 	words := strings.Fields(rest)
 	for _, w := range words[min(1, len(words)):] {

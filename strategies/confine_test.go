@@ -188,6 +188,17 @@ func TestConfineCheckRefusesEscapes(t *testing.T) {
 			want: "x.lua:2: refused: uses getmetatable"},
 		{name: "library's callback redefines", library: true, src: "#!lua name=l\nredis.register_function('f', function(keys, args)\n  table.unpack = function() return 'tenant:key' end\n  return {1}\nend)\n",
 			want: "x.lua:3: refused: assigns table.unpack, a field of the global table"},
+		// A registered function's first parameter is trusted as its keys:
+		// nothing but the server may call it, or it gets a forged table.
+		{name: "callback called with a forged table", library: true,
+			src:  "#!lua name=l\nlocal function del(keys, args) return {1, redis.call('DEL', keys[1])} end\nredis.register_function('f', function(keys, args) return del({'tenant:key'}, args) end)\nredis.register_function('g', del)\n",
+			want: "x.lua:3: refused: uses del, a function redis.register_function registers, other than to register it"},
+		{name: "callback calls itself with a forged table", library: true,
+			src:  "#!lua name=l\nlocal function f(keys, args)\n  if keys[1] ~= 'tenant:key' then f({'tenant:key'}, args) end\n  return {1, redis.call('DEL', keys[1])}\nend\nredis.register_function('f', f)\n",
+			want: "x.lua:3: refused: uses f, a function redis.register_function registers"},
+		{name: "callback's name bound twice", library: true,
+			src:  "#!lua name=l\nlocal function f(keys, args) return {1, redis.call('INCR', keys[1])} end\nredis.register_function('f', f)\nredis.register_function('g', function(keys, args)\n  local function f(t) return redis.call('DEL', t[1]) end\n  return {1, 1}\nend)\n",
+			want: "x.lua:3: refused: registers f, a name bound to 2 functions"},
 		{name: "library defines a global", library: true, src: "#!lua name=l\nfunction f(keys, args) return {1} end\nredis.register_function('f', f)\n",
 			want: "x.lua:2: refused: assigns the global f"},
 	} {
@@ -245,6 +256,13 @@ func TestScriptFlags(t *testing.T) {
 			want: "x.lua:3: refused: gives redis.register_function flags computed at run time"},
 		{name: "function flag computed", library: true, src: "#!lua name=l\nlocal f = 'allow-oom'\n" + strings.Replace(fn, "%s", "{f}", 1),
 			want: "x.lua:3: refused: gives redis.register_function flags computed at run time"},
+		// Redis unquotes the #! line's words (sdssplitargs) and reads the
+		// table's fields by their value, whatever the key's expression.
+		{name: "allow-oom quoted", src: "#!lua \"flags=allow-oom\"\n" + body, want: "x.lua:1: refused: the #! line has a quote"},
+		{name: "allow-oom single-quoted", src: "#!lua 'flags=allow-oom'\n" + body, want: "x.lua:1: refused: the #! line has a quote"},
+		{name: "function flags' key computed", library: true,
+			src:  "#!lua name=l\nredis.register_function{function_name = 'f', ['fl' .. 'ags'] = {'allow-oom'}, callback = function(keys, args) return {1} end}\n",
+			want: "x.lua:2: refused: calls redis.register_function with a field named at run time"},
 		{name: "function table built elsewhere", library: true,
 			src:  "#!lua name=l\nlocal spec = {function_name = 'f', callback = function(keys, args) return {1} end, flags = {'allow-oom'}}\nredis.register_function(spec)\n",
 			want: "x.lua:3: refused: calls redis.register_function with a table built elsewhere"},

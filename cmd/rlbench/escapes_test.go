@@ -69,6 +69,9 @@ func TestStandardLibraryEscapesRefused(t *testing.T) {
 			"redis.register_function('hook_fn', function(keys, args) return {1, redis.call('INCR', keys[1])} end)\n", "hook_fn.lua:2: refused: uses getmetatable"},
 		{"unpack", "--script", "table.unpack = function(t) return 'tenant:key' end\nredis.call('DEL', table.unpack(KEYS))\nreturn {1, 1}\n",
 			"unpack.lua:1: refused: assigns table.unpack, a field of the global table"},
+		{"forgedcb", "--function", "#!lua name=rlbench_test_forgedcb\nlocal function del(keys, args) return {1, redis.call('DEL', keys[1])} end\n" +
+			"redis.register_function('forgedcb', function(keys, args) return del({'tenant:key'}, args) end)\nredis.register_function('forged_del', del)\n",
+			"forgedcb.lua:3: refused: uses del, a function redis.register_function registers"},
 		{"server", "--script", "server.call('DEL', 'tenant:key')\nreturn {1, 1}\n", "server.lua:1: refused: server.call('DEL', ...): its key must be derived from KEYS"},
 	} {
 		for build, admin := range servers {
@@ -113,6 +116,7 @@ func TestWideningScriptFlagsRefused(t *testing.T) {
 	const write = "redis.call('SET', KEYS[1] .. ':' .. redis.call('INCR', KEYS[1]), string.rep('x', 100000))"
 	for _, tc := range []struct{ name, flag, src, want string }{
 		{"oom", "--script", "#!lua flags=allow-oom\n" + write + "\nreturn {1, 1}\n", "oom.lua:1: refused: the script flag allow-oom is refused"},
+		{"oom_quoted", "--script", "#!lua \"flags=allow-oom\"\n" + write + "\nreturn {1, 1}\n", "oom_quoted.lua:1: refused: the #! line has a quote"},
 		{"oom_fn", "--function", "#!lua name=rlbench_test_oom\nredis.register_function{function_name = 'oom_fn', flags = {'allow-oom'}, callback = function(keys, args)\n  " +
 			strings.ReplaceAll(write, "KEYS", "keys") + "\n  return {1, 1}\nend}\n", "oom_fn.lua:2: refused: redis.register_function's flag allow-oom is refused"},
 	} {
