@@ -96,8 +96,10 @@ var forbidden = map[string]string{
 var standardTables = []string{"string", "table", "math", "bit", "cjson", "cmsgpack", "struct", "os", "coroutine"}
 
 // refusedFields are the fields of standard tables that change them for
-// every tenant's scripts: cjson's settings, which outlive the script.
+// every tenant's scripts: cjson's settings and the random generator's
+// seed, which outlive the script.
 var refusedFields = map[string]string{
+	"math.randomseed":               "it sets the random generator that every tenant's scripts share (Redis >= 7.0 keeps the seed for the next script)",
 	"cjson.encode_sparse_array":     "it changes cjson's settings for every tenant's scripts",
 	"cjson.encode_max_depth":        "it changes cjson's settings for every tenant's scripts",
 	"cjson.decode_max_depth":        "it changes cjson's settings for every tenant's scripts",

@@ -174,6 +174,9 @@ func TestConfineCheckRefusesEscapes(t *testing.T) {
 		// cjson's settings outlive the script: every tenant's cjson changes.
 		{name: "cjson's settings", src: "cjson.encode_max_depth(1)\n", want: "x.lua:1: refused: uses cjson.encode_max_depth: it changes cjson's settings"},
 		{name: "computed field of cjson", src: "local f = cjson['encode_' .. 'max_depth']\n", want: "x.lua:1: refused: reads cjson[...]"},
+		// The scripts' random generator: Redis >= 7.0 keeps its seed for
+		// every tenant's next script (6.2 reseeds each script).
+		{name: "math.randomseed", src: "math.randomseed(7)\nreturn {1, 1}\n", want: "x.lua:1: refused: uses math.randomseed: it sets the random generator"},
 		// Valkey names redis server too: the same rules, by either name.
 		{name: "valkey's server.call", src: "server.call('FLUSHALL')\n", want: "x.lua:1: refused: server.call('FLUSHALL'): FLUSHALL is refused"},
 		{name: "valkey's server, a literal key", src: "server.pcall('DEL', 'tenant:key')\n", want: "x.lua:1: refused: server.pcall('DEL', ...): its key must be derived from KEYS"},
