@@ -13,6 +13,7 @@ import (
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/usercode"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -130,7 +131,7 @@ const DefaultWarmup = time.Second
 
 // DefaultScriptTimeout is Config.ScriptTimeout's default: Redis's own
 // busy-reply-threshold, before which a busy server reads no command.
-const DefaultScriptTimeout = 5 * time.Second
+const DefaultScriptTimeout = usercode.DefaultScriptTimeout
 
 // DefaultOnError is the outage policy when none is given: fail open, as
 // most rate limiters do, so that a Redis outage does not reject everyone.

@@ -34,8 +34,13 @@ type confiner struct {
 	callbacks     map[*ast.FunctionExpr]bool
 	callbackNames map[string]bool
 	bound         map[string][]*ast.FunctionExpr
-	calls         []string // the commands called, by ACL name, each once
-	err           error    // the first refusal
+	// registering are the names given to register_function as its
+	// callback, the only reads of a callback's name allowed; boundTwice
+	// counts the functions of a callback's name bound to several.
+	registering map[*ast.IdentExpr]bool
+	boundTwice  map[string]int
+	calls       []string // the commands called, by ACL name, each once
+	err         error    // the first refusal
 }
 
 // confineCheck checks a parsed user strategy: every redis.call and
@@ -43,15 +48,22 @@ type confiner struct {
 // and each key argument is derived from KEYS (KEYS[i], a local that holds
 // one and is never given anything else, or either with something
 // appended; in a library, the registered function's first parameter
-// stands for KEYS); redis is used only in such calls, in calls of its
-// helpers (redisHelpers) and to read its LOG_ constants; KEYS is only
-// read (KEYS[i], #KEYS, unpack(KEYS), ipairs(KEYS)); and nothing that
-// compiles code or reaches the globals (forbidden) is used. It returns
-// the commands called, by their ACL names, or the first refusal, naming
-// the file and the line.
+// stands for KEYS); redis (and server, Valkey's name for it) is used only
+// in such calls, in calls of its helpers (redisHelpers) and to read its
+// LOG_ constants; KEYS is only read (KEYS[i], #KEYS, unpack(KEYS),
+// ipairs(KEYS)); the script assigns only its own locals (and their
+// fields), never a global nor a field of one; a standard table (string,
+// table, cjson...: standardTables) is only read a field of by name, never
+// held, passed or changed; and nothing that compiles code, reaches the
+// globals or a metatable (forbidden) is used. What outlives a script on
+// the server (a global, a standard table's field, a metatable, cjson's
+// settings) is what another tenant's script would run, with its keys and
+// rights: none of it can be changed. It returns the commands called, by
+// their ACL names, or the first refusal, naming the file and the line.
 func confineCheck(file string, chunk []ast.Stmt, function bool) ([]string, error) {
 	c := &confiner{file: file, library: function, callbacks: map[*ast.FunctionExpr]bool{},
-		callbackNames: map[string]bool{}, bound: map[string][]*ast.FunctionExpr{}}
+		callbackNames: map[string]bool{}, bound: map[string][]*ast.FunctionExpr{},
+		registering: map[*ast.IdentExpr]bool{}, boundTwice: map[string]int{}}
 	if function {
 		// A first pass finds the registered callbacks; what it refuses,
 		// the second pass refuses again.
@@ -59,6 +71,9 @@ func confineCheck(file string, chunk []ast.Stmt, function bool) ([]string, error
 		for name := range c.callbackNames {
 			for _, f := range c.bound[name] {
 				c.callbacks[f] = true
+			}
+			if n := len(c.bound[name]); n > 1 {
+				c.boundTwice[name] = n
 			}
 		}
 		c.err, c.calls, c.scopes = nil, nil, nil
@@ -216,8 +231,9 @@ func (c *confiner) assign(target, v ast.Expr, line int) {
 			c.refuse(line, "assigns %s, which holds the keys: a key must come from the keys the script is given", t.Value)
 		case local && kind == keyValue && (v == nil || !c.isKey(v)):
 			c.refuse(line, "assigns %s, which holds a key from KEYS, a value not derived from KEYS", t.Value)
-		case !local && (t.Value == "redis" || t.Value == "KEYS" || forbidden[t.Value] != ""):
-			c.refuse(line, "assigns the global %s", t.Value)
+		case !local:
+			c.refuse(line, "assigns the global %s: a script assigns only its own locals (local %s = ..., local function %s): a global outlives the script, and every tenant's scripts read it",
+				t.Value, t.Value, t.Value)
 		}
 		if f, ok := v.(*ast.FunctionExpr); ok {
 			c.bound[t.Value] = append(c.bound[t.Value], f)
@@ -225,6 +241,11 @@ func (c *confiner) assign(target, v ast.Expr, line int) {
 	case *ast.AttrGetExpr:
 		if c.isKeysTable(t.Object) {
 			c.refuse(line, "changes KEYS: a key must come from the keys the script is given")
+			return
+		}
+		if g := c.globalRoot(t); g != "" {
+			c.refuse(line, "assigns %s, a field of the global %s: a script assigns only its own locals and their fields: a global's fields outlive the script, and every tenant's scripts read them",
+				fieldText(t), g)
 			return
 		}
 		c.expr(t.Object)
@@ -250,10 +271,12 @@ func (c *confiner) expr(e ast.Expr) {
 		switch {
 		case c.isKeysTable(e.Object): // KEYS[i]
 			c.expr(e.Key)
-		case c.isGlobal(e.Object, "redis"):
+		case c.redisTable(e.Object) != "":
 			if k, ok := e.Key.(*ast.StringExpr); !ok || !slices.Contains(redisConstants, k.Value) {
-				c.refuse(e.Line(), "uses redis%s other than in a call redis.call('COMMAND', ...): a command must be named where it is sent", attrText(e.Key))
+				c.refuse(e.Line(), "uses %s%s other than in a call redis.call('COMMAND', ...): a command must be named where it is sent", c.redisTable(e.Object), attrText(e.Key))
 			}
+		case c.standardTable(e.Object) != "":
+			c.standardField(e)
 		default:
 			c.expr(e.Object)
 			c.expr(e.Key)
@@ -297,12 +320,20 @@ func attrText(key ast.Expr) string {
 func (c *confiner) ident(e *ast.IdentExpr) {
 	kind, local := c.lookup(e.Value)
 	switch {
+	case c.library && c.callbackNames[e.Value] && !c.registering[e]:
+		// Its first parameter is trusted to hold keys: called by the
+		// script, it could be given any table.
+		c.refuse(e.Line(), "uses %s, a function redis.register_function registers, other than to register it: its first parameter is trusted to hold the keys the server gives it, so only the server may call it",
+			e.Value)
 	case local && kind == keysTable, !local && e.Value == "KEYS":
 		c.refuse(e.Line(), "uses %s other than to read it (%s[i], #%s, unpack(%s), ipairs(%s)): a key must come from the keys the script is given",
 			e.Value, e.Value, e.Value, e.Value, e.Value)
 	case local:
-	case e.Value == "redis":
-		c.refuse(e.Line(), "uses redis other than in a call redis.call('COMMAND', ...): a command must be named where it is sent")
+	case e.Value == "redis" || e.Value == "server":
+		c.refuse(e.Line(), "uses %s other than in a call redis.call('COMMAND', ...): a command must be named where it is sent", e.Value)
+	case slices.Contains(standardTables, e.Value):
+		c.refuse(e.Line(), "uses the standard table %s other than to read a field of it (%s.name): a script may not hold, pass or change it, since every tenant's scripts share it",
+			e.Value, e.Value)
 	case forbidden[e.Value] != "":
 		c.refuse(e.Line(), "uses %s: %s", e.Value, forbidden[e.Value])
 	}
@@ -329,15 +360,15 @@ func (c *confiner) function(f *ast.FunctionExpr, method bool) {
 // call checks a function call.
 func (c *confiner) call(e *ast.FuncCallExpr) {
 	if e.Receiver != nil { // x:m(...)
-		if c.isGlobal(e.Receiver, "redis") {
-			c.refuse(e.Line(), "calls redis:%s(...): write redis.call('COMMAND', ...)", e.Method)
+		if name := c.redisTable(e.Receiver); name != "" {
+			c.refuse(e.Line(), "calls %s:%s(...): write redis.call('COMMAND', ...)", name, e.Method)
 		}
 		c.expr(e.Receiver)
 		c.exprs(e.Args)
 		return
 	}
-	if a, ok := e.Func.(*ast.AttrGetExpr); ok && c.isGlobal(a.Object, "redis") {
-		c.redisCall(e, a.Key)
+	if a, ok := e.Func.(*ast.AttrGetExpr); ok && c.redisTable(a.Object) != "" {
+		c.redisCall(e, c.redisTable(a.Object), a.Key)
 		return
 	}
 	if len(e.Args) == 1 && c.isKeysTable(e.Args[0]) && c.readsTable(e.Func) {
@@ -348,7 +379,13 @@ func (c *confiner) call(e *ast.FuncCallExpr) {
 }
 
 // readsTable reports whether f is a function that only reads the table it
-// is given: unpack, table.unpack, ipairs, pairs.
+// is given: unpack, table.unpack, ipairs, pairs. They are trusted by
+// name, as globals: the script cannot have redefined them, since it
+// assigns no global and no field of a standard table (assign), and a
+// local of that name is not the global. (On a server that does not
+// protect its globals, another tenant's script could have: that exposes
+// every script on the server, not only this one, and the temporary ACL
+// user still confines what this one sends.)
 func (c *confiner) readsTable(f ast.Expr) bool {
 	for _, name := range []string{"unpack", "ipairs", "pairs"} {
 		if c.isGlobal(f, name) {
@@ -363,14 +400,15 @@ func (c *confiner) readsTable(f ast.Expr) bool {
 	return ok && k.Value == "unpack" && c.isGlobal(a.Object, "table")
 }
 
-// redisCall checks redis.NAME(...).
-func (c *confiner) redisCall(e *ast.FuncCallExpr, key ast.Expr) {
+// redisCall checks redis.NAME(...) (or server.NAME, Valkey's alias,
+// table naming which).
+func (c *confiner) redisCall(e *ast.FuncCallExpr, table string, key ast.Expr) {
 	k, ok := key.(*ast.StringExpr)
 	switch {
 	case !ok:
-		c.refuse(e.Line(), "calls redis[...]: write redis.call('COMMAND', ...)")
+		c.refuse(e.Line(), "calls %s[...]: write redis.call('COMMAND', ...)", table)
 	case k.Value == "call" || k.Value == "pcall":
-		c.command(e, "redis."+k.Value)
+		c.command(e, table+"."+k.Value)
 	case k.Value == "register_function" && c.library:
 		c.register(e)
 		c.exprs(e.Args)
@@ -379,31 +417,7 @@ func (c *confiner) redisCall(e *ast.FuncCallExpr, key ast.Expr) {
 	case slices.Contains(redisHelpers, k.Value):
 		c.exprs(e.Args)
 	default:
-		c.refuse(e.Line(), "calls redis.%s: a user strategy may call redis.call, redis.pcall and redis.%s", k.Value, strings.Join(redisHelpers, ", redis."))
-	}
-}
-
-// register notes a library's registered callback: register_function(NAME,
-// F) or register_function{function_name=NAME, callback=F}.
-func (c *confiner) register(e *ast.FuncCallExpr) {
-	var cb ast.Expr
-	switch {
-	case len(e.Args) >= 2:
-		cb = e.Args[1]
-	case len(e.Args) == 1:
-		if t, ok := e.Args[0].(*ast.TableExpr); ok {
-			for _, f := range t.Fields {
-				if k, ok := f.Key.(*ast.StringExpr); ok && k.Value == "callback" {
-					cb = f.Value
-				}
-			}
-		}
-	}
-	switch cb := cb.(type) {
-	case *ast.FunctionExpr:
-		c.callbacks[cb] = true
-	case *ast.IdentExpr:
-		c.callbackNames[cb.Value] = true
+		c.refuse(e.Line(), "calls %s.%s: a user strategy may call redis.call, redis.pcall and redis.%s", table, k.Value, strings.Join(redisHelpers, ", redis."))
 	}
 }
 

@@ -82,7 +82,31 @@ var forbidden = map[string]string{
 	"getfenv": "it reaches the globals, redis among them", "setfenv": "it changes the globals",
 	"rawget": "it reaches a table's fields around this check", "rawset": "it changes a table's fields around this check",
 	"_G": "it reaches the globals, redis among them", "debug": "it reaches the functions' environments",
-	"newproxy": "it reaches metatables around this check",
+	"newproxy":       "it reaches metatables around this check",
+	"getmetatable":   "it reaches metatables, which outlive the script (the strings' one is every tenant's)",
+	"setmetatable":   "it changes a metatable, which this check cannot follow",
+	"collectgarbage": "it changes the Lua state that every tenant's scripts share",
+}
+
+// standardTables are the tables of functions the server gives every
+// script (Valkey's server, redis's alias, is checked as redis): a user
+// strategy reads their fields by name (string.format, cjson.decode), and
+// never holds, passes or changes one, since every tenant's scripts share
+// them.
+var standardTables = []string{"string", "table", "math", "bit", "cjson", "cmsgpack", "struct", "os", "coroutine"}
+
+// refusedFields are the fields of standard tables that change them for
+// every tenant's scripts: cjson's settings and the random generator's
+// seed, which outlive the script.
+var refusedFields = map[string]string{
+	"math.randomseed":               "it sets the random generator that every tenant's scripts share (Redis >= 7.0 keeps the seed for the next script)",
+	"cjson.encode_sparse_array":     "it changes cjson's settings for every tenant's scripts",
+	"cjson.encode_max_depth":        "it changes cjson's settings for every tenant's scripts",
+	"cjson.decode_max_depth":        "it changes cjson's settings for every tenant's scripts",
+	"cjson.encode_number_precision": "it changes cjson's settings for every tenant's scripts",
+	"cjson.encode_keep_buffer":      "it changes cjson's settings for every tenant's scripts",
+	"cjson.encode_invalid_numbers":  "it changes cjson's settings for every tenant's scripts",
+	"cjson.decode_invalid_numbers":  "it changes cjson's settings for every tenant's scripts",
 }
 
 // redisHelpers are the functions of redis a user strategy may call, beside

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/rlbench/rlbench/internal/excerpt"
 	"github.com/yuin/gopher-lua/ast"
@@ -101,7 +103,7 @@ func registerUser(spec string, function bool) error {
 	if !userName.MatchString(name) {
 		return fmt.Errorf("%w: %q: a name is letters, digits, '_', '.' and '-'", ErrBadUserStrategy, name)
 	}
-	src, err := os.ReadFile(file)
+	src, err := readUserFile(file)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrBadUserStrategy, file, err)
 	}
@@ -115,6 +117,66 @@ func registerUser(spec string, function bool) error {
 	return Register(info)
 }
 
+// MaxUserFileBytes is the largest file of user code (--script,
+// --function) rlbench reads, 1 MiB: a limiter's script is a few KiB, and
+// the cap keeps a wrong path (a log, an image) from filling the memory,
+// as the report reader's cap does (results.MaxReportBytes).
+const MaxUserFileBytes = 1 << 20
+
+// ErrNotRegularFile is returned, with ErrBadUserStrategy, for a file of
+// user code that is not a regular file: a directory, a device (/dev/zero),
+// a FIFO, a socket.
+var ErrNotRegularFile = errors.New("not a regular file")
+
+// ErrUserFileTooLarge is returned, with ErrBadUserStrategy, for a file of
+// user code larger than MaxUserFileBytes.
+var ErrUserFileTooLarge = fmt.Errorf("larger than the %d KiB a file of user code may be", MaxUserFileBytes>>10)
+
+// readUserFile reads a file of user code: a regular file only, of
+// MaxUserFileBytes at most. It opens without blocking (O_NONBLOCK: a FIFO
+// with no writer would otherwise hold the open, deaf to signals) and looks
+// at what it opened before it reads: a device such as /dev/zero never ends.
+func readUserFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w (%s): give the path of a .lua file", ErrNotRegularFile, fileKind(st.Mode()))
+	}
+	if st.Size() > MaxUserFileBytes {
+		return nil, fmt.Errorf("%w: %d bytes", ErrUserFileTooLarge, st.Size())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxUserFileBytes+1)) // it may grow as it is read
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxUserFileBytes {
+		return nil, fmt.Errorf("%w: it grew past it as it was read", ErrUserFileTooLarge)
+	}
+	return data, nil
+}
+
+// fileKind names what a file that is not regular is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
+}
+
 // userInfo builds the Info of a user strategy from its source.
 func userInfo(name, file, src string, function bool) (Info, error) {
 	chunk, err := checkSyntax(file, src)
@@ -123,6 +185,9 @@ func userInfo(name, file, src string, function bool) (Info, error) {
 	}
 	calls, err := confineCheck(file, chunk, function)
 	if err != nil {
+		return Info{}, err
+	}
+	if err := checkShebang(file, src, function); err != nil {
 		return Info{}, err
 	}
 	claims, err := parseClaims(file, src)

@@ -89,15 +89,46 @@ func Confine(ctx context.Context, log io.Writer, c Cell) (context.Context, *Guar
 		fmt.Fprintf(log, "rlbench: %s: %s runs as the temporary ACL user %s (the cell's commands only, on keys %s and %s)\n",
 			c.Label, info.Source, g.user, acl.KeyPattern(c.Prefix), acl.KeyPattern(c.WarmupPrefix))
 	}
+	ctx = g.startWatch(ctx, c, info)
+	return ctx, g, nil
+}
+
+// DefaultScriptTimeout is Cell.ScriptTimeout's usual value (the load
+// run's and verify's default): Redis's own busy-reply-threshold, before
+// which a busy server reads no command.
+const DefaultScriptTimeout = 5 * time.Second
+
+// Watch starts the --script-timeout watchdog of a user strategy's code
+// alone, without the temporary ACL user: rlbench verify's, whose checks
+// log in as the run's user. It returns the context that the watchdog
+// cancels when it kills a script, and the guard to Close (or Settle)
+// once the strategy's code no longer runs, so that no script of it is
+// left blocking the server; a nil guard for a built-in strategy or a
+// sequence.
+func Watch(ctx context.Context, c Cell) (context.Context, *Guard, error) {
+	info, err := strategies.Lookup(c.Strategy)
+	if err != nil || info.Source == "" || info.Source == strategies.SequenceSource {
+		return ctx, nil, err
+	}
+	nodes, err := c.Target.Nodes(ctx)
+	if err != nil {
+		return ctx, nil, err
+	}
+	g := &Guard{guard: results.GuardStatic, nodes: nodes}
+	return g.startWatch(ctx, c, info), g, nil
+}
+
+// startWatch starts the guard's watchdog, for a script or a function (a
+// sequence sends commands, never a script: there is nothing of the
+// cell's for a watchdog to kill, and a SCRIPT KILL would stop another
+// tenant's script), and returns the context it cancels.
+func (g *Guard) startWatch(ctx context.Context, c Cell, info strategies.Info) context.Context {
 	if info.Source == strategies.SequenceSource {
-		// A sequence sends commands, never a script: there is nothing of
-		// the cell's for a watchdog to kill, and a SCRIPT KILL would stop
-		// another tenant's script.
-		return ctx, g, nil
+		return ctx
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	g.watch = watchScripts(c, info, nodes, cancel)
-	return ctx, g, nil
+	g.watch = watchScripts(c, info, g.nodes, cancel)
+	return ctx
 }
 
 // noACLUser says why the cell cannot run as a temporary ACL user, or "".

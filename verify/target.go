@@ -39,7 +39,10 @@ type opened struct {
 	// the TLS configuration, which each client makes of its own.
 	endpoint clients.Options
 	tlsFiles *connection.TLSFiles
-	close    func()
+	// target is the target opened, which the user strategies' watchdogs
+	// watch (watchUserCode).
+	target *target.Target
+	close  func()
 }
 
 // spec is the target cfg names, logged in to with cfg's login: Target
@@ -78,7 +81,7 @@ func openTarget(ctx context.Context, cfg Config) (*opened, error) {
 	if err != nil {
 		return nil, fieldOf(err)
 	}
-	on := &opened{close: t.Close, private: t.PrivateServer(), describe: t.Describe()}
+	on := &opened{close: t.Close, private: t.PrivateServer(), describe: t.Describe(), target: t}
 	if cfg.Server != nil {
 		on.private = cfg.Server
 	}

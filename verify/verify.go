@@ -41,6 +41,7 @@ import (
 	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/usercode"
 
 	// The published limiters and the models of deployed ones register
 	// their strategies, which verify checks too (as the load run does).
@@ -70,6 +71,8 @@ var (
 	ErrInvalidWorkers = errors.New("workers must be >= 2")
 	// ErrConflictingTarget is returned when both Addr and Server are set.
 	ErrConflictingTarget = errors.New("give either an address or a private server, not both")
+	// ErrInvalidScriptTimeout is returned for a negative script timeout.
+	ErrInvalidScriptTimeout = errors.New("script timeout must be > 0")
 	// ErrInvalidDB is returned for a negative database number.
 	ErrInvalidDB = errors.New("db must be >= 0")
 	// ErrTLSWithoutAddr is returned for TLS settings without Addr.
@@ -96,6 +99,11 @@ type Config struct {
 	// Prefix starts every key Run writes; "" means "rlbench-verify:<id>:"
 	// with a fresh id. Run deletes the keys under it at the end.
 	Prefix string
+	// ScriptTimeout is how long a user strategy's script or function may
+	// block the server before its watchdog sends SCRIPT KILL (FUNCTION
+	// KILL) and Run fails, as in the load run; 0 means
+	// usercode.DefaultScriptTimeout.
+	ScriptTimeout time.Duration
 
 	// Addr targets an existing server (host:port). It conflicts with
 	// Server. "noscript" and "restart" are n/a on it.
@@ -180,6 +188,9 @@ func (c Config) withDefaults() Config {
 	if c.Prefix == "" {
 		c.Prefix = audit.NewPrefix("rlbench-verify")
 	}
+	if c.ScriptTimeout == 0 {
+		c.ScriptTimeout = usercode.DefaultScriptTimeout
+	}
 	return c
 }
 
@@ -210,6 +221,8 @@ func (c *Config) validateTarget() error {
 		return usage("Window", fmt.Errorf("%w, got %d", ErrInvalidWindow, c.Window))
 	case c.Workers < 2:
 		return usage("Workers", fmt.Errorf("%w, got %d", ErrInvalidWorkers, c.Workers))
+	case c.ScriptTimeout < 0:
+		return usage("ScriptTimeout", fmt.Errorf("%w, got %s", ErrInvalidScriptTimeout, c.ScriptTimeout))
 	case c.Addr != "" && c.Server != nil:
 		return usage("Addr", ErrConflictingTarget)
 	case c.login().DB < 0:
@@ -299,9 +312,17 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 			rows = append(rows, r)
 		}
 	}
+	watch, err := watchUserCode(ctx, cfg, on.target)
+	if err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(log, "rlbench verify: %s; prefix %q; %d rows x %d checks, limit %d, window %ds\n",
 		on.describe, cfg.Prefix, len(rows), len(allChecks), cfg.Limit, cfg.Window)
-	runRows(ctx, rows, log)
+	runRows(ctx, rows, log, watch)
+	// No script of a user strategy may be left running: the libraries'
+	// deletion and the clean-up below would meet a BUSY server, and so
+	// would every other client of it once verify has exited.
+	watchErr := watch.settle()
 
 	for _, r := range rows {
 		m.Rows = append(m.Rows, Row{
@@ -321,23 +342,24 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 	// user's server should not keep the checks' keys.
 	for _, n := range on.nodes {
 		if _, err := audit.Cleanup(context.WithoutCancel(ctx), n, cfg.Prefix); err != nil {
-			return m, fmt.Errorf("verify: %w", err)
+			return m, errors.Join(watchErr, fmt.Errorf("verify: %w", err))
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return m, fmt.Errorf("verify: %w", err)
+		return m, errors.Join(watchErr, fmt.Errorf("verify: %w", err))
 	}
-	return m, nil
+	return m, watchErr
 }
 
 // runRows runs the rows' checks in two phases and logs the end of each:
 // first the checks that touch only their own keys, rows in parallel; then
-// the checks that act on the whole server, one row at a time.
-func runRows(ctx context.Context, rows []*row, log io.Writer) {
+// the checks that act on the whole server, one row at a time. The rows of
+// a user strategy run under its watchdog's context.
+func runRows(ctx context.Context, rows []*row, log io.Writer, watch *watches) {
 	start := time.Now()
 	var workers sync.WaitGroup
 	for _, r := range rows {
-		workers.Go(func() { r.run(ctx, false) })
+		workers.Go(func() { r.run(watch.of(ctx, r.info.Name), false) })
 	}
 	workers.Wait()
 	for _, r := range rows {
@@ -350,7 +372,7 @@ func runRows(ctx context.Context, rows []*row, log io.Writer) {
 
 	start = time.Now()
 	for _, r := range rows {
-		r.run(ctx, true)
+		r.run(watch.of(ctx, r.info.Name), true)
 	}
 	fmt.Fprintf(log, "rlbench verify: server-wide checks done in %s\n", time.Since(start).Round(time.Millisecond))
 }

@@ -272,3 +272,45 @@ func TestScriptTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyScriptTimeout is issue 34, item 4: rlbench verify of a script
+// (or a library's function) that never returns gets the load run's
+// watchdog: SCRIPT KILL (FUNCTION KILL) once it has run longer than
+// --script-timeout, a message saying so, exit 1; and once verify has
+// exited the server answers PING at once, not BUSY.
+func TestVerifyScriptTimeout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, flag, src, kill string
+	}{
+		{"vloop", "--script", "local v = redis.call('GET', KEYS[1])\nwhile true do end\nreturn {1, 1}\n", "SCRIPT KILL"},
+		{"vspin", "--function", "#!lua name=rlbench_test_vspin\nredis.register_function('vspin', function(keys, args)\n  local v = redis.call('GET', keys[1])\n  while true do end\nend)\n", "FUNCTION KILL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			addr, admin := sharedServer(t)
+			// The server reads commands (and SCRIPT KILL) a second into a script.
+			if err := admin.ConfigSet(t.Context(), "busy-reply-threshold", "1000").Err(); err != nil {
+				t.Fatal(err)
+			}
+			defer admin.Do(context.Background(), "FUNCTION", "DELETE", "rlbench_test_vspin")
+			prefix := redistest.Prefix(t)
+			code, _, stderr := verifyCLI(t, "--addr", addr, tc.flag, tc.name+"="+writeLua(t, tc.name+".lua", tc.src),
+				"--script-timeout", "2s", "--prefix", prefix, "--client", "go-redis")
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if err := admin.Ping(ctx).Err(); err != nil {
+				t.Errorf("PING right after verify = %v; want PONG (no script of verify's left running)", err)
+			}
+			if code != exitFailure {
+				t.Errorf("verify = %d; want %d\nstderr:\n%s", code, exitFailure, stderr)
+			}
+			for _, want := range []string{tc.name + " (", "ran longer than --script-timeout (2s)", tc.kill, "which stopped it"} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr = %q; want it to say %q", stderr, want)
+				}
+			}
+			checkTenant(t, admin, prefix)
+		})
+	}
+}

@@ -76,7 +76,7 @@ func (c cli) newLoadFlagSet(o *loadOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.Var(targetValue{specs: &o.redisServers, flag: "--redis-server", kind: targetRedisServer}, "redis-server", "[LABEL=]PATH of a redis-server (or valkey-server) binary to start as a private server, repeatable (default: redis-server on PATH)")
 	fs.DurationVar(&cfg.AuditEvery, "audit-every", 0, "also audit each cell's keys this often during the load, for the immortal count in the per-second series (0: only at the end)")
 	fs.DurationVar(&cfg.Warmup, "warmup", rlbench.DefaultWarmup, "unrecorded load before each cell, on keys of its own (0: none)")
-	fs.DurationVar(&cfg.ScriptTimeout, "script-timeout", rlbench.DefaultScriptTimeout, "a --script or --function that runs longer gets SCRIPT KILL (FUNCTION KILL) and fails the run (a server reads nothing before its busy-reply-threshold, 5s by default)")
+	addScriptTimeoutFlag(fs, &cfg.ScriptTimeout)
 	fs.Var(startAtValue{p: &cfg.StartAt}, "start-at", "start the first cell's measured load (after its warm-up) at this instant, RFC 3339 or Unix seconds, so that several generators load the server together; must be in the future")
 	fs.DurationVar(&cfg.FlushDelay, "rueidis-flush-delay", 0, "rueidis and valkey-go MaxFlushDelay: how long the pipeline waits after a write to gather the next batch; 0: none, rueidis' own default (default: 20us in a closed loop of at least 100 workers, else 0)")
 	fs.IntVar(&cfg.Retries, "retries", 0, "times a client sends a command again after a network error: go-redis MaxRetries (every command, also one the server already ran: a retried INCR counts twice); rueidis and valkey-go retry read-only commands only (GET; never INCR, EXPIRE, EVAL, MULTI); redigo has none and refuses it (0: none)")

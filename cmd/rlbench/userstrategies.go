@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -36,6 +37,12 @@ func registerUserStrategies(fs *pflag.FlagSet, scripts, functions, sequences []s
 		*run = append(slices.Clone(*run), names...)
 	}
 	return nil
+}
+
+// addScriptTimeoutFlag adds --script-timeout, the user code's watchdog,
+// to fs (the load run's and verify's).
+func addScriptTimeoutFlag(fs *pflag.FlagSet, p *time.Duration) {
+	fs.DurationVar(p, "script-timeout", rlbench.DefaultScriptTimeout, "a --script or --function that runs longer gets SCRIPT KILL (FUNCTION KILL) and fails the run (a server reads nothing before its busy-reply-threshold, 5s by default)")
 }
 
 // addUserStrategyFlags adds --script, --function and --sequence to fs.

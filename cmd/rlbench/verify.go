@@ -45,6 +45,7 @@ func newVerifyFlagSet(o *verifyOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.Var(textValue{p: &c.Prefix, flag: "--prefix", hint: `leave out --prefix for "rlbench-verify:<id>:"`}, "prefix", `key prefix; every key the checks write starts with it, and is deleted at the end (default "rlbench-verify:<id>:")`)
 	fs.StringVar(&o.jsonPath, "json", "", `write the matrix as JSON to this file ("-": to stdout, and the matrix to stderr)`)
 	addUserStrategyFlags(fs, &o.scripts, &o.functions, &o.sequences)
+	addScriptTimeoutFlag(fs, &c.ScriptTimeout)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: rlbench verify [flags]\n\n"+
 			"Check each strategy's documented guarantees on each client against a real Redis\n"+

@@ -125,6 +125,7 @@ func TestVerifyBadInput(t *testing.T) {
 		{"unreachable address", []string{"--addr", closed}, []string{"--addr", closed}},
 		{"missing redis-server", []string{"--redis-server", "/nonexistent/redis-server"}, []string{"--redis-server", "/nonexistent/redis-server"}},
 		{"negative db", []string{"--addr", srv.Addr(), "--db", "-1"}, []string{"--db", ">= 0"}},
+		{"negative script timeout", []string{"--addr", srv.Addr(), "--script-timeout", "-1s"}, []string{"--script-timeout: script timeout must be > 0, got -1s"}},
 		{"unknown flag", []string{"--nope"}, []string{"unknown flag", "--nope", "rlbench verify --help"}},
 		{"unexpected argument", []string{"--addr", srv.Addr(), "lua"}, []string{"unexpected argument", `"lua"`}},
 		{"unwritable json", []string{"--addr", srv.Addr(), "--json", filepath.Join(t.TempDir(), "no", "such", "dir", "x.json")}, []string{"--json"}},
