@@ -136,7 +136,7 @@ func TestHandleSignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(ctx, "ctx")
-	time.Sleep(300*time.Millisecond) // a second interrupt, not the same
+	time.Sleep(sameInterrupt + 50*time.Millisecond) // a second interrupt, not the same
 	if abort.Err() != nil {
 		t.Fatalf("after one SIGHUP, abort is done; want only ctx")
 	}
