@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/internal/excerpt"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -59,7 +60,7 @@ func flattenSettings(out map[string]string, path string, obj map[string]json.Raw
 			continue
 		}
 		name, value := setting(k, v)
-		out[name] = value
+		out[excerpt.Printable(name)] = excerpt.Printable(value)
 	}
 }
 
