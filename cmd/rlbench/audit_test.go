@@ -306,7 +306,19 @@ func TestReportAudit(t *testing.T) {
 			t.Errorf("report(%s, %s) page lacks %q\n%s", runPath, auditPath, want, res.stderr)
 		}
 	}
-	mustRun(t, exitOK, "report", auditPath, "-o", page) // an audit alone
+	// An audit alone (issue 34, item 19): the line says what was drawn,
+	// not "0 cells from 0 files".
+	res = mustRun(t, exitOK, "report", auditPath, "-o", page)
+	if want := "wrote " + page + ": the audit report " + auditPath + " alone"; !strings.Contains(res.stderr, want) || strings.Contains(res.stderr, "0 cells") {
+		t.Errorf("rlbench report %s stderr = %q; want %q and how to add runs", auditPath, res.stderr, want)
+	}
+	if want := "rlbench --json"; !strings.Contains(res.stderr, want) {
+		t.Errorf("rlbench report %s stderr = %q; want it to say what to add (%q)", auditPath, res.stderr, want)
+	}
+	res = mustRun(t, exitOK, "report", runPath, auditPath, "-o", page)
+	if want := "from 1 files, 3 charts, and 1 audit report"; !strings.Contains(res.stderr, want) {
+		t.Errorf("rlbench report %s %s stderr = %q; want %q", runPath, auditPath, res.stderr, want)
+	}
 }
 
 // clusterACL is what --cluster needs beyond readOnlyACL: the cluster's
