@@ -40,6 +40,9 @@ type Guard struct {
 	user, password string
 	nodes          []*redis.Client
 	watch          *scriptWatch
+	// users checks that the temporary user stays as made (userwatch.go;
+	// it checks nothing without one); nil when neither it nor watch runs.
+	users *userWatch
 }
 
 // Cell is the cell a Guard confines.
@@ -85,14 +88,18 @@ func Confine(ctx context.Context, log io.Writer, c Cell) (context.Context, *Guar
 		fmt.Fprintf(log, "rlbench: %s: %s runs as the temporary ACL user %s (the cell's commands only, on keys %s and %s)\n",
 			c.Label, info.Source, g.user, acl.KeyPattern(c.Prefix), acl.KeyPattern(c.WarmupPrefix))
 	}
-	if info.Source == strategies.SequenceSource {
-		// A sequence sends commands, never a script: there is nothing of
-		// the cell's for a watchdog to kill, and a SCRIPT KILL would stop
-		// another tenant's script.
+	// A sequence sends commands, never a script: there is nothing of the
+	// cell's for a watchdog to kill, and a SCRIPT KILL would stop another
+	// tenant's script.
+	scripts := info.Source != strategies.SequenceSource
+	if g.user == "" && !scripts {
 		return ctx, g, nil
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	g.watch = watchScripts(c, info, nodes, cancel)
+	g.users = g.watchUser(cancel)
+	if scripts {
+		g.watch = watchScripts(c, info, nodes, cancel)
+	}
 	return ctx, g, nil
 }
 
@@ -150,10 +157,15 @@ func (g *Guard) Login(o *clients.Options) {
 	}
 }
 
-// Kind is the guard's name for results.Run.UserCodeGuard.
+// Kind is the guard's name for results.Run.UserCodeGuard: GuardStatic
+// once the temporary user was lost (ErrUserLost), which no longer confined
+// the cell.
 func (g *Guard) Kind() string {
 	if g == nil {
 		return ""
+	}
+	if g.guard == results.GuardStaticACL && g.users.stop() != nil {
+		return results.GuardStatic
 	}
 	return g.guard
 }
@@ -179,13 +191,18 @@ func (g *Guard) Close(abort context.Context, label string, err error) error {
 // (the watchdog kills one that runs too long), and stops the watchdog: the
 // cell calls it when its load ends, before the audit and the deletion of
 // its libraries, which a server still busy with the cell's script would
-// refuse. It returns the watchdog's error; calling it again returns the
-// same.
+// refuse. It returns the user's loss (ErrUserLost) and the watchdog's
+// error; calling it again returns the same.
 func (g *Guard) Settle(abort context.Context) error {
-	if g == nil || g.watch == nil {
+	if g == nil {
 		return nil
 	}
-	return g.watch.stop(abort)
+	// The user's loss explains the scripts' errors: it comes first.
+	err := g.users.stop()
+	if g.watch != nil {
+		err = errors.Join(err, g.watch.stop(abort))
+	}
+	return err
 }
 
 // dropUser deletes the temporary user on every master, even after an
