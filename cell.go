@@ -152,49 +152,16 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 	return run, nil
 }
 
-// ErrServerRestarted is returned, wrapped, when a cell's server restarted
-// during it (INFO run_id changed between the connection and the end of the
-// load) with no restart fault asked for: its counters started again from
-// zero, so the cell's figures do not measure the limiter. The other cells
-// still run; the run fails.
-var ErrServerRestarted = errors.New("the server restarted during the cell")
-
-// ErrCountersWiped is returned, wrapped, when a cell's counters went below
-// the increments its clients were told of (lost increments) with no fault
-// that loses increments asked for: another client deleted them, the server
-// evicted them, or it restarted unseen. The other cells still run; the run
-// fails.
-var ErrCountersWiped = errors.New("the server's counters went below what the clients were told")
-
-// countersWiped returns ErrServerRestarted or ErrCountersWiped, wrapped with
-// what was seen, when the cell's counters were wiped under it, and says so
-// in run's lost increments; nil otherwise, and for a cell whose faults
-// explain it (a restart, a failover, a split brain).
+// countersWiped returns failover.ErrServerRestarted or ErrCountersWiped,
+// wrapped, when the cell's counters were wiped under it and none of its
+// faults explains it, and says so in run's lost increments (failover.Wiped).
 func (c *cell) countersWiped(ctx context.Context, m *measurement, run *results.Run) error {
-	if slices.ContainsFunc(c.cfg.Faults, func(f faults.Fault) bool {
-		return f.Kind == faults.Restart || f.Kind == faults.Failover || f.Kind == faults.SentinelFailover || f.Kind == faults.SplitBrain
-	}) {
-		return nil
-	}
 	after := m.after
 	if len(after.Samples) == 0 {
 		// The first reading after a restart may meet a closed connection.
 		after, _ = c.target.Sample(ctx)
 	}
-	var err error
-	lost := run.LostIncrements
-	switch restarted := m.connected.Restarted(after); {
-	case restarted != "":
-		err = fmt.Errorf("%w: %s: its counters started again from zero, so the cell's allowed, over-admitted and lost-increment figures do not measure the limiter", ErrServerRestarted, restarted)
-	case lost != nil && lost.Increments > 0:
-		err = fmt.Errorf("%w: %d increments lost on %d keys, with no fault asked for that loses any: another client deleted the counters, the server evicted them (maxmemory), or it restarted between two readings", ErrCountersWiped, lost.Increments, lost.Keys)
-	default:
-		return nil
-	}
-	if lost != nil {
-		lost.Error = err.Error()
-	}
-	return err
+	return failover.Wiped(c.cfg.Faults, m.connected.Restarted(after), run.LostIncrements)
 }
 
 // connect connects the client under test and prepares the strategy on it.
