@@ -144,8 +144,13 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 	// for it (the guard's close reports the watchdog's error).
 	_ = c.guard.Settle(abort)
 	run = c.result(&rec, &m)
+	// A restart's run_id is the more precise reason of the two: read first.
+	wiped := c.countersWiped(abort, &m, &run)
 	if err := c.claimHeld(ctx, abort); err != nil {
 		run.Audit = results.Audit{Error: "not audited, no key deleted: " + err.Error()}
+		if wiped != nil {
+			err = errors.Join(fmt.Errorf("%s: %w", c.label, wiped), err)
+		}
 		return run, err
 	}
 	if err := c.auditAndCleanUp(abort, &run); err != nil {
@@ -154,7 +159,22 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 	if m.err != nil && !errors.Is(m.err, context.Canceled) {
 		return run, fmt.Errorf("%s: %w", c.label, m.err)
 	}
+	if wiped != nil {
+		return run, fmt.Errorf("%s: %w", c.label, wiped)
+	}
 	return run, nil
+}
+
+// countersWiped returns failover.ErrServerRestarted or ErrCountersWiped,
+// wrapped, when the cell's counters were wiped under it and none of its
+// faults explains it, and says so in run's lost increments (failover.Wiped).
+func (c *cell) countersWiped(ctx context.Context, m *measurement, run *results.Run) error {
+	after := m.after
+	if len(after.Samples) == 0 {
+		// The first reading after a restart may meet a closed connection.
+		after, _ = c.target.Sample(ctx)
+	}
+	return failover.Wiped(c.cfg.Faults, m.connected.Restarted(after), run.LostIncrements)
 }
 
 // connect connects the client under test and prepares the strategy on it.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/failover"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/target"
 )
@@ -154,6 +155,11 @@ func settle(ctx context.Context, rep *results.Report, c *cell, run results.Run, 
 			err = ctx.Err() // else it may name the keys left (a second interrupt)
 		}
 		return true, err
+	case errors.Is(err, failover.ErrServerRestarted), errors.Is(err, failover.ErrCountersWiped):
+		// The cell was audited and cleaned up: the later cells still run.
+		*failed = append(*failed, err)
+		rep.Failed = true
+		return false, nil
 	case err != nil:
 		return true, errors.Join(append(*failed, stopped(rep, c, err))...)
 	}

@@ -138,7 +138,7 @@ func commandInfo(ctx context.Context, rdb Doer, cmds []Command) (map[string]bool
 	// nil for an unknown command.
 	reply, err := rdb.Do(ctx, args...).Slice()
 	if err != nil {
-		return nil, fmt.Errorf("acl: command info: %w", err)
+		return nil, fmt.Errorf("acl: %w", connectionFailed("COMMAND INFO", err))
 	}
 	if len(reply) != len(names) {
 		return nil, fmt.Errorf("acl: command info: %d entries for %d commands", len(reply), len(names))
@@ -258,7 +258,7 @@ func Permitted(ctx context.Context, rdb *redis.Client, key string, cmds []Comman
 		return nil
 	})
 	if err != nil && len(results) == 0 {
-		return fmt.Errorf("acl: permission check: %w", err)
+		return fmt.Errorf("acl: permission check: %w", connectionFailed("MULTI ... EXEC", err))
 	}
 	for i, r := range results {
 		err := r.Err()
@@ -311,4 +311,33 @@ func classify(names []string, errs []error, op string) error {
 		return fmt.Errorf("%s: %w", op, errors.Join(other...))
 	}
 	return nil
+}
+
+// ConnectionError is a check whose connection failed before the server
+// replied (closed, reset, timed out): no answer of the server's, so neither
+// bad input nor a command the server refused. The pre-flight reports it as
+// a failure, exit status 1.
+type ConnectionError struct {
+	// Command is what the check sent, e.g. "COMMAND INFO".
+	Command string
+	// Err is the connection's error, e.g. io.EOF.
+	Err error
+}
+
+// Error names the command and what happened, with the usual cause of a
+// connection the server closed mid-reply.
+func (e *ConnectionError) Error() string {
+	return fmt.Sprintf("%s: the connection failed before the reply (%v): the server closed it (a client-output-buffer-limit for normal clients below the reply's size does: CONFIG GET client-output-buffer-limit), or the network did; not bad input, try again once the server answers it",
+		e.Command, e.Err)
+}
+
+func (e *ConnectionError) Unwrap() error { return e.Err }
+
+// connectionFailed returns err as a *ConnectionError when it is no reply of
+// the server's (redis.Error) nor a context's end; else err itself.
+func connectionFailed(command string, err error) error {
+	if _, isReply := errors.AsType[redis.Error](err); isReply || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &ConnectionError{Command: command, Err: err}
 }

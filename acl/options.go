@@ -67,7 +67,7 @@ func SupportedOptions(ctx context.Context, rdb Doer, key string, opts []Option) 
 			refused.Commands = append(refused.Commands, o.Name)
 			refused.Said = append(refused.Said, err.Error())
 		default:
-			return fmt.Errorf("acl: option %s: %w", o.Name, err)
+			return fmt.Errorf("acl: option %s: %w", o.Name, connectionFailed(strings.ToUpper(fmt.Sprint(o.Probe[0])), err))
 		}
 	}
 	if len(refused.Commands) > 0 {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/rlbench/rlbench/internal/excerpt"
 )
 
 // Text returns a reporter that writes r as the summary `rlbench audit`
@@ -176,6 +178,9 @@ func writeNodes(b *bytes.Buffer, nodes []NodeReport) {
 	tw.Flush()
 }
 
+// writeSamples writes a sample's rows, each key and value quoted and cut
+// to excerpt.MaxBytes with its length: the table pads every row to its
+// longest name.
 func writeSamples(b *bytes.Buffer, title string, samples []Sample) {
 	if len(samples) == 0 {
 		return
@@ -186,14 +191,14 @@ func writeSamples(b *bytes.Buffer, title string, samples []Sample) {
 	for _, s := range samples {
 		value, idle := "-", "-"
 		if s.Value != nil {
-			value = strconv.Quote(*s.Value)
+			value = excerpt.Quote(*s.Value)
 		}
 		if s.IdleS != nil {
 			idle = (time.Duration(*s.IdleS) * time.Second).String()
 		} else if s.IdleShared {
 			idle = "shared"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t\n", strconv.Quote(s.Key), s.Type, value, idle, s.Node)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t\n", excerpt.Quote(s.Key), s.Type, value, idle, s.Node)
 	}
 	tw.Flush()
 }

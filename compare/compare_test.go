@@ -172,6 +172,54 @@ func TestCellsApartBySettings(t *testing.T) {
 	}
 }
 
+// TestCellsApartByFaultParameters is issue 34, item 15: compare dropped a
+// fault's parameters (latency_ms, jitter_ms, p), so that
+// latency@0s:5.5s:2 and latency@0s:5.5s:20 were pooled as repeats of one
+// setting. They are settings that differ, as each --fault reads.
+func TestCellsApartByFaultParameters(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		faults [2]map[string]any
+		want   [2]string
+	}{
+		{"latency", [2]map[string]any{
+			{"kind": "latency", "at_ns": 0, "arg_ns": 5.5e9, "latency_ms": 2},
+			{"kind": "latency", "at_ns": 0, "arg_ns": 5.5e9, "latency_ms": 20}},
+			[2]string{"latency@0s:5.5s:2", "latency@0s:5.5s:20"}},
+		{"jitter", [2]map[string]any{
+			{"kind": "latency", "at_ns": 0, "arg_ns": 5.5e9, "latency_ms": 20},
+			{"kind": "latency", "at_ns": 0, "arg_ns": 5.5e9, "latency_ms": 20, "jitter_ms": 10}},
+			[2]string{"latency@0s:5.5s:20", "latency@0s:5.5s:20~10"}},
+		{"reply loss", [2]map[string]any{
+			{"kind": "reply-loss", "at_ns": 1e9, "arg_ns": 2e9, "p": 0.05},
+			{"kind": "reply-loss", "at_ns": 1e9, "arg_ns": 2e9, "p": 0.5}},
+			[2]string{"reply-loss@1s:2s:0.05", "reply-loss@1s:2s:0.5"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			reps := fixedReports()[:2]
+			for i, f := range tc.faults {
+				reps[i].Config = map[string]any{"limit": 100, "faults": []any{f}}
+			}
+			files, err := ReadFiles(writeReports(t, t.TempDir(), reps))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := New(files)
+			if want := []string{"faults"}; !slices.Equal(c.Settings, want) {
+				t.Fatalf("New(%s) .Settings = %q; want %q (the files' faults differ)", tc.name, c.Settings, want)
+			}
+			for i, want := range tc.want {
+				if got := c.SettingsValue("faults", i); got != want {
+					t.Errorf("SettingsValue(faults, %s) = %q; want %q", FileName(i), got, want)
+				}
+			}
+		})
+	}
+}
+
 // TestCells checks the grouping and the figures of the fixed reports.
 func TestCells(t *testing.T) {
 	t.Parallel()
@@ -443,6 +491,8 @@ func TestSetting(t *testing.T) {
 		{"rate_per_s", `5000`, "rate", "5000"},
 		{"key_dist", `"zipf"`, "key-dist", "zipf"},
 		{"faults", `[{"kind":"stall","at_ns":2000000000,"arg_ns":500000000},{"kind":"kill-clients","at_ns":5000000000}]`, "faults", "stall@2s:500ms,kill-clients@5s"},
+		{"faults", `[{"kind":"latency","at_ns":0,"arg_ns":5500000000,"latency_ms":20,"jitter_ms":5}]`, "faults", "latency@0s:5.5s:20~5"},
+		{"faults", `[{"kind":"reply-loss","at_ns":1000000000,"arg_ns":2000000000,"p":0.05}]`, "faults", "reply-loss@1s:2s:0.05"},
 		{"private_tls", `true`, "private-tls", "true"},
 		{"stages", `[{"duration_ns":10000000000,"target":100},{"duration_ns":500000000,"target":0}]`, "stages", "10s:100,500ms:0"},
 	}

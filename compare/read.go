@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/rlbench/rlbench/internal/excerpt"
 	"github.com/rlbench/rlbench/results"
 )
 
@@ -28,12 +29,17 @@ type File struct {
 }
 
 // ReadFile reads the rlbench JSON report at path with results.ReadFile,
-// which bounds and validates it. Every error names the file.
+// which bounds and validates it. Every error names the file. Every string
+// of the Report that would not print as it is (a control character, a
+// carriage return, invalid UTF-8) is quoted (excerpt.PrintableAll), so that
+// a file cannot write to the terminal through a strategy's or a target's
+// name; Fields stay as written.
 func ReadFile(path string) (*File, error) {
 	f, err := results.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	excerpt.PrintableAll(f.Report)
 	return &File{Path: f.Path, Report: f.Report, Fields: f.Fields, RunFields: f.RunFields}, nil
 }
 

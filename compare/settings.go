@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/internal/excerpt"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -58,7 +60,7 @@ func flattenSettings(out map[string]string, path string, obj map[string]json.Raw
 			continue
 		}
 		name, value := setting(k, v)
-		out[name] = value
+		out[excerpt.Printable(name)] = excerpt.Printable(value)
 	}
 }
 
@@ -110,22 +112,19 @@ func cutUnit(k string) (base, unit string) {
 }
 
 // faultsText is a config's faults as --fault takes them, comma-separated:
-// "stall@2s:500ms,kill-clients@5s".
+// "stall@2s:500ms,kill-clients@5s", "latency@0s:5.5s:20~5". A fault with
+// a field that faults.Fault does not know is not shown this way (false):
+// the compact JSON then keeps every parameter apart.
 func faultsText(v json.RawMessage) (string, bool) {
-	var fs []struct {
-		Kind string        `json:"kind"`
-		At   time.Duration `json:"at_ns"`
-		Arg  time.Duration `json:"arg_ns"`
-	}
-	if json.Unmarshal(v, &fs) != nil {
+	var fs []faults.Fault
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&fs) != nil {
 		return "", false
 	}
 	parts := make([]string, len(fs))
 	for i, f := range fs {
-		parts[i] = f.Kind + "@" + f.At.String()
-		if f.Arg != 0 {
-			parts[i] += ":" + f.Arg.String()
-		}
+		parts[i] = f.String()
 	}
 	if len(parts) == 0 {
 		return "none", true

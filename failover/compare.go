@@ -261,6 +261,9 @@ func (w *Watch) lostIncrements(start time.Time) *results.LostIncrements {
 		l.Unacknowledged += unacked
 	}
 	l.Phantom = l.Unacknowledged
+	// A key whose counter started again while its window was open (seen
+	// by observe) was compared too, with the count of one.
+	l.KeysCompared = max(l.KeysCompared, l.Keys)
 	if err := errors.Join(w.errs...); err != nil {
 		l.Error = err.Error()
 	} else if l.KeysCompared == 0 {

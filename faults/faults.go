@@ -296,11 +296,9 @@ func inject(ctx context.Context, f Fault, t Subject) (string, error) {
 		}
 		return timed(func() (string, error) { return "server restarted", t.Restart(ctx) })
 	case Stall:
-		// CLIENT PAUSE without a mode pauses every command (ALL).
-		if err := t.Admin.ClientPause(ctx, f.Arg).Err(); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("clients paused for %s", f.Arg), nil
+		// CLIENT PAUSE without a mode pauses every command (ALL), in
+		// slices renewed while rlbench lives (stall.go).
+		return stall(ctx, t.Admin, f.Arg)
 	case KillClients:
 		n, err := killNamed(ctx, t.Admin, t.ClientName)
 		return fmt.Sprintf("killed %d connections", n), err
@@ -406,6 +404,10 @@ func ScheduleNotify(ctx context.Context, fs []Fault, t Subject, notify func(Even
 				if err = Check(f, t.Capabilities); err == nil {
 					err = injectNetwork(ctx, f, t.Proxy, &ev)
 				}
+			} else if f.Kind == Stall {
+				// Ends with the load, or at an interrupt: the server
+				// answers again within a slice.
+				ev.Detail, err = Inject(ctx, f, t)
 			} else {
 				// Once due, a fault runs to its end even if the load ends
 				// meanwhile: a restart cut short would leave no server.

@@ -263,3 +263,29 @@ func TestServerWideFaultSaysWhom(t *testing.T) {
 		t.Errorf("Inject(script-flush) with consent = %q, %v; want a detail naming %s", detail, err, srv.Addr())
 	}
 }
+
+// TestStallSlices checks that a stall of 2.5 s is three pauses, renewed
+// one after another with no command between them: a client that PINGs in
+// a loop gets no answer until the whole stall has passed.
+func TestStallSlices(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	admin := redistest.Client(t, srv)
+	probe := redis.NewClient(&redis.Options{Addr: srv.Addr(), ReadTimeout: -1, MaxRetries: -1, PoolSize: 1})
+	defer probe.Close()
+	const d = 2500 * time.Millisecond
+	start := time.Now()
+	detail, err := faults.Inject(t.Context(), faults.Fault{Kind: faults.Stall, Arg: d}, faults.Subject{Admin: admin, Capabilities: private})
+	if err != nil {
+		t.Fatalf("Inject(stall %s) error: %v", d, err)
+	}
+	if want := "clients paused for 2.5s (3 pauses"; !strings.HasPrefix(detail, want) {
+		t.Errorf("Inject(stall %s) = %q; want it to start %q", d, detail, want)
+	}
+	if err := probe.Ping(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if answered := time.Since(start); answered < d-100*time.Millisecond {
+		t.Errorf("a PING during a %s stall was answered %s after it began; want the whole stall held (no gap between its slices)", d, answered)
+	}
+}

@@ -20,6 +20,9 @@ var (
 	// ErrNoRuns means the report holds no run: nothing to compare, merge or
 	// chart (an rlbench interrupted before its first cell writes one).
 	ErrNoRuns = errors.New("the report has no runs")
+	// ErrNotRun means an element of "runs" is not a run: null, or an
+	// object that names no strategy.
+	ErrNotRun = errors.New("not a run")
 	// ErrImplausible means a figure that no run of rlbench can produce (see
 	// Validate for the rules).
 	ErrImplausible = errors.New("implausible figure")
@@ -147,10 +150,38 @@ func decodeReport(data []byte) (*Report, error) {
 	if len(config) == 0 || string(config) == "null" {
 		rep.Config = nil
 	}
+	if err := checkRuns(data); err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
 	if err := Validate(rep); err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}
 	return rep, nil
+}
+
+// checkRuns refuses a run that is null or names no strategy, which no
+// rlbench writes and which would decode as an empty run, drawn as an empty
+// cell.
+func checkRuns(data []byte) error {
+	var raw struct {
+		Runs []json.RawMessage `json:"runs"`
+	}
+	if json.Unmarshal(data, &raw) != nil {
+		return nil // decoded already: cannot fail
+	}
+	for i, r := range raw.Runs {
+		if string(r) == "null" {
+			return fmt.Errorf("runs[%d] is null: %w: every run rlbench writes is an object naming its strategy and client", i, ErrNotRun)
+		}
+		var cell struct {
+			Strategy string `json:"strategy"`
+			Client   string `json:"client"`
+		}
+		if json.Unmarshal(r, &cell) == nil && cell.Strategy == "" {
+			return fmt.Errorf("runs[%d] (%s/%s) names no strategy: %w", i, cell.Strategy, cell.Client, ErrNotRun)
+		}
+	}
+	return nil
 }
 
 // strictUnmarshal decodes data into v and refuses anything after the first

@@ -90,6 +90,10 @@ func TestReadReportBad(t *testing.T) {
 		{name: "truncated", in: `{"tool": "rlbench", "runs": [{"strategy": "lua"`, notReport: true, says: "unexpected EOF"},
 		{name: "runs of the wrong type", in: `{"tool": "rlbench", "runs": {"strategy": "lua"}}`, says: "decode"},
 		{name: "a count of the wrong type", in: `{"tool": "rlbench", "runs": [{"decisions": "many"}]}`, says: "decisions"},
+		// Issue 34, item 19: report drew an empty cell of a null run.
+		{name: "a null run", in: `{"tool": "rlbench", "runs": [null]}`, says: "runs[0] is null"},
+		{name: "a null run after a run", in: `{"tool": "rlbench", "runs": [{"strategy": "lua", "client": "rueidis"}, null]}`, says: "runs[1] is null"},
+		{name: "a run with no strategy", in: `{"tool": "rlbench", "runs": [{"client": "rueidis", "decisions": 0}]}`, says: "runs[0] (/rueidis) names no strategy"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

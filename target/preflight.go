@@ -91,7 +91,7 @@ func (t *Target) checkCommands(ctx context.Context, cfg Checks, nodes []*redis.C
 			if denied := acl.Denied("command|info", err); denied != nil {
 				return usage("Targets.Login.Username", fmt.Errorf("%s: %w", t.where(n), denied))
 			}
-			return usage("Strategies", fmt.Errorf("%s: %w", t.where(n), err))
+			return usageUnlessLost("Strategies", fmt.Errorf("%s: %w", t.where(n), err))
 		}
 	}
 	t.unlinkToDel = !slices.ContainsFunc(cmds, func(c acl.Command) bool { return c.Name == "unlink" })
@@ -101,12 +101,21 @@ func (t *Target) checkCommands(ctx context.Context, cfg Checks, nodes []*redis.C
 		return usage(t.field(), fmt.Errorf("%s: %w", t.Spec.Label, err))
 	}
 	if err := acl.SupportedOptions(ctx, node, key, acl.Options(cfg.Strategies)); err != nil {
-		return usage("Strategies", fmt.Errorf("%s: %w", t.Spec.Label, err))
+		return usageUnlessLost("Strategies", fmt.Errorf("%s: %w", t.Spec.Label, err))
 	}
 	if err := acl.Permitted(ctx, node, key, cmds); err != nil {
-		return usage("Targets.Login.Username", fmt.Errorf("%s: %w", t.Spec.Label, err))
+		return usageUnlessLost("Targets.Login.Username", fmt.Errorf("%s: %w", t.Spec.Label, err))
 	}
 	return nil
+}
+
+// usageUnlessLost is usage(field, err), bad input, unless err is a
+// connection that failed mid-check (acl.ConnectionError): a failure.
+func usageUnlessLost(field string, err error) error {
+	if _, lost := errors.AsType[*acl.ConnectionError](err); lost {
+		return err
+	}
+	return usage(field, err)
 }
 
 // checkWritable writes one key under prefix and deletes it: a replica

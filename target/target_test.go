@@ -8,6 +8,7 @@ import (
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/target"
 )
 
@@ -182,6 +183,37 @@ func TestLabel(t *testing.T) {
 	for i, s := range got {
 		if s.Label != want[i] {
 			t.Errorf("Label()[%d] = %q; want %q", i, s.Label, want[i])
+		}
+	}
+}
+
+// TestServerSamplesRestarted checks which servers of two readings count as
+// restarted: the same address with another run_id; not an address in one
+// reading only (a failover), nor a run_id not read.
+func TestServerSamplesRestarted(t *testing.T) {
+	t.Parallel()
+	samples := func(pairs ...string) target.ServerSamples {
+		var s target.ServerSamples
+		for i := 0; i < len(pairs); i += 2 {
+			s.Addrs = append(s.Addrs, pairs[i])
+			s.Samples = append(s.Samples, saturation.Sample{ServerRunID: pairs[i+1]})
+		}
+		return s
+	}
+	tests := []struct {
+		name          string
+		before, after target.ServerSamples
+		want          string
+	}{
+		{"the same server", samples("a:1", "r1"), samples("a:1", "r1"), ""},
+		{"restarted", samples("a:1", "r1", "b:2", "r2"), samples("b:2", "r2", "a:1", "r9"), "a:1 (run_id r1, then r9)"},
+		{"a failover: another address", samples("a:1", "r1"), samples("b:2", "r2"), ""},
+		{"no run_id read", samples("a:1", ""), samples("a:1", "r9"), ""},
+		{"no reading after", samples("a:1", "r1"), target.ServerSamples{}, ""},
+	}
+	for _, tc := range tests {
+		if got := tc.before.Restarted(tc.after); got != tc.want {
+			t.Errorf("%s: Restarted = %q; want %q", tc.name, got, tc.want)
 		}
 	}
 }

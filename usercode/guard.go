@@ -44,6 +44,9 @@ type Guard struct {
 	// (target.RecordObject), for rlbench cleanup after a SIGKILL.
 	target    *target.Target
 	runPrefix string
+	// users checks that the temporary user stays as made (userwatch.go;
+	// it checks nothing without one); nil when neither it nor watch runs.
+	users *userWatch
 }
 
 // Cell is the cell a Guard confines.
@@ -118,16 +121,21 @@ func Watch(ctx context.Context, c Cell) (context.Context, *Guard, error) {
 	return g.startWatch(ctx, c, info), g, nil
 }
 
-// startWatch starts the guard's watchdog, for a script or a function (a
-// sequence sends commands, never a script: there is nothing of the
-// cell's for a watchdog to kill, and a SCRIPT KILL would stop another
-// tenant's script), and returns the context it cancels.
+// startWatch starts the check of the temporary user (when there is one)
+// and the guard's watchdog, for a script or a function (a sequence sends
+// commands, never a script: there is nothing of the cell's for a watchdog
+// to kill, and a SCRIPT KILL would stop another tenant's script), and
+// returns the context they cancel.
 func (g *Guard) startWatch(ctx context.Context, c Cell, info strategies.Info) context.Context {
-	if info.Source == strategies.SequenceSource {
+	scripts := info.Source != strategies.SequenceSource
+	if g.user == "" && !scripts {
 		return ctx
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	g.watch = watchScripts(c, info, g.nodes, cancel)
+	g.users = g.watchUser(cancel)
+	if scripts {
+		g.watch = watchScripts(c, info, g.nodes, cancel)
+	}
 	return ctx
 }
 
@@ -194,10 +202,15 @@ func (g *Guard) Login(o *clients.Options) {
 	}
 }
 
-// Kind is the guard's name for results.Run.UserCodeGuard.
+// Kind is the guard's name for results.Run.UserCodeGuard: GuardStatic
+// once the temporary user was lost (ErrUserLost), which no longer confined
+// the cell.
 func (g *Guard) Kind() string {
 	if g == nil {
 		return ""
+	}
+	if g.guard == results.GuardStaticACL && g.users.stop() != nil {
+		return results.GuardStatic
 	}
 	return g.guard
 }
@@ -223,13 +236,18 @@ func (g *Guard) Close(abort context.Context, label string, err error) error {
 // (the watchdog kills one that runs too long), and stops the watchdog: the
 // cell calls it when its load ends, before the audit and the deletion of
 // its libraries, which a server still busy with the cell's script would
-// refuse. It returns the watchdog's error; calling it again returns the
-// same.
+// refuse. It returns the user's loss (ErrUserLost) and the watchdog's
+// error; calling it again returns the same.
 func (g *Guard) Settle(abort context.Context) error {
-	if g == nil || g.watch == nil {
+	if g == nil {
 		return nil
 	}
-	return g.watch.stop(abort)
+	// The user's loss explains the scripts' errors: it comes first.
+	err := g.users.stop()
+	if g.watch != nil {
+		err = errors.Join(err, g.watch.stop(abort))
+	}
+	return err
 }
 
 // dropUser deletes the temporary user on every master, even after an

@@ -306,7 +306,19 @@ func TestReportAudit(t *testing.T) {
 			t.Errorf("report(%s, %s) page lacks %q\n%s", runPath, auditPath, want, res.stderr)
 		}
 	}
-	mustRun(t, exitOK, "report", auditPath, "-o", page) // an audit alone
+	// An audit alone (issue 34, item 19): the line says what was drawn,
+	// not "0 cells from 0 files".
+	res = mustRun(t, exitOK, "report", auditPath, "-o", page)
+	if want := "wrote " + page + ": the audit report " + auditPath + " alone"; !strings.Contains(res.stderr, want) || strings.Contains(res.stderr, "0 cells") {
+		t.Errorf("rlbench report %s stderr = %q; want %q and how to add runs", auditPath, res.stderr, want)
+	}
+	if want := "rlbench --json"; !strings.Contains(res.stderr, want) {
+		t.Errorf("rlbench report %s stderr = %q; want it to say what to add (%q)", auditPath, res.stderr, want)
+	}
+	res = mustRun(t, exitOK, "report", runPath, auditPath, "-o", page)
+	if want := "from 1 files, 3 charts, and 1 audit report"; !strings.Contains(res.stderr, want) {
+		t.Errorf("rlbench report %s %s stderr = %q; want %q", runPath, auditPath, res.stderr, want)
+	}
 }
 
 // TestReportAuditOfEveryKey is issue 34, item 17: an audit of --match '*'
@@ -453,5 +465,37 @@ func TestAuditSentinel(t *testing.T) {
 	}
 	if node := rep.ImmortalSample[0].Node; node != master {
 		t.Errorf("run(%q): sample's node = %q; want the master, %s", args, node, master)
+	}
+}
+
+// TestAuditLongKeyName is issue 34, item 18: one immortal key with a 1 MB
+// name made the audit's text 15.7 MB, every sample row padded to the
+// longest name. The text cuts a long name, quoted, with its length; the
+// JSON keeps it whole.
+func TestAuditLongKeyName(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	long := prefix + strings.Repeat("k", 1<<20)
+	for _, k := range []string{long, prefix + "a", prefix + "b", prefix + "c"} {
+		if err := rdb.Set(t.Context(), k, "200", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jsonPath := filepath.Join(t.TempDir(), "audit.json")
+	res := mustRun(t, exitOK, "audit", "--match", prefix+"*", "--addr", srv.Addr(), "--limit", "100", "--json", jsonPath)
+	if len(res.stdout) > 64<<10 {
+		t.Errorf("rlbench audit stdout is %d bytes with one 1 MB key name; want under 64 KiB", len(res.stdout))
+	}
+	if want := fmt.Sprintf(`... (%d bytes)`, len(long)); strings.Count(res.stdout, want) != 2 {
+		t.Errorf("rlbench audit stdout =\n%.2000s\nwant the long name cut, with %q, in the immortal and the locked-out samples", res.stdout, want)
+	}
+	if want := `"` + prefix + `a"`; !strings.Contains(res.stdout, want) {
+		t.Errorf("rlbench audit stdout =\n%.2000s\nwant the short names whole, %s", res.stdout, want)
+	}
+	rep := readAudit(t, jsonPath)
+	if !slices.ContainsFunc(rep.ImmortalSample, func(s audit.Sample) bool { return s.Key == long }) {
+		t.Errorf("--json immortal sample lacks the 1 MB name whole")
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -222,5 +223,77 @@ func TestCompareBadInput(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestReportsPrintedQuoted is issue 34, item 16: compare printed the
+// strategy and target strings of its files raw, so that a clear-screen, an
+// OSC title or a carriage return and a fake line reached the terminal.
+// compare (with and without --baseline) and merge's summary and notes now
+// quote every string of a file that would not print as it is.
+func TestReportsPrintedQuoted(t *testing.T) {
+	t.Parallel()
+	const (
+		strategy = "naive\x1b[2J\x1b]0;pwned\x07"
+		target   = "shared\rFAKE: all good\n"
+	)
+	paths := realReports(t, 2)
+	for _, p := range paths {
+		rewriteJSON(t, p, func(rep map[string]any) {
+			for _, r := range rep["runs"].([]any) {
+				run := r.(map[string]any)
+				run["target"] = target
+				if run["strategy"] == "naive" {
+					run["strategy"] = strategy
+				}
+			}
+		})
+	}
+	merged := filepath.Join(t.TempDir(), "all.json")
+	for _, args := range [][]string{
+		append([]string{"compare"}, paths...),
+		{"compare", "--baseline", paths[0], paths[1]},
+		append(append([]string{"merge"}, paths...), "-o", merged),
+		{"compare", merged},
+	} {
+		res := runCLI(t, t.Context(), args...)
+		for _, out := range []string{res.stdout, res.stderr} {
+			if i := strings.IndexFunc(out, func(r rune) bool { return r < ' ' && r != '\n' && r != '\t' || r == 0x7f }); i >= 0 {
+				t.Errorf("rlbench %q printed a control character (%q at byte %d):\n%s", args, out[i], i, out)
+			}
+			if strings.Contains(out, "\nFAKE") {
+				t.Errorf("rlbench %q printed a line of the file's:\n%s", args, out)
+			}
+		}
+		if !strings.Contains(res.stdout+res.stderr, `"naive\x1b[2J\x1b]0;pwned\a"`) {
+			t.Errorf("rlbench %q output =\n%s\nwant the strategy quoted, %q", args, res.stdout+res.stderr, strconv.Quote(strategy))
+		}
+	}
+	// merge's JSON keeps the strings as they were.
+	if rep := readReport(t, merged); rep.Runs[0].Target != target {
+		t.Errorf("merged runs[0].target = %q; want %q, as the inputs had it", rep.Runs[0].Target, target)
+	}
+}
+
+// rewriteJSON decodes the JSON file at path, lets change edit it, and
+// writes it back.
+func rewriteJSON(t *testing.T, path string, change func(map[string]any)) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var rep map[string]any
+	if err := dec.Decode(&rep); err != nil {
+		t.Fatal(err)
+	}
+	change(rep)
+	if data, err = json.Marshal(rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

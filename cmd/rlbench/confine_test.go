@@ -314,3 +314,70 @@ func TestVerifyScriptTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestTemporaryUserLostMidRun is issue 34, item 19: the temporary ACL user
+// deleted mid-run gave ~30,000 WRONGPASS errors and as many connections in
+// 5 s, no back-off, exit status 0, and a summary still "confined by ... a
+// temporary ACL user". The guard now checks the user every
+// userCheckEvery: a user deleted or disabled stops the cell's load, the
+// run fails saying so, and the report no longer claims the user confined
+// the cell.
+func TestTemporaryUserLostMidRun(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, what string
+		lose       func(user string) []any
+	}{
+		{"deleted", "deleted", func(user string) []any { return []any{"ACL", "DELUSER", user} }},
+		{"disabled", "disabled", func(user string) []any { return []any{"ACL", "SETUSER", user, "off"} }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			addr, admin := sharedServer(t)
+			prefix := redistest.Prefix(t)
+			path := filepath.Join(t.TempDir(), "run.json")
+			connections := func() int64 {
+				stats, err := admin.Info(t.Context(), "stats").Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, line := range strings.Split(stats, "\r\n") {
+					if v, ok := strings.CutPrefix(line, "total_connections_received:"); ok {
+						var n int64
+						fmt.Sscan(v, &n)
+						return n
+					}
+				}
+				t.Fatal("INFO stats has no total_connections_received")
+				return 0
+			}
+			var before int64
+			res := whileRunning(t, t.Context(), admin, func(user string) {
+				before = connections()
+				if err := admin.Do(t.Context(), tc.lose(user)...).Err(); err != nil {
+					t.Error(err)
+				}
+			}, "--addr", addr, "--script", "marking_lost_"+tc.name+"="+writeLua(t, "marking.lua", markingScript),
+				"--prefix", prefix, "--clients", "4", "--keys", "10", "--duration", "8s", "--json", path)
+			if res.code != exitFailure {
+				t.Errorf("run with its temporary user %s = %d; want %d\nstderr:\n%s", tc.what, res.code, exitFailure, res.stderr)
+			}
+			if want := "the temporary ACL user was lost during the cell: " + tc.what; !strings.Contains(res.stderr, want) {
+				t.Errorf("stderr =\n%s\nwant %q", res.stderr, want)
+			}
+			if strings.Contains(res.stdout, "and a temporary ACL user") {
+				t.Errorf("stdout =\n%s\nwant no claim that the lost user confined the cell", res.stdout)
+			}
+			// Without the check, the clients dialled thousands of times a
+			// second to the end of the load.
+			if n := connections() - before; n > 2000 {
+				t.Errorf("%d connections after the user was %s; want the load stopped, not a loop of WRONGPASS", n, tc.what)
+			}
+			if rep := readReport(t, path); len(rep.Runs) != 1 || rep.Runs[0].UserCodeGuard != results.GuardStatic {
+				t.Errorf("report: %d cells, user_code_guard %v; want 1, %q", len(rep.Runs), rep.Runs, results.GuardStatic)
+			}
+			checkTenant(t, admin, prefix)
+		})
+	}
+}

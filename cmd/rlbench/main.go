@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -207,9 +208,20 @@ func parseFlagsOnly(fs *pflag.FlagSet, args []string) error {
 	return nil
 }
 
+// sameInterrupt is how soon after the first interrupt another counts as
+// the same one. timeout(1) signals its child and then the child's process
+// group, so two signals come microseconds apart (tens of milliseconds on a
+// loaded machine, where the second waits for a CPU); a person who presses
+// Ctrl-C again on purpose does so after seeing nothing happen, a reaction
+// of 200 ms or more. A second interrupt taken too early costs the run's
+// clean-up; one taken as the first costs another press.
+const sameInterrupt = 250 * time.Millisecond
+
 // handleSignals returns ctx, done at the first SIGINT, SIGTERM, SIGHUP or
 // SIGQUIT, and abort, done at the second (see rlbench.Options.Abort); a
-// third ends the process as the signal's default does. SIGQUIT (Ctrl-\)
+// third ends the process as the signal's default does. A signal within
+// sameInterrupt of the first is the same interrupt, not a second: it is
+// said on stderr and changes nothing. SIGQUIT (Ctrl-\)
 // is an interrupt like the others, so that the run still deletes its keys
 // and writes its files; when dump reports true (--debug, or GOTRACEBACK
 // set), it first writes every goroutine's stack to stderr, as Go's own
@@ -231,20 +243,30 @@ func handleSignals(parent context.Context, stderr io.Writer, dump func() bool) (
 		}
 	}
 	go func() {
+		var first time.Time
 		select {
 		case s := <-interrupts:
+			first = time.Now()
 			dumpOnQuit(s)
 			cancel()
 		case <-done:
 			return
 		}
-		select {
-		case s := <-interrupts:
-			dumpOnQuit(s)
-			fmt.Fprintf(stderr, "rlbench: second signal (%s): stopping at once\n", s)
-			cancelAbort()
-			signal.Stop(interrupts)
-		case <-done:
+		for {
+			select {
+			case s := <-interrupts:
+				if after := time.Since(first); after < sameInterrupt {
+					fmt.Fprintf(stderr, "rlbench: signal (%s) %s after the first: the same interrupt (send another to stop at once)\n",
+						s, after.Round(time.Millisecond))
+					continue
+				}
+				dumpOnQuit(s)
+				fmt.Fprintf(stderr, "rlbench: second signal (%s): stopping at once\n", s)
+				cancelAbort()
+				signal.Stop(interrupts)
+			case <-done:
+			}
+			return
 		}
 	}()
 	return ctx, abort, func() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rlbench/rlbench/internal/excerpt"
 	"github.com/rlbench/rlbench/merge"
 	"github.com/rlbench/rlbench/results"
 )
@@ -73,7 +74,7 @@ Flags:
 		return badInputHelp(err)
 	}
 	for _, n := range m.Notes {
-		fmt.Fprintf(stderr, "rlbench merge: note: %s\n", n)
+		fmt.Fprintf(stderr, "rlbench merge: note: %s\n", excerpt.Printable(n))
 	}
 	var buf bytes.Buffer
 	if err := merge.JSON(m)(&buf); err != nil {
@@ -88,7 +89,11 @@ Flags:
 		fmt.Fprintf(stderr, "rlbench merge: wrote %s: %d cells from %d files\n", out, len(m.Runs), len(files))
 		text = stdout
 	}
-	return printed(results.Text(m.Results())(text))
+	// The JSON keeps every string as the inputs had it; the text quotes
+	// those that would not print as they are.
+	summary := m.Results()
+	excerpt.PrintableAll(summary)
+	return printed(results.Text(summary)(text))
 }
 
 // sameFile reports whether a and b name one existing file.

@@ -63,6 +63,28 @@ Flags:
 	if err := writeOutput(outFile, page.Bytes(), stdout); err != nil || outFile == nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "rlbench report: wrote %s: %d cells from %d files, %d charts\n", out, len(c.Cells), len(files), htmlreport.Charts(c))
+	fmt.Fprintf(stderr, "rlbench report: wrote %s: %s\n", out, reportContents(c, files, audits))
 	return nil
+}
+
+// reportContents says what the page holds: its cells, files and charts,
+// and the audit reports beside them; an audit report alone is named as
+// such, with how to add the load runs.
+func reportContents(c *compare.Comparison, files []*compare.File, audits []htmlreport.AuditFile) string {
+	if len(files) == 0 && len(audits) > 0 {
+		what := "the audit report " + audits[0].Path
+		if len(audits) > 1 {
+			what = fmt.Sprintf("%d audit reports", len(audits))
+		}
+		return what + " alone (the keyspace audit's TTL distribution and immortal keys; no load run's cells: add files written by rlbench --json to chart them beside it)"
+	}
+	line := fmt.Sprintf("%d cells from %d files, %d charts", len(c.Cells), len(files), htmlreport.Charts(c))
+	switch len(audits) {
+	case 0:
+	case 1:
+		line += ", and 1 audit report"
+	default:
+		line += fmt.Sprintf(", and %d audit reports", len(audits))
+	}
+	return line
 }

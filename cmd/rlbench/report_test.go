@@ -96,3 +96,27 @@ func TestReportOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestReportRefusesANullRun is issue 34, item 19: report drew an empty cell
+// of a file whose runs[0] is null. A null run is bad input to report,
+// compare and merge alike (they read through results.ReadFile), naming the
+// file and the run.
+func TestReportRefusesANullRun(t *testing.T) {
+	t.Parallel()
+	paths := realReports(t, 2)
+	rewriteJSON(t, paths[1], func(rep map[string]any) { rep["runs"].([]any)[0] = nil })
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"report", paths[1], "-o", filepath.Join(dir, "page.html")},
+		{"compare", paths[0], paths[1]},
+		{"merge", paths[0], paths[1], "-o", filepath.Join(dir, "all.json")},
+	} {
+		res := mustRun(t, exitUsage, args...)
+		if want := paths[1] + ": read report: runs[0] is null"; !strings.Contains(res.stderr, want) {
+			t.Errorf("rlbench %q stderr = %q; want %q", args, res.stderr, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "page.html")); err == nil {
+		t.Errorf("rlbench report of a null run wrote its page; want none")
+	}
+}

@@ -136,7 +136,7 @@ func TestHandleSignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(ctx, "ctx")
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(sameInterrupt + 50*time.Millisecond) // a second interrupt, not the same
 	if abort.Err() != nil {
 		t.Fatalf("after one SIGHUP, abort is done; want only ctx")
 	}
@@ -146,6 +146,47 @@ func TestHandleSignals(t *testing.T) {
 	wait(abort, "abort")
 	if got, want := stderr.String(), "rlbench: second signal (terminated): stopping at once\n"; got != want {
 		t.Errorf("stderr after the second signal = %q; want %q", got, want)
+	}
+}
+
+// TestSignalsTogether is issue 34, item 10: `timeout 3 rlbench ...` often
+// left the run's keys, "stopped by a second interrupt": timeout signals its
+// child, then the child's process group, so two SIGTERMs arrive together.
+// Signals within sameInterrupt of the first are one interrupt: the cell
+// stops, its keys are deleted, and stderr says the second was the same.
+func TestSignalsTogether(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		gap  time.Duration
+	}{
+		{name: "at once", gap: 0},
+		{name: "20ms apart, as on a loaded machine", gap: 20 * time.Millisecond},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			rdb := redistest.Client(t, srv)
+			prefix := redistest.Prefix(t)
+			args := []string{"--addr", srv.Addr(), "--prefix", prefix, "--strategy", "naive", "--clients", "4", "--keys", "20000",
+				"--window", "60", "--duration", "60s", "--warmup", "0"}
+			cmd := exec.Command(rlbenchBinary(t), args...)
+			var stdout, stderr syncBuffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			// Enough keys that the audit and clean-up outlast the gap.
+			err := signalsMidLoad(t, rdb, cmd, &stderr, rlbench.CellPrefix(prefix, "naive", "go-redis"), 10000, tc.gap, syscall.SIGTERM, syscall.SIGTERM)
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != exitFailure {
+				t.Errorf("rlbench %q after two SIGTERMs %s apart = %v; want exit status %d\nstderr:\n%s", args, tc.gap, err, exitFailure, stderr.String())
+			}
+			if strings.Contains(stderr.String(), "second signal") {
+				t.Errorf("stderr after two SIGTERMs %s apart =\n%s\nwant them taken as one interrupt", tc.gap, stderr.String())
+			}
+			if keys := scanKeys(t, rdb, prefix+"*"); len(keys) != 0 {
+				t.Errorf("after two SIGTERMs %s apart, %d keys under %q remain (%q ...); want none", tc.gap, len(keys), prefix, keys[0])
+			}
+		})
 	}
 }
 
@@ -343,29 +384,41 @@ func TestRunRefusesAClaimedPrefix(t *testing.T) {
 // when no key comes within 30 s or cmd still runs 30 s after the signal.
 func signalMidLoad(t *testing.T, rdb *redis.Client, cmd *exec.Cmd, stderr fmt.Stringer, cellPrefix string, sig syscall.Signal) error {
 	t.Helper()
+	return signalsMidLoad(t, rdb, cmd, stderr, cellPrefix, 1, 0, sig)
+}
+
+// signalsMidLoad is signalMidLoad waiting for minKeys keys, and sending
+// each of sigs, gap apart.
+func signalsMidLoad(t *testing.T, rdb *redis.Client, cmd *exec.Cmd, stderr fmt.Stringer, cellPrefix string, minKeys int, gap time.Duration, sigs ...syscall.Signal) error {
+	t.Helper()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if len(scanKeys(t, rdb, cellPrefix+"*")) > 0 {
+		if len(scanKeys(t, rdb, cellPrefix+"*")) >= minKeys {
 			break
 		}
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			t.Fatalf("rlbench %q wrote no key in 30s\nstderr:\n%s", cmd.Args, stderr)
+			t.Fatalf("rlbench %q wrote fewer than %d keys in 30s\nstderr:\n%s", cmd.Args, minKeys, stderr)
 		}
 	}
-	if err := cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
+	for i, sig := range sigs {
+		if i > 0 && gap > 0 {
+			time.Sleep(gap)
+		}
+		if err := cmd.Process.Signal(sig); err != nil && !(i > 0 && errors.Is(err, os.ErrProcessDone)) {
+			t.Fatal(err)
+		}
 	}
 	select {
 	case err := <-done:
 		return err
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
-		t.Fatalf("rlbench %q still runs 30s after %v", cmd.Args, sig)
+		t.Fatalf("rlbench %q still runs 30s after %v", cmd.Args, sigs)
 		return nil
 	}
 }
