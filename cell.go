@@ -319,7 +319,9 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 			run.OpenLoop = &results.OpenLoop{}
 		}
 		run.Rate, run.AchievedRatePerS, run.RateNote = m.load.Rate, m.load.Achieved(), m.load.Note()
-		run.ScheduleLagMS = float64(m.load.Lag) / float64(time.Millisecond)
+		run.ScheduleLagMS = float64(m.load.WorstLag) / float64(time.Millisecond)
+		run.ScheduleLagLastMS = float64(m.load.Lag) / float64(time.Millisecond)
+		run.Unsent = m.load.Unsent
 	}
 	run.Target, run.Server = c.target.Spec.Label, &c.target.Server
 	run.Strategy, run.Client, run.ClientOptions, run.Workers = c.strategy, c.client, c.conn.Options(), c.cfg.Workload.Workers
