@@ -90,6 +90,9 @@ type measurement struct {
 	redirectsAfter           redirects.Snapshot
 	// failover is what a sentinel-failover fault did (failover.go).
 	failover results.Failover
+	// fallbacksBefore is the client's NOSCRIPT fallbacks when the measured
+	// load started: the warm-up's, which the run's figure leaves out.
+	fallbacksBefore int64
 }
 
 // run runs the cell: its result, and an error when the cell could not be
@@ -285,6 +288,7 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	fault, liveDone := c.measuring(rec, latestImmortal)
 	stopFaults := faults.ScheduleNotify(ctx, c.cfg.Faults, ft, fault)
 	admitted := admission.New(info, wl.Keys, c.cfg.Limit, c.cfg.Window)
+	m.fallbacksBefore = c.conn.Fallbacks()
 	m.startedAt = time.Now()
 	m.load, m.err = workload.Run(ctx, wl, watch.Strategy(c.impl), c.conn, rec, admitted)
 	m.events = stopFaults()
@@ -329,7 +333,7 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 	run.ImmortalKeysLeak = !info.FixedWindow || info.Heals
 	run.ImmortalByDesign = info.NoTTL
 	run.Environment = results.EnvironmentOf(clients.Modules[c.client], clients.Version(c.client))
-	run.ScriptFallbacks = c.conn.Fallbacks()
+	run.ScriptFallbacks = c.conn.Fallbacks() - m.fallbacksBefore
 	if m.redirectsBefore != nil && m.redirectsAfter != nil {
 		run.ClusterErrors = redirects.Delta(m.redirectsBefore, m.redirectsAfter)
 	}

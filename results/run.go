@@ -54,7 +54,8 @@ type Run struct {
 	// the server; nil when it could not be measured (e.g. after a restart).
 	Saturation *Saturation `json:"saturation"`
 	// ScriptFallbacks counts scripts sent again with EVAL after the server
-	// answered NOSCRIPT to EVALSHA.
+	// answered NOSCRIPT to EVALSHA during the measured load (not the
+	// warm-up's, which loads the script on a server that lacks it).
 	ScriptFallbacks int64 `json:"script_fallbacks"`
 	// Libraries are the libraries of Redis Functions the cell's client
 	// was given and what became of each; absent for a strategy with none.
