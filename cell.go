@@ -90,6 +90,9 @@ type measurement struct {
 	redirectsAfter           redirects.Snapshot
 	// failover is what a sentinel-failover fault did (failover.go).
 	failover results.Failover
+	// peakOfRun says that the peak RSS could not be reset at the cell's
+	// start: the samples' peak is the run's so far.
+	peakOfRun bool
 	// fallbacksBefore is the client's NOSCRIPT fallbacks when the measured
 	// load started: the warm-up's, which the run's figure leaves out.
 	fallbacksBefore int64
@@ -119,6 +122,8 @@ func (c *cell) run(ctx context.Context, log, progress io.Writer, abort context.C
 // load connects, warms up, measures, audits and cleans up.
 func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.Context) (run results.Run, err error) {
 	var m measurement
+	// The cell's own peak RSS, not the earlier cells'.
+	m.peakOfRun = saturation.ResetPeakRSS() != nil
 	// Before the client connects, so that its connections are counted.
 	m.connected, m.samplesErr = c.target.Sample(ctx)
 	defer func() { c.proxy.Close() }() // after the client's connections
@@ -366,6 +371,7 @@ func (c *cell) saturation(m *measurement, decisions int64) *saturation.Report {
 	saturation.PerDecision(&sat, m.before.Samples, m.after.Samples, decisions)
 	// Connections count from before the client connected.
 	sat.ConnectionsOpened = saturation.Compare(m.connected.Samples, m.after.Samples).ConnectionsOpened
+	sat.PeakRSSOfRun = m.peakOfRun
 	if c.cfg.Workload.Rate > 0 && m.load.Reached() || slices.ContainsFunc(m.events, isStall) {
 		// The schedule set the pace, or a stall paused the server: neither
 		// side's CPU tells what bound the load.

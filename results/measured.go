@@ -48,9 +48,13 @@ type Saturation struct {
 	// between the two samples, from any client.
 	ConnectionsOpened int64 `json:"connections_opened"`
 	// PeakRSSBytes is this process's peak resident set, in bytes, as of the
-	// later sample: the high-water mark of the whole process so far, not of
-	// the phase alone.
+	// later sample: the cell's own high-water mark (reset at the cell's
+	// start), or the whole process's so far when PeakRSSOfRun says so.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// PeakRSSOfRun is true when the peak could not be reset at the cell's
+	// start (outside Linux, or /proc/self/clear_refs refused): PeakRSSBytes
+	// is then the run's so far, earlier cells included.
+	PeakRSSOfRun bool `json:"peak_rss_of_run,omitempty"`
 	// Verdict is a line that starts "server-bound:" or "client-bound:", or
 	// "" when Redis had CPU to spare and the client was not the busier side.
 	Verdict string `json:"verdict"`
@@ -89,8 +93,12 @@ func (s Saturation) Load() string {
 	if s.ServerNodes > 1 {
 		busiest = fmt.Sprintf(" (the busiest of %d nodes)", s.ServerNodes)
 	}
-	line := fmt.Sprintf("rlbench %.2f cores%s, redis-server %.2f cores%s, %d %s opened, peak RSS %d MiB",
-		s.ClientCPU, cpus, s.ServerCPU, busiest, s.ConnectionsOpened, conns, s.PeakRSSBytes>>20)
+	ofRun := ""
+	if s.PeakRSSOfRun {
+		ofRun = " (the run's so far)"
+	}
+	line := fmt.Sprintf("rlbench %.2f cores%s, redis-server %.2f cores%s, %d %s opened, peak RSS %d MiB%s",
+		s.ClientCPU, cpus, s.ServerCPU, busiest, s.ConnectionsOpened, conns, s.PeakRSSBytes>>20, ofRun)
 	if s.ClientCPUPerDecisionUS > 0 || s.ServerCPUPerDecisionUS > 0 {
 		line += fmt.Sprintf(", CPU per decision rlbench %.2f µs, redis-server %.2f µs", s.ClientCPUPerDecisionUS, s.ServerCPUPerDecisionUS)
 		if len(s.NodeCPUPerDecisionUS) > 1 {
