@@ -59,6 +59,11 @@ type BaselineOptions struct {
 	// AllowMissing passes a comparison in which a later file lacks some
 	// of the baseline's cells; without it such a comparison fails.
 	AllowMissing bool
+	// AcceptLowPower passes a figure with no change beyond the noise
+	// whose samples could not have detected a change of MaxRegression
+	// (Judgement.Detectable above it); without it such a figure cannot be
+	// judged, which fails the comparison.
+	AcceptLowPower bool
 }
 
 // withDefaults returns o with its zero fields replaced by the defaults.
@@ -197,6 +202,18 @@ type Judgement struct {
 	// Regression is true when the change is significant, worse, and by
 	// more than BaselineOptions.MaxRegression.
 	Regression bool
+	// Detectable is the smallest worsening, as a fraction of Base, that
+	// these samples could have told from the noise at the test's alpha
+	// (see detectable): +Inf when no p-value of these sample sizes reaches
+	// alpha; NaN when not estimated (no sample, a Base of 0, or the error
+	// rate, where any rise counts).
+	Detectable float64
+	// LowPower is true when the change is not beyond the noise and
+	// Detectable is above BaselineOptions.MaxRegression (a limit of 0
+	// asks for no power: no samples detect a change of 0): "no regression"
+	// would say more than the samples can. Unless
+	// BaselineOptions.AcceptLowPower, Unjudged says so.
+	LowPower bool
 }
 
 // CellJudgement is a cell of a file against the same cell in the
@@ -326,7 +343,7 @@ func judge(m BaselineMetric, base, runs []*results.Run, opts BaselineOptions) Ju
 	bv, nv, perRun := samplesOf(m, base, runs, samplesNeeded(opts.Alpha))
 	b := benchmath.NewSample(bv, &thresholds)
 	n := benchmath.NewSample(nv, &thresholds)
-	j := Judgement{Metric: m, Base: median(b.Values), New: median(n.Values), Change: math.NaN(), PerRun: perRun}
+	j := Judgement{Metric: m, Base: median(b.Values), New: median(n.Values), Change: math.NaN(), PerRun: perRun, Detectable: math.NaN()}
 	j.Test = benchmath.AssumeNothing.Compare(b, n)
 	if m.AnyRise && mean(b.Values) == 0 && mean(n.Values) == 0 {
 		j.Test.Warnings = nil // no error either side: "all samples are equal" says nothing
@@ -351,7 +368,72 @@ func judge(m BaselineMetric, base, runs []*results.Run, opts BaselineOptions) Ju
 		return j
 	}
 	j.Regression = j.Significant && worse > opts.MaxRegression
+	if j.Unjudged == "" {
+		j.Detectable = detectable(m, b, n, &thresholds)
+		// A limit of 0 asks only for the changes the test finds: no
+		// samples could detect a change of 0.
+		if j.LowPower = opts.MaxRegression > 0 && !j.Significant && j.Detectable > opts.MaxRegression; j.LowPower && !opts.AcceptLowPower {
+			j.Unjudged = fmt.Sprintf("too few samples to judge %s: they detect %s", formatPct(opts.MaxRegression), formatDetectable(j.Detectable))
+		}
+	}
 	return j
+}
+
+// detectable estimates the smallest worsening, as a fraction of the
+// baseline's median, that a U test of samples like b and n would find
+// beyond the noise at thresholds' alpha: the file's samples, their spread
+// kept, are moved to the baseline's median made worse by d, and d is the
+// least for which the test's p-value reaches alpha (found by bisection, to
+// 0.1% of the median). It is +Inf when no p-value of these sample sizes
+// reaches alpha, or no move up to a 100% drop (throughput) or a 100-fold
+// rise (latency) does; NaN for the error rate (any rise counts), a
+// baseline median of 0, or no sample.
+func detectable(m BaselineMetric, b, n *benchmath.Sample, thresholds *benchmath.Thresholds) float64 {
+	base := median(b.Values)
+	if m.AnyRise || base == 0 || len(b.Values) == 0 || len(n.Values) == 0 {
+		return math.NaN()
+	}
+	if minP(len(b.Values), len(n.Values)) > thresholds.CompareAlpha {
+		return math.Inf(1)
+	}
+	at := median(n.Values)
+	sign := -1.0
+	hi := 1.0
+	if m.HigherIsWorse {
+		sign, hi = 1, 100
+	}
+	moved := make([]float64, len(n.Values))
+	found := func(d float64) bool {
+		for i, v := range n.Values {
+			moved[i] = v - at + base*(1+sign*d)
+		}
+		p := benchmath.AssumeNothing.Compare(b, benchmath.NewSample(moved, thresholds)).P
+		return !(p > thresholds.CompareAlpha)
+	}
+	if !found(hi) {
+		return math.Inf(1)
+	}
+	lo := 0.0
+	for hi-lo > 0.001 {
+		if mid := (lo + hi) / 2; found(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// formatDetectable formats a Detectable: "48.2%", "nothing" for +Inf,
+// "-" for NaN.
+func formatDetectable(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return missing
+	case math.IsInf(v, 1):
+		return "nothing"
+	}
+	return strconv.FormatFloat(v*100, 'f', 1, 64) + "%"
 }
 
 // minP is the smallest p-value a two-sided Mann-Whitney U test of samples

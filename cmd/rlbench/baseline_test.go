@@ -130,3 +130,41 @@ func TestCompareBaselineBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareBaselineLowPower is issue 35, item 8, at the command line:
+// two sets of short runs (5 s a side, seconds that spread widely) whose
+// throughput drops by 45% with p 0.056 no longer pass as "no change beyond
+// the noise": the exit status is 1, with too few samples to judge 5%, and
+// --accept-low-power passes them knowingly.
+func TestCompareBaselineLowPower(t *testing.T) {
+	t.Parallel()
+	report := func(perSecond ...float64) *results.Report {
+		r := results.Run{
+			Cell:   results.Cell{Strategy: "lua", Client: "go-redis", Workers: 50},
+			Load:   results.Load{DurationS: float64(len(perSecond)), ErrorKinds: map[string]int64{}},
+			Outage: results.Outage{OnError: "open"},
+		}
+		for i, v := range perSecond {
+			r.PerSecond = append(r.PerSecond, results.Second{T: float64(i + 1), Decisions: int64(v), Allowed: int64(v), P50US: 500, P99US: 2000})
+			r.Decisions += int64(v)
+		}
+		r.Allowed, r.Admitted, r.ThroughputPerS = r.Decisions, r.Decisions, float64(r.Decisions)/r.DurationS
+		return &results.Report{Tool: "rlbench", Runs: []results.Run{r}}
+	}
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	if err := writeJSON(a, report(60000, 60500, 61000, 59000, 32000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSON(b, report(33000, 33200, 31000, 33500, 30000)); err != nil {
+		t.Fatal(err)
+	}
+	low := mustRun(t, exitFailure, "compare", "--baseline", a, b, "--max-regression", "5%")
+	if !strings.Contains(low.stdout, "-45.0%  0.056") || !strings.Contains(low.stdout, "throughput: too few samples to judge 5%") {
+		t.Errorf("compare --baseline of a 45%% drop at p 0.056:\n%s\nwant the throughput row, and too few samples to judge 5%%", low.stdout)
+	}
+	accepted := mustRun(t, exitOK, "compare", "--baseline", a, b, "--max-regression", "5%", "--accept-low-power")
+	if !strings.Contains(accepted.stdout, "accepted with too few samples to judge (--accept-low-power)") {
+		t.Errorf("compare --baseline --accept-low-power:\n%s\nwant the throughput accepted knowingly", accepted.stdout)
+	}
+}
