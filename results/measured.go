@@ -73,17 +73,15 @@ type Saturation struct {
 	NodeCPUPerDecisionUS []float64 `json:"node_cpu_per_decision_us,omitempty"`
 }
 
-// Load is the figures as one line: "rlbench 0.98 cores of 1 CPU
-// (GOMAXPROCS), redis-server 0.93 cores, 500 connections opened, peak RSS
-// 135 MiB, CPU per decision rlbench 1.92 µs, redis-server 1.41 µs". The
-// CPUs are left out when unknown, the CPU per decision without decisions.
+// Load is the figures as one line, the cost per decision first: "CPU per
+// decision rlbench 1.92 µs, server 1.41 µs; cores rlbench 0.98 of 1,
+// server 0.93; 500 connections, peak RSS 135 MiB". rlbench's CPUs (its
+// GOMAXPROCS) are left out when unknown, the CPU per decision without
+// decisions.
 func (s Saturation) Load() string {
 	cpus := ""
-	switch {
-	case s.ClientCPUs == 1:
-		cpus = " of 1 CPU (GOMAXPROCS)"
-	case s.ClientCPUs > 1:
-		cpus = fmt.Sprintf(" of %d CPUs (GOMAXPROCS)", s.ClientCPUs)
+	if s.ClientCPUs > 0 {
+		cpus = fmt.Sprintf(" of %d", s.ClientCPUs)
 	}
 	conns := "connections"
 	if s.ConnectionsOpened == 1 {
@@ -97,10 +95,9 @@ func (s Saturation) Load() string {
 	if s.PeakRSSOfRun {
 		ofRun = " (the run's so far)"
 	}
-	line := fmt.Sprintf("rlbench %.2f cores%s, redis-server %.2f cores%s, %d %s opened, peak RSS %d MiB%s",
-		s.ClientCPU, cpus, s.ServerCPU, busiest, s.ConnectionsOpened, conns, s.PeakRSSBytes>>20, ofRun)
+	line := ""
 	if s.ClientCPUPerDecisionUS > 0 || s.ServerCPUPerDecisionUS > 0 {
-		line += fmt.Sprintf(", CPU per decision rlbench %.2f µs, redis-server %.2f µs", s.ClientCPUPerDecisionUS, s.ServerCPUPerDecisionUS)
+		line = fmt.Sprintf("CPU per decision rlbench %.2f µs, server %.2f µs", s.ClientCPUPerDecisionUS, s.ServerCPUPerDecisionUS)
 		if len(s.NodeCPUPerDecisionUS) > 1 {
 			nodes := make([]string, len(s.NodeCPUPerDecisionUS))
 			for i, v := range s.NodeCPUPerDecisionUS {
@@ -108,6 +105,8 @@ func (s Saturation) Load() string {
 			}
 			line += " (nodes " + strings.Join(nodes, " + ") + ")"
 		}
+		line += "; "
 	}
-	return line
+	return line + fmt.Sprintf("cores rlbench %.2f%s, server %.2f%s; %d %s, peak RSS %d MiB%s",
+		s.ClientCPU, cpus, s.ServerCPU, busiest, s.ConnectionsOpened, conns, s.PeakRSSBytes>>20, ofRun)
 }

@@ -96,9 +96,9 @@ func (r Result) Note() string {
 	}
 	unsent := ""
 	if r.Unsent > 0 {
-		unsent = fmt.Sprintf(" (%d never sent, in the latency from their due time to the end)", r.Unsent)
+		unsent = fmt.Sprintf(" (%d never: in the latency from due time to end)", r.Unsent)
 	}
-	return fmt.Sprintf("target rate %s/s not reached: achieved %s/s (%.1f%%), %d of %d scheduled requests sent%s, at worst %s behind schedule; add workers or lower the rate",
+	return fmt.Sprintf("target rate %s/s not reached: %s/s (%.1f%%), %d of %d requests sent%s, at worst %s behind schedule; add workers or lower the rate",
 		formatRate(r.Rate), formatRate(r.Achieved()), 100*r.Achieved()/r.Rate, r.Sent, r.Scheduled, unsent, roundLag(r.WorstLag))
 }
 
