@@ -58,11 +58,14 @@ func pausedReports(t *testing.T, pauses ...time.Duration) []string {
 // once, two with a 2 ms race pause and one with 8 ms (about a quarter of the
 // throughput): compare --baseline flags the slower one (exit 1, with the
 // setting that differs shown first) and not its twin (exit 0) at a 30%
-// limit (two runs on a loaded machine may differ by more than 5%).
+// limit (two runs on a loaded machine may differ by more than 5%), with
+// --accept-low-power (their p99 seconds may be too noisy to judge 30%).
 func TestCompareBaselineRealSlowdown(t *testing.T) {
 	t.Parallel()
 	paths := pausedReports(t, 2*time.Millisecond, 2*time.Millisecond, 8*time.Millisecond)
-	same := mustRun(t, exitOK, "compare", "--baseline", paths[0], paths[1], "--max-regression", "30%")
+	// Six seconds a side on a loaded machine may not have the power to
+	// judge 30% of a p99 (issue 35, item 8): the twin is accepted knowingly.
+	same := mustRun(t, exitOK, "compare", "--baseline", paths[0], paths[1], "--max-regression", "30%", "--accept-low-power")
 	t.Logf("two runs of the same settings:\n%s", same.stdout)
 	if !strings.Contains(same.stdout, "no regression beyond the noise past 30%") {
 		t.Errorf("compare --baseline of two runs of the same settings does not say no regression:\n%s", same.stdout)
