@@ -74,7 +74,7 @@ type Saturation struct {
 }
 
 // Load is the figures as one line, the cost per decision first: "CPU per
-// decision rlbench 1.92 µs, server 1.41 µs; cores rlbench 0.98 of 1,
+// decision rlbench 1.92 µs, server 1.41 µs; cores 0.98 of 1,
 // server 0.93; 500 connections, peak RSS 135 MiB". rlbench's CPUs (its
 // GOMAXPROCS) are left out when unknown, the CPU per decision without
 // decisions.
@@ -107,6 +107,6 @@ func (s Saturation) Load() string {
 		}
 		line += "; "
 	}
-	return line + fmt.Sprintf("cores rlbench %.2f%s, server %.2f%s; %d %s, peak RSS %d MiB%s",
+	return line + fmt.Sprintf("cores %.2f%s, server %.2f%s; %d %s, peak RSS %d MiB%s",
 		s.ClientCPU, cpus, s.ServerCPU, busiest, s.ConnectionsOpened, conns, s.PeakRSSBytes>>20, ofRun)
 }

@@ -503,7 +503,7 @@ func TestTextNotesOnce(t *testing.T) {
 	for _, want := range []string{
 		"\nlua/go-redis+rueidis lost increments: not measured: no key could be compared",
 		"\nall 3 cells " + verdict + "\n",
-		"\nnaive/go-redis load: client-bound; CPU per decision rlbench 17.17 µs, server 10.14 µs; cores rlbench 0.91 of 2, server 0.80; 6 connections, peak RSS 96 MiB\n",
+		"\nnaive/go-redis load: client-bound; CPU per decision rlbench 17.17 µs, server 10.14 µs; cores 0.91 of 2, server 0.80; 6 connections, peak RSS 96 MiB\n",
 		"\nlua/rueidis per second (decisions/errors): 41000/0 41001/0",
 		"\n  410",
 	} {
