@@ -17,7 +17,8 @@ import (
 // TestPeakRSSPerCell is issue 35, item 5: a cell's peak RSS is its own
 // (VmHWM reset at the cell's start), not the process's high-water mark: a
 // 256 MiB buffer touched and freed before the run is in the process's peak
-// and not in the cell's.
+// and not in the cell's. Not parallel: another test's allocations would
+// be in the cell's peak.
 func TestPeakRSSPerCell(t *testing.T) {
 	srv := redistest.Start(t)
 	touch := func() {
