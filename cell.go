@@ -93,6 +93,12 @@ type measurement struct {
 	redirectsAfter           redirects.Snapshot
 	// failover is what a sentinel-failover fault did (failover.go).
 	failover results.Failover
+	// peakOfRun says that the peak RSS could not be reset at the cell's
+	// start: the samples' peak is the run's so far.
+	peakOfRun bool
+	// fallbacksBefore is the client's NOSCRIPT fallbacks when the measured
+	// load started: the warm-up's, which the run's figure leaves out.
+	fallbacksBefore int64
 }
 
 // run runs the cell: its result, and an error when the cell could not be
@@ -119,6 +125,8 @@ func (c *cell) run(ctx context.Context, log, progress io.Writer, abort context.C
 // load connects, warms up, measures, audits and cleans up.
 func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.Context) (run results.Run, err error) {
 	var m measurement
+	// The cell's own peak RSS, not the earlier cells'.
+	m.peakOfRun = saturation.ResetPeakRSS() != nil
 	// Before the client connects, so that its connections are counted.
 	m.connected, m.samplesErr = c.target.Sample(ctx)
 	defer func() { c.proxy.Close() }() // after the client's connections
@@ -328,6 +336,7 @@ func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Rec
 	stopFaults := faults.ScheduleNotify(ctx, c.cfg.Faults, ft, fault)
 	admitted := admission.New(info, wl.Keys, c.cfg.Limit, c.cfg.Window)
 	admitted.WatchSpans(faultSpans(c.cfg.Faults))
+	m.fallbacksBefore = c.conn.Fallbacks()
 	m.startedAt = time.Now()
 	m.load, m.err = workload.Run(ctx, wl, watch.Strategy(c.impl), c.conn, rec, admitted)
 	m.events = stopFaults()
@@ -402,7 +411,9 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 			run.OpenLoop = &results.OpenLoop{}
 		}
 		run.Rate, run.AchievedRatePerS, run.RateNote = m.load.Rate, m.load.Achieved(), m.load.Note()
-		run.ScheduleLagMS = float64(m.load.Lag) / float64(time.Millisecond)
+		run.ScheduleLagMS = float64(m.load.WorstLag) / float64(time.Millisecond)
+		run.ScheduleLagLastMS = float64(m.load.Lag) / float64(time.Millisecond)
+		run.Unsent = m.load.Unsent
 	}
 	run.Target, run.Server = c.target.Spec.Label, &c.target.Server
 	run.Strategy, run.Client, run.ClientOptions, run.Workers = c.strategy, c.client, c.conn.Options(), c.cfg.Workload.Workers
@@ -410,7 +421,7 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 	run.ImmortalKeysLeak = !info.FixedWindow || info.Heals
 	run.ImmortalByDesign = info.NoTTL
 	run.Environment = results.EnvironmentOf(clients.Modules[c.client], clients.Version(c.client))
-	run.ScriptFallbacks = c.conn.Fallbacks()
+	run.ScriptFallbacks = c.conn.Fallbacks() - m.fallbacksBefore
 	if m.redirectsBefore != nil && m.redirectsAfter != nil {
 		run.ClusterErrors = redirects.Delta(m.redirectsBefore, m.redirectsAfter)
 	}
@@ -443,6 +454,7 @@ func (c *cell) saturation(m *measurement, decisions int64) *saturation.Report {
 	saturation.PerDecision(&sat, m.before.Samples, m.after.Samples, decisions)
 	// Connections count from before the client connected.
 	sat.ConnectionsOpened = saturation.Compare(m.connected.Samples, m.after.Samples).ConnectionsOpened
+	sat.PeakRSSOfRun = m.peakOfRun
 	if c.cfg.Workload.Rate > 0 && m.load.Reached() || slices.ContainsFunc(m.events, isStall) {
 		// The schedule set the pace, or a stall paused the server: neither
 		// side's CPU tells what bound the load.

@@ -473,3 +473,40 @@ func TestSetDefaultGC(t *testing.T) {
 		})
 	}
 }
+
+// TestScriptFallbacksMeasuredOnly is issue 35, item 4: after SCRIPT FLUSH
+// each worker's first EVALSHA of the warm-up is answered NOSCRIPT and sent
+// again as EVAL; script_fallbacks counts the measured load's only, which
+// here has none.
+func TestScriptFallbacksMeasuredOnly(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	ctx := t.Context()
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const workers = 50
+	rep, err := rlbench.Run(ctx, rlbench.Config{
+		Strategies: []string{"lua"},
+		Clients:    []string{"go-redis"},
+		Window:     60,
+		Warmup:     500 * time.Millisecond,
+		Workload:   workload.Config{Workers: workers, Keys: 10, Duration: time.Second, Prefix: redistest.Prefix(t)},
+		Targets:    []rlbench.TargetSpec{{Addr: srv.Addr()}},
+	}, rlbench.Options{})
+	if err != nil {
+		t.Fatalf("Run error: %v", err)
+	}
+	// The server's own count: the warm-up's EVALs, none of the load's.
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(info, "cmdstat_eval:") {
+		t.Fatalf("INFO commandstats has no EVAL; want the warm-up's NOSCRIPT fallbacks:\n%s", info)
+	}
+	if r := rep.Runs[0]; r.ScriptFallbacks != 0 {
+		t.Errorf("script_fallbacks = %d; want 0 (the warm-up's EVALs are not the load's)", r.ScriptFallbacks)
+	}
+}

@@ -59,6 +59,11 @@ type BaselineOptions struct {
 	// AllowMissing passes a comparison in which a later file lacks some
 	// of the baseline's cells; without it such a comparison fails.
 	AllowMissing bool
+	// AcceptLowPower passes a figure with no change beyond the noise
+	// whose samples could not have detected a change of MaxRegression
+	// (Judgement.Detectable above it); without it such a figure cannot be
+	// judged, which fails the comparison.
+	AcceptLowPower bool
 }
 
 // withDefaults returns o with its zero fields replaced by the defaults.
@@ -197,6 +202,18 @@ type Judgement struct {
 	// Regression is true when the change is significant, worse, and by
 	// more than BaselineOptions.MaxRegression.
 	Regression bool
+	// Detectable is the smallest worsening, as a fraction of Base, that
+	// these samples could have told from the noise at the test's alpha
+	// (see detectable): +Inf when no p-value of these sample sizes reaches
+	// alpha; NaN when not estimated (no sample, a Base of 0, or the error
+	// rate, where any rise counts).
+	Detectable float64
+	// LowPower is true when the change is not beyond the noise and
+	// Detectable is above BaselineOptions.MaxRegression (a limit of 0
+	// asks for no power: no samples detect a change of 0): "no regression"
+	// would say more than the samples can. Unless
+	// BaselineOptions.AcceptLowPower, Unjudged says so.
+	LowPower bool
 }
 
 // CellJudgement is a cell of a file against the same cell in the
@@ -326,7 +343,7 @@ func judge(m BaselineMetric, base, runs []*results.Run, opts BaselineOptions) Ju
 	bv, nv, perRun := samplesOf(m, base, runs, samplesNeeded(opts.Alpha))
 	b := benchmath.NewSample(bv, &thresholds)
 	n := benchmath.NewSample(nv, &thresholds)
-	j := Judgement{Metric: m, Base: median(b.Values), New: median(n.Values), Change: math.NaN(), PerRun: perRun}
+	j := Judgement{Metric: m, Base: median(b.Values), New: median(n.Values), Change: math.NaN(), PerRun: perRun, Detectable: math.NaN()}
 	j.Test = benchmath.AssumeNothing.Compare(b, n)
 	if m.AnyRise && mean(b.Values) == 0 && mean(n.Values) == 0 {
 		j.Test.Warnings = nil // no error either side: "all samples are equal" says nothing
@@ -351,27 +368,15 @@ func judge(m BaselineMetric, base, runs []*results.Run, opts BaselineOptions) Ju
 		return j
 	}
 	j.Regression = j.Significant && worse > opts.MaxRegression
+	if j.Unjudged == "" {
+		j.Detectable = detectable(m, b, n, &thresholds)
+		// A limit of 0 asks only for the changes the test finds: no
+		// samples could detect a change of 0.
+		if j.LowPower = opts.MaxRegression > 0 && !j.Significant && j.Detectable > opts.MaxRegression; j.LowPower && !opts.AcceptLowPower {
+			j.Unjudged = fmt.Sprintf("too few samples to judge %s: they detect %s", formatPct(opts.MaxRegression), formatDetectable(j.Detectable))
+		}
+	}
 	return j
-}
-
-// minP is the smallest p-value a two-sided Mann-Whitney U test of samples
-// of n1 and n2 values can give: 2 / C(n1+n2, n1).
-func minP(n1, n2 int) float64 {
-	c := 1.0
-	for i := 1; i <= n1; i++ {
-		c = c * float64(n2+i) / float64(i)
-	}
-	return min(1, 2/c)
-}
-
-// samplesNeeded is the fewest samples a side for which a U test can reach
-// alpha.
-func samplesNeeded(alpha float64) int {
-	n := 1
-	for minP(n, n) > alpha {
-		n++
-	}
-	return n
 }
 
 // mean is the mean of vs, 0 for none.

@@ -297,3 +297,65 @@ func TestBaselinePerRun(t *testing.T) {
 		t.Errorf("2 runs a side: PerRun %t, n %d+%d; want pooled seconds, 20+20", j.PerRun, j.Test.N1, j.Test.N2)
 	}
 }
+
+// TestBaselineLowPower is issue 35, item 8: two sets of short runs (5 s a
+// side, seconds that spread widely) whose throughput drops by 45% give p
+// 0.056, no change beyond the noise; but those samples could not have
+// told even a much larger drop from the noise, so the comparison cannot
+// pass as "no regression" at 5%: the figure cannot be judged, unless
+// AcceptLowPower accepts it knowingly. The same samples at a 20% limit
+// still fail; steady seconds detect a 5% drop and pass.
+func TestBaselineLowPower(t *testing.T) {
+	t.Parallel()
+	mk := func(perSecond ...float64) results.Run {
+		r := run("lua", "go-redis", median(append([]float64(nil), perSecond...)), 100, 200, 300, 0, nil)
+		for i, v := range perSecond {
+			r.PerSecond = append(r.PerSecond, results.Second{T: float64(i + 1), Decisions: int64(v), Allowed: int64(v), P50US: 100, P99US: 200})
+		}
+		return r
+	}
+	noisyA := mk(60000, 60500, 61000, 59000, 32000)
+	noisyB := mk(33000, 33200, 31000, 33500, 30000)
+	dir := t.TempDir()
+	paths := writeReports(t, dir, []*results.Report{{Tool: "rlbench", Runs: []results.Run{noisyA}}, {Tool: "rlbench", Runs: []results.Run{noisyB}}})
+	files, err := ReadFiles(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Baseline(files, BaselineOptions{MaxRegression: 0.05})
+	j := judgementOf(t, res, "throughput")
+	if j.Significant || j.Change > -0.44 || j.Change < -0.46 {
+		t.Fatalf("a 45%% drop in noisy seconds: change %s, p %.3f, significant %t; want -45%%, not significant", formatChange(j.Change), j.Test.P, j.Significant)
+	}
+	if !j.LowPower || !(j.Detectable > 0.45) || !strings.HasPrefix(j.Verdict(), "too few samples to judge 5%") {
+		t.Errorf("Verdict() = %q, detectable %s, low power %t; want too few samples to judge 5%%, detecting more than the 45%% drop", j.Verdict(), formatDetectable(j.Detectable), j.LowPower)
+	}
+	if res.Passed() {
+		t.Errorf("Passed() = true; want false: the samples cannot judge 5%%")
+	}
+	var buf bytes.Buffer
+	if err := BaselineText(res)(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); !strings.Contains(out, "FAIL: 1 figure(s) cannot be judged: ") || !strings.Contains(out, "lua/go-redis throughput: too few samples to judge 5%") {
+		t.Errorf("BaselineText:\n%s\nwant the throughput failing with too few samples to judge 5%%", out)
+	}
+	if res := Baseline(files, BaselineOptions{MaxRegression: 0.2}); res.Passed() {
+		t.Errorf("MaxRegression 20%%: Passed() = true; want false")
+	}
+	res = Baseline(files, BaselineOptions{MaxRegression: 0.05, AcceptLowPower: true})
+	if j := judgementOf(t, res, "throughput"); !res.Passed() || !j.LowPower || !strings.Contains(j.Verdict(), "--accept-low-power") {
+		t.Errorf("AcceptLowPower: Passed() = %t, Verdict() = %q; want a pass that says it was accepted", res.Passed(), j.Verdict())
+	}
+
+	// Steady seconds, 10 a side, detect less than 5%.
+	steady := func(thr float64) results.Run {
+		r := run("lua", "go-redis", thr, 100, 200, 300, 0, nil)
+		r.PerSecond = secondsOf(10, thr, 0, 100, 200, 0)
+		return r
+	}
+	res = Baseline(twoFiles([]results.Run{steady(1000)}, []results.Run{steady(1000)}), BaselineOptions{MaxRegression: 0.05})
+	if j := judgementOf(t, res, "throughput"); j.LowPower || !(j.Detectable < 0.05) || !res.Passed() {
+		t.Errorf("steady 10+10: detectable %s, low power %t, Passed() %t; want under 5%%, a pass", formatDetectable(j.Detectable), j.LowPower, res.Passed())
+	}
+}

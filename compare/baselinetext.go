@@ -46,6 +46,8 @@ func (j Judgement) Verdict() string {
 		return j.Unjudged
 	case j.Regression:
 		return VerdictRegression
+	case (!j.Significant || j.Change == 0 || math.IsNaN(j.Change)) && j.LowPower:
+		return VerdictNoise + ", accepted with too few samples to judge (--accept-low-power)"
 	case !j.Significant || j.Change == 0 || math.IsNaN(j.Change):
 		return VerdictNoise
 	case (j.Change > 0) == j.Metric.HigherIsWorse:
@@ -63,16 +65,16 @@ func writeBaseline(buf *bytes.Buffer, b *BaselineResult) {
 	tw.Flush()
 	writeSettings(buf, c, "settings that differ between the files")
 	base := c.Files[0].Name
-	fmt.Fprintf(buf, "\nagainst the baseline %s: medians of the per-second samples; a change counts when a Mann-Whitney U test of the samples of both files gives p <= %g (as benchstat does), and is a regression when worse by more than %s (the error rate: any rise); throughput counts the decisions answered, not the errors; with %d runs or more of a cell in both files, the samples are each run's median (n in runs)\n",
-		base, b.Options.Alpha, formatPct(b.Options.MaxRegression), samplesNeeded(b.Options.Alpha))
+	fmt.Fprintf(buf, "\nagainst the baseline %s: medians of the per-second samples; a change counts when a Mann-Whitney U test of the samples of both files gives p <= %g (as benchstat does), and is a regression when worse by more than %s (the error rate: any rise); throughput counts the decisions answered, not the errors; with %d runs or more of a cell in both files, the samples are each run's median (n in runs); detects is the smallest worsening these samples could tell from the noise, and one over %s with no change found cannot pass\n",
+		base, b.Options.Alpha, formatPct(b.Options.MaxRegression), samplesNeeded(b.Options.Alpha), formatPct(b.Options.MaxRegression))
 	tw = tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "target\tstrategy\tclient\tfile\tmetric\t%s\tfile's\tchange\tp\tn\tverdict\n", base)
+	fmt.Fprintf(tw, "target\tstrategy\tclient\tfile\tmetric\t%s\tfile's\tchange\tp\tn\tdetects\tverdict\n", base)
 	for _, cj := range b.Cells {
 		for _, j := range cj.Judgements {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 				cj.Key.Target, cj.Key.Strategy, cj.Key.Client, c.Files[cj.File].Name, metricLabel(j.Metric),
 				j.Metric.Format(j.Base), j.Metric.Format(j.New), formatChange(j.Change),
-				strconv.FormatFloat(j.Test.P, 'f', 3, 64), sizes(j), j.Verdict())
+				strconv.FormatFloat(j.Test.P, 'f', 3, 64), sizes(j), formatDetectable(j.Detectable), j.Verdict())
 		}
 	}
 	tw.Flush()

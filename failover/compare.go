@@ -273,5 +273,11 @@ func (w *Watch) lostIncrements(start time.Time) *results.LostIncrements {
 }
 
 // noKeyCompared says why lost increments were not measured when every
-// comparison found no key to compare.
-const noKeyCompared = "no key could be compared: no counter was read, or every key the clients had been told of had its window end before its counter was read (a fault too close to the end of a load shorter than the window, or clients that switched late), or, at the end of the load, had its window turn over during it or a decision cut short by its end (the count is exact while a key's first window lasts: a --duration under the --window)"
+// comparison found no key to compare; docs/output.md gives the reasons in
+// full: no counter was read, or every key the clients had been told of had
+// its window end before its counter was read (a fault too close to the end
+// of a load shorter than the window, or clients that switched late), or,
+// at the end of the load, had its window turn over during it or a decision
+// cut short by its end (the count is exact while a key's first window
+// lasts: a --duration under the --window).
+const noKeyCompared = "no key could be compared: each window ended before its counter was read (a --duration under the --window compares them all)"

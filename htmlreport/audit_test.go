@@ -2,11 +2,14 @@ package htmlreport
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/compare"
+	"github.com/rlbench/rlbench/results"
 )
 
 // fixedAudit is a hand-built audit of a 2-master cluster, with a pattern
@@ -49,5 +52,70 @@ func TestHTMLAudits(t *testing.T) {
 	page.Reset()
 	if err := HTML(c, Options{})(&page); err != nil || strings.Contains(page.String(), `id="audits"`) {
 		t.Errorf("HTML() without audits = %v, audits section present %t; want none", err, strings.Contains(page.String(), `id="audits"`))
+	}
+}
+
+// TestHTMLStaleApart is issue 35, item 7: for keys that carry their window
+// (--window-stamp in an audit file, a stamped strategy in a load run) the
+// page shows the stale immortal keys (window ended: leaked memory, nobody
+// locked out) apart from the live ones, as the text does, and marks as bad
+// only the live ones.
+func TestHTMLStaleApart(t *testing.T) {
+	t.Parallel()
+	r := fixedAudit()
+	r.Settings.WindowStamp, r.Settings.WindowS = "unix", 60
+	r.Immortal, r.LockedOut = 250, 7
+	r.StaleFindings = &audit.StaleFindings{Stale: 200}
+	r.PerNode[0].StaleFindings = &audit.StaleFindings{Stale: 150}
+	r.PerNode[1].StaleFindings = &audit.StaleFindings{Stale: 50}
+	var page bytes.Buffer
+	if err := HTML(compare.New(nil), Options{Audits: []AuditFile{{Path: "stamped.json", Report: r}}})(&page); err != nil {
+		t.Fatalf("HTML() error: %v", err)
+	}
+	html := page.String()
+	for _, want := range []string{
+		`<td>no TTL, stale (window ended)</td><td class="num">200</td><td class="barcell"><span class="bar stale"`,
+		`<td>no TTL, live (window not ended)</td><td class="num">50</td><td class="barcell"><span class="bar bad"`,
+		`(200 stale: window ended, leaked memory, nobody locked out; <strong class="bad">50 live</strong>`,
+		`<th>stale</th>`, `<td class="num">30</td><td class="num">150</td>`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("HTML() of a stamped audit lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "no TTL (immortal)") {
+		t.Errorf("HTML() of a stamped audit has the bar %q; want stale and live apart", "no TTL (immortal)")
+	}
+
+	// A load run of a stamped strategy: all stale, then some live.
+	for _, tc := range []struct {
+		name  string
+		stale int64
+		want  string
+	}{
+		{name: "all stale", stale: 250, want: `<td class="num">250 (250 stale)</td>`},
+		{name: "some live", stale: 200, want: `<td class="num bad">250 (200 stale)</td>`},
+	} {
+		rep := &results.Report{Tool: "rlbench", Runs: []results.Run{{
+			Cell:   results.Cell{Strategy: "fixed-window-stamp", Client: "go-redis", Workers: 10},
+			Load:   results.Load{DurationS: 1, Decisions: 100, Allowed: 100, ErrorKinds: map[string]int64{}, ThroughputPerS: 100},
+			Outage: results.Outage{OnError: "open", Admitted: 100},
+			Audits: results.Audits{Audit: results.Audit{Keys: 300, Immortal: 250, Stamp: "unix", Stale: &tc.stale}},
+		}}}
+		var buf bytes.Buffer
+		if err := results.JSON(rep)(&buf); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "run.json")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files, err := compare.ReadFiles([]string{path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page := string(render(t, compare.New(files))); !strings.Contains(page, tc.want) {
+			t.Errorf("%s: the page lacks %q", tc.name, tc.want)
+		}
 	}
 }

@@ -67,7 +67,12 @@ type rowView struct {
 	Latency    results.Latency
 	Errors     int64
 	Immortal   int64
-	Over       string
+	// Stale is how many of Immortal are stale (their window ended: leaked
+	// memory, nobody locked out), for a stamped strategy whose keys tell;
+	// nil otherwise. Live is the others, those that lock users out.
+	Stale *int64
+	Live  int64
+	Over  string
 }
 
 // shownFileFields and shownRunFields are the JSON fields the page shows in
@@ -120,7 +125,7 @@ func newView(c *compare.Comparison, opts Options) (*view, error) {
 			r := s.Run
 			row := rowView{
 				Label: cd.Samples[si].Label, Decisions: r.Decisions, Throughput: r.ThroughputPerS,
-				Latency: r.LatencyUS, Errors: r.Errors, Immortal: r.Audit.Immortal, Over: "-",
+				Latency: r.LatencyUS, Errors: r.Errors, Immortal: r.Audit.Immortal, Stale: r.Audit.Stale, Live: r.Audit.Live(), Over: "-",
 				Partial: bool(r.Incomplete),
 			}
 			if hasBase && base > 0 && s.File > 0 {

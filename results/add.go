@@ -60,9 +60,9 @@ func (l Load) end() time.Time {
 }
 
 // Add combines two open loops (either may be nil, a closed loop): the
-// target and achieved rates are added, the schedule lag is the larger and
-// the notes are joined with "; ". The uncorrected latencies have no
-// histogram to add and are dropped.
+// target and achieved rates and the unsent requests are added, the schedule
+// lags are the larger and the notes are joined with "; ". The uncorrected
+// latencies have no histogram to add and are dropped.
 func (ol *OpenLoop) Add(o *OpenLoop) *OpenLoop {
 	if ol == nil && o == nil {
 		return nil
@@ -76,10 +76,12 @@ func (ol *OpenLoop) Add(o *OpenLoop) *OpenLoop {
 	}
 	notes := slices.DeleteFunc([]string{a.RateNote, b.RateNote}, func(s string) bool { return s == "" })
 	return &OpenLoop{
-		Rate:             a.Rate + b.Rate,
-		AchievedRatePerS: a.AchievedRatePerS + b.AchievedRatePerS,
-		ScheduleLagMS:    max(a.ScheduleLagMS, b.ScheduleLagMS),
-		RateNote:         strings.Join(notes, "; "),
+		Rate:              a.Rate + b.Rate,
+		AchievedRatePerS:  a.AchievedRatePerS + b.AchievedRatePerS,
+		ScheduleLagMS:     max(a.ScheduleLagMS, b.ScheduleLagMS),
+		ScheduleLagLastMS: max(a.ScheduleLagLastMS, b.ScheduleLagLastMS),
+		Unsent:            a.Unsent + b.Unsent,
+		RateNote:          strings.Join(notes, "; "),
 	}
 }
 

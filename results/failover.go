@@ -223,7 +223,7 @@ func (l LostIncrements) text() string {
 		return "not measured: " + l.Error
 	}
 	if l.Error == "" && l.Increments == 0 && l.Phantom == 0 && l.OverAdmitted == 0 {
-		return fmt.Sprintf("0, and 0 phantom: the counters of the %d keys compared, read on %s at %.2fs, are the increments the clients were told of", l.KeysCompared, l.Master, l.ReadAtS)
+		return fmt.Sprintf("0, and 0 phantom: the %d counters compared, read on %s at %.2fs, match the increments the clients were told of", l.KeysCompared, l.Master, l.ReadAtS)
 	}
 	s := fmt.Sprintf("%d on %d of %d keys (at most %d on one key), counters read on %s at %.2fs; %d phantom (unacknowledged); over the limit: %d requests on %d keys",
 		l.Increments, l.Keys, l.KeysCompared, l.MaxPerKey, l.Master, l.ReadAtS, l.Phantom, l.OverAdmitted, l.OverAdmittedKeys)

@@ -55,9 +55,13 @@ type Saturation struct {
 	// between the two samples, from any client.
 	ConnectionsOpened int64 `json:"connections_opened"`
 	// PeakRSSBytes is this process's peak resident set, in bytes, as of the
-	// later sample: the high-water mark of the whole process so far, not of
-	// the phase alone.
+	// later sample: the cell's own high-water mark (reset at the cell's
+	// start), or the whole process's so far when PeakRSSOfRun says so.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// PeakRSSOfRun is true when the peak could not be reset at the cell's
+	// start (outside Linux, or /proc/self/clear_refs refused): PeakRSSBytes
+	// is then the run's so far, earlier cells included.
+	PeakRSSOfRun bool `json:"peak_rss_of_run,omitempty"`
 	// Verdict is a line that starts "server-bound:" or "client-bound:", or
 	// "" when Redis had CPU to spare and the client was not the busier side.
 	Verdict string `json:"verdict"`
@@ -76,17 +80,15 @@ type Saturation struct {
 	NodeCPUPerDecisionUS []float64 `json:"node_cpu_per_decision_us,omitempty"`
 }
 
-// Load is the figures as one line: "rlbench 0.98 cores of 1 CPU
-// (GOMAXPROCS), redis-server 0.93 cores, 500 connections opened, peak RSS
-// 135 MiB, CPU per decision rlbench 1.92 µs, redis-server 1.41 µs". The
-// CPUs are left out when unknown, the CPU per decision without decisions.
+// Load is the figures as one line, the cost per decision first: "CPU per
+// decision rlbench 1.92 µs, server 1.41 µs; cores 0.98 of 1,
+// server 0.93; 500 connections, peak RSS 135 MiB". rlbench's CPUs (its
+// GOMAXPROCS) are left out when unknown, the CPU per decision without
+// decisions.
 func (s Saturation) Load() string {
 	cpus := ""
-	switch {
-	case s.ClientCPUs == 1:
-		cpus = " of 1 CPU (GOMAXPROCS)"
-	case s.ClientCPUs > 1:
-		cpus = fmt.Sprintf(" of %d CPUs (GOMAXPROCS)", s.ClientCPUs)
+	if s.ClientCPUs > 0 {
+		cpus = fmt.Sprintf(" of %d", s.ClientCPUs)
 	}
 	conns := "connections"
 	if s.ConnectionsOpened == 1 {
@@ -96,10 +98,13 @@ func (s Saturation) Load() string {
 	if s.ServerNodes > 1 {
 		busiest = fmt.Sprintf(" (the busiest of %d nodes)", s.ServerNodes)
 	}
-	line := fmt.Sprintf("rlbench %.2f cores%s, redis-server %.2f cores%s, %d %s opened, peak RSS %d MiB",
-		s.ClientCPU, cpus, s.ServerCPU, busiest, s.ConnectionsOpened, conns, s.PeakRSSBytes>>20)
+	ofRun := ""
+	if s.PeakRSSOfRun {
+		ofRun = " (the run's so far)"
+	}
+	line := ""
 	if s.ClientCPUPerDecisionUS > 0 || s.ServerCPUPerDecisionUS > 0 {
-		line += fmt.Sprintf(", CPU per decision rlbench %.2f µs, redis-server %.2f µs", s.ClientCPUPerDecisionUS, s.ServerCPUPerDecisionUS)
+		line = fmt.Sprintf("CPU per decision rlbench %.2f µs, server %.2f µs", s.ClientCPUPerDecisionUS, s.ServerCPUPerDecisionUS)
 		if len(s.NodeCPUPerDecisionUS) > 1 {
 			nodes := make([]string, len(s.NodeCPUPerDecisionUS))
 			for i, v := range s.NodeCPUPerDecisionUS {
@@ -107,6 +112,8 @@ func (s Saturation) Load() string {
 			}
 			line += " (nodes " + strings.Join(nodes, " + ") + ")"
 		}
+		line += "; "
 	}
-	return line
+	return line + fmt.Sprintf("cores %.2f%s, server %.2f%s; %d %s, peak RSS %d MiB%s",
+		s.ClientCPU, cpus, s.ServerCPU, busiest, s.ConnectionsOpened, conns, s.PeakRSSBytes>>20, ofRun)
 }

@@ -160,6 +160,25 @@ func (r *Recorder) record(worker int, latency, uncorrected time.Duration, allowe
 	s.mu.Unlock()
 }
 
+// RecordUnsent records n open-loop requests that fell due and were never
+// sent, at latency lowerBound each (the end of the run minus their due
+// time), in the histogram that Histogram returns: they are in the corrected
+// latency, not in any decision count nor in the uncorrected latency.
+// lowerBound is truncated and clamped as in Record; n <= 0 records nothing.
+func (r *Recorder) RecordUnsent(lowerBound time.Duration, n int64) {
+	if n <= 0 {
+		return
+	}
+	r.once.Do(r.init)
+	s := &r.shards[0].shard
+	s.mu.Lock()
+	if s.latency == nil {
+		s.latency = newLatencyHistogram()
+	}
+	_ = s.latency.RecordValues(clampUS(lowerBound), n)
+	s.mu.Unlock()
+}
+
 // clampUS truncates d to whole microseconds and clamps it into
 // [MinLatencyUS, MaxLatencyUS].
 func clampUS(d time.Duration) int64 {

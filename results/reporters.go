@@ -49,16 +49,99 @@ func writeText(buf *bytes.Buffer, rep *Report) {
 		writeByStrategy(buf, rep, targets)
 	}
 	for _, section := range textSections {
+		var notes []note
 		for _, r := range rep.Runs {
 			label := r.Strategy + "/" + r.Client
 			if multi {
 				label = r.Target + ": " + label
 			}
-			section(buf, r, label)
+			var b bytes.Buffer
+			section(&b, r, labelMark)
+			for line := range strings.Lines(b.String()) {
+				notes = addNote(notes, strings.TrimSuffix(line, "\n"), label)
+			}
+		}
+		for _, n := range notes {
+			writeNote(buf, strings.ReplaceAll(n.text, labelMark, cellsText(n.labels, len(rep.Runs))))
 		}
 	}
-	writeImmortal(buf, rep, multi)
-	writeOverAdmitted(buf, rep, multi)
+	var b bytes.Buffer
+	writeImmortal(&b, rep, multi)
+	writeOverAdmitted(&b, rep, multi)
+	for line := range strings.Lines(b.String()) {
+		writeNote(buf, strings.TrimSuffix(line, "\n"))
+	}
+}
+
+// MaxNoteWidth is the longest line of a note after the table, in
+// characters: a longer one goes on over indented lines, broken between
+// words. The notes say what they must in that room; docs/output.md gives
+// each one's full reading.
+const MaxNoteWidth = 160
+
+// labelMark stands for a cell's label in the notes a section writes, so
+// that the notes which say the same thing of several cells are printed
+// once, naming them all.
+const labelMark = "\x00"
+
+// note is one line of a section, labelMark where its cells' labels go,
+// and the cells it was said of, in run order.
+type note struct {
+	text   string
+	labels []string
+}
+
+// addNote adds line, said of the cell labelled label, to notes: to the
+// note that says the same, or as a new one.
+func addNote(notes []note, line, label string) []note {
+	for i := range notes {
+		if notes[i].text == line {
+			notes[i].labels = append(notes[i].labels, label)
+			return notes
+		}
+	}
+	return append(notes, note{text: line, labels: []string{label}})
+}
+
+// cellsText names the cells of a note: "all N cells" when they are every
+// cell of a report of three or more; else their labels, joined by ", ",
+// those of one strategy after another written once with their clients
+// joined by "+": "naive/go-redis+rueidis, lua/go-redis".
+func cellsText(labels []string, cells int) string {
+	if len(labels) == cells && cells >= 3 {
+		return fmt.Sprintf("all %d cells", cells)
+	}
+	var out []string
+	prev := ""
+	for _, l := range labels {
+		i := strings.LastIndexByte(l, '/')
+		if strategy := l[:i+1]; i >= 0 && strategy == prev {
+			out[len(out)-1] += "+" + l[i+1:]
+			continue
+		}
+		prev = l[:i+1]
+		out = append(out, l)
+	}
+	return strings.Join(out, ", ")
+}
+
+// writeNote writes line, broken between words into lines of at most
+// MaxNoteWidth characters, each after the first indented by two spaces.
+func writeNote(buf *bytes.Buffer, line string) {
+	prefix := ""
+	for {
+		room := MaxNoteWidth - len([]rune(prefix))
+		if len([]rune(line)) <= room {
+			break
+		}
+		cut := strings.LastIndexByte(string([]rune(line)[:room+1]), ' ')
+		if cut <= 0 {
+			break // one word longer than the line: left whole
+		}
+		buf.WriteString(prefix + line[:cut] + "\n")
+		line, prefix = strings.TrimLeft(line[cut:], " "), "  "
+	}
+	buf.WriteString(prefix + line + "\n")
 }
 
 // writeOverAdmitted ends the report with an alert when a run admitted more
@@ -108,7 +191,7 @@ func writeTable(buf *bytes.Buffer, rep *Report, multi bool) {
 // each writes what it has to say of one run, labelled label, or nothing.
 var textSections = []func(buf *bytes.Buffer, r Run, label string){
 	writePartial, writeOpenLoop, writeStages, writeErrors, writeAdmissionSample, writeFaults, writeCounts, writePerNode, writeClusterErrors, writeSaturation,
-	writeFieldAudit, writeLibraries, writeUserCodeGuard,
+	writeVerdict, writeWholeServer, writeFieldAudit, writeLibraries, writeUserCodeGuard,
 }
 
 // writeUserCodeGuard says what confined a user strategy's code.
@@ -156,7 +239,7 @@ func writeOpenLoop(buf *bytes.Buffer, r Run, label string) {
 	if r.OpenLoop == nil || r.Rate <= 0 {
 		return
 	}
-	fmt.Fprintf(buf, "%s open loop at %s/s: latencies count from each request's intended start; uncorrected (from the send):", label, strconv.FormatFloat(r.Rate, 'f', -1, 64))
+	fmt.Fprintf(buf, "%s open loop at %s/s: latencies from each request's due time; from the send:", label, strconv.FormatFloat(r.Rate, 'f', -1, 64))
 	if u := r.LatencyUncorrectedUS; u != nil {
 		fmt.Fprintf(buf, " p50 %s, p99 %s, p99.9 %s, max %s", FormatUS(u.P50), FormatUS(u.P99), FormatUS(u.P999), FormatUS(u.Max))
 	}
@@ -238,23 +321,35 @@ func writeClusterErrors(buf *bytes.Buffer, r Run, label string) {
 	buf.WriteByte('\n')
 }
 
-// writeSaturation writes the run's load line; the server's CPU per
-// decision of a server rlbench did not start is labelled the whole
-// server's, since other clients' commands are in it.
+// writeSaturation writes the run's load line: the verdict's first word
+// (client-bound, server-bound), then Saturation.Load; the verdict's reading
+// is writeVerdict's note.
 func writeSaturation(buf *bytes.Buffer, r Run, label string) {
 	s := r.Saturation
 	if s == nil {
 		return
 	}
-	fmt.Fprintf(buf, "%s load: %s", label, s.Load())
-	if s.ServerCPUPerDecisionUS > 0 && r.Server != nil && !r.Server.Managed {
-		// A server rlbench did not start: its CPU is the whole server's.
-		buf.WriteString(" (the whole server's CPU: other clients' commands count too)")
+	fmt.Fprintf(buf, "%s load: ", label)
+	if bound, _, _ := strings.Cut(s.Verdict, ":"); bound != "" {
+		buf.WriteString(bound + "; ")
 	}
-	if s.Verdict != "" {
-		buf.WriteString("; " + s.Verdict)
+	buf.WriteString(s.Load() + "\n")
+}
+
+// writeVerdict writes the saturation verdict in full, which the cells
+// that share it share.
+func writeVerdict(buf *bytes.Buffer, r Run, label string) {
+	if s := r.Saturation; s != nil && s.Verdict != "" {
+		fmt.Fprintf(buf, "%s %s\n", label, s.Verdict)
 	}
-	buf.WriteByte('\n')
+}
+
+// writeWholeServer says of a server rlbench did not start that its CPU per
+// decision is the whole server's: other clients' commands are in it.
+func writeWholeServer(buf *bytes.Buffer, r Run, label string) {
+	if s := r.Saturation; s != nil && s.ServerCPUPerDecisionUS > 0 && r.Server != nil && !r.Server.Managed {
+		fmt.Fprintf(buf, "%s server CPU per decision: the whole server's CPU, other clients' commands count too\n", label)
+	}
 }
 
 // writeImmortal ends the report with a loud warning when a run left keys
@@ -294,20 +389,18 @@ func writeImmortal(buf *bytes.Buffer, rep *Report, multi bool) {
 	if len(lockedOut) > 0 {
 		fmt.Fprintf(buf, "IMMORTAL KEYS: %s: those users are locked out forever.\n", strings.Join(lockedOut, "; "))
 	}
+	// The full readings are in docs/output.md ("The closing lines").
 	if len(leaked) > 0 {
-		fmt.Fprintf(buf, "IMMORTAL KEYS: %s (leaked: a key gets a TTL again on its next allowed request, "+
-			"so these are keys nobody requested again, and nothing will delete them).\n", strings.Join(leaked, "; "))
+		fmt.Fprintf(buf, "IMMORTAL KEYS: %s: leaked (nobody requested them again, which gives a TTL back; nothing will delete them).\n", strings.Join(leaked, "; "))
 	}
 	if len(byDesign) > 0 {
-		fmt.Fprintf(buf, "IMMORTAL KEYS: %s (the strategy never sets a TTL, by design: no request gives one, "+
-			"and nothing will delete them).\n", strings.Join(byDesign, "; "))
+		fmt.Fprintf(buf, "IMMORTAL KEYS: %s: the strategy never sets a TTL, by design (nothing will delete them).\n", strings.Join(byDesign, "; "))
 	}
 	if len(stale) > 0 {
-		fmt.Fprintf(buf, "STALE KEYS: %s (the window in their name has ended: the limiter counts in a new key now, "+
-			"so nobody is locked out, but nothing will delete them: leaked memory).\n", strings.Join(stale, "; "))
+		fmt.Fprintf(buf, "STALE KEYS: %s: their window ended, so nobody is locked out, but nothing will delete them (leaked memory).\n", strings.Join(stale, "; "))
 	}
 	if len(hashed) > 0 {
-		fmt.Fprintf(buf, "%s: the window cannot be read from the keys' names (hashed into them, or not their last number), so the audit cannot tell stale immortal keys from live ones.\n",
+		fmt.Fprintf(buf, "%s: the keys' names do not show their window, so the audit cannot tell stale immortal keys from live ones.\n",
 			strings.Join(hashed, "; "))
 	}
 }

@@ -135,15 +135,15 @@ func TestTextImmortalWording(t *testing.T) {
 	}{
 		{name: "fixed window, no healing", leak: []bool{false, false}, want: []string{lockedOut}, bad: []string{"leaked"}},
 		{name: "one leaked key", leak: []bool{true, true}, luaN: 1,
-			want: []string{"IMMORTAL KEYS: naive/go-redis left 7 keys with no TTL; lua/rueidis left 1 key with no TTL (leaked: a key gets a TTL again on its next allowed request, so these are keys nobody requested again, and nothing will delete them).\n"},
+			want: []string{"IMMORTAL KEYS: naive/go-redis left 7 keys with no TTL; lua/rueidis left 1 key with no TTL: leaked (nobody requested them again, which gives a TTL back; nothing\n  will delete them).\n"},
 			bad:  []string{"locked out forever"}},
 		// Each kind on its own line: the lock-out first, unchanged.
 		{name: "both", leak: []bool{false, true}, luaN: 3,
-			want: []string{lockedOut + "IMMORTAL KEYS: lua/rueidis left 3 keys with no TTL (leaked: "}},
+			want: []string{lockedOut + "IMMORTAL KEYS: lua/rueidis left 3 keys with no TTL: leaked ("}},
 		// A strategy that sets no TTL (bucket4j's default): no "next
 		// request" gives one back.
 		{name: "no TTL by design", leak: []bool{false, true}, design: true, luaN: 4,
-			want: []string{lockedOut + "IMMORTAL KEYS: lua/rueidis left 4 keys with no TTL (the strategy never sets a TTL, by design: no request gives one, and nothing will delete them).\n"},
+			want: []string{lockedOut + "IMMORTAL KEYS: lua/rueidis left 4 keys with no TTL: the strategy never sets a TTL, by design (nothing will delete them).\n"},
 			bad:  []string{"leaked"}},
 		// A run with no immortal key says nothing, whatever it is.
 		{name: "leak, none left", leak: []bool{false, true}, want: []string{lockedOut}, bad: []string{"leaked", "lua/rueidis left"}},
@@ -458,9 +458,69 @@ func TestSaturationWholeServer(t *testing.T) {
 		r := Run{Cell: Cell{Server: &Server{Addr: "10.0.0.1:6379", Managed: managed}}}
 		r.Saturation = &Saturation{ClientCPUPerDecisionUS: 2, ServerCPUPerDecisionUS: 1.5}
 		var buf bytes.Buffer
-		writeSaturation(&buf, r, "lua/go-redis")
+		writeWholeServer(&buf, r, "lua/go-redis")
 		if got := strings.Contains(buf.String(), "the whole server's CPU"); got == managed {
 			t.Errorf("managed %t: load line %q; want the whole server's label %t", managed, buf.String(), !managed)
+		}
+	}
+}
+
+// TestTextNotesOnce is issue 35, item 9: a note that says the same thing
+// of several cells is printed once, naming them ("all N cells" when it is
+// every cell of three or more); no line after the table is longer than
+// MaxNoteWidth (a long one goes on over indented lines); the load line
+// starts with the verdict's first word and the CPU per decision.
+func TestTextNotesOnce(t *testing.T) {
+	t.Parallel()
+	notMeasured := &LostIncrements{Error: "no key could be compared: every window ended or turned over before its counter was read"}
+	verdict := "client-bound: Redis had CPU to spare: the figures measure rlbench, not Redis"
+	rep := fixedReport()
+	rep.Runs = rep.Runs[:1]
+	rep.Runs[0].Faults, rep.Runs[0].PerSecond = nil, nil
+	for _, c := range []struct{ strategy, client string }{{"lua", "go-redis"}, {"lua", "rueidis"}} {
+		r := rep.Runs[0]
+		r.Strategy, r.Client = c.strategy, c.client
+		rep.Runs = append(rep.Runs, r)
+	}
+	for i := range rep.Runs {
+		s := *rep.Runs[i].Saturation
+		s.ClientCPUPerDecisionUS, s.ServerCPUPerDecisionUS = 17.17+float64(i), 10.14
+		rep.Runs[i].Saturation = &s
+		if i > 0 {
+			rep.Runs[i].Failover.LostIncrements = notMeasured
+		}
+	}
+	// A long per-second series, to be broken over lines.
+	for i := range 60 {
+		rep.Runs[2].PerSecond = append(rep.Runs[2].PerSecond, Second{T: float64(i + 1), Decisions: 41000 + int64(i)})
+	}
+	rep.Runs[2].Faults = []FaultEvent{{Fault: "stall@1s:100ms", AtS: 1, Detail: "paused 100ms"}}
+	var buf bytes.Buffer
+	if err := Text(rep)(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"\nlua/go-redis+rueidis lost increments: not measured: no key could be compared",
+		"\nall 3 cells " + verdict + "\n",
+		"\nnaive/go-redis load: client-bound; CPU per decision rlbench 17.17 µs, server 10.14 µs; cores 0.91 of 2, server 0.80; 6 connections, peak RSS 96 MiB\n",
+		"\nlua/rueidis per second (decisions/errors): 41000/0 41001/0",
+		"\n  410",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Text(three cells) lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "lost increments: not measured"); n != 1 {
+		t.Errorf("Text(three cells) says lost increments not measured %d times; want once:\n%s", n, out)
+	}
+	if n := strings.Count(out, "Redis had CPU to spare"); n != 1 {
+		t.Errorf("Text(three cells) gives the verdict %d times; want once:\n%s", n, out)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	for _, line := range lines[2+len(rep.Runs):] { // after the server and the table
+		if n := len([]rune(line)); n > MaxNoteWidth {
+			t.Errorf("Text(three cells) has a line of %d characters; want at most %d: %q", n, MaxNoteWidth, line)
 		}
 	}
 }

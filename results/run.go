@@ -54,7 +54,8 @@ type Run struct {
 	// the server; nil when it could not be measured (e.g. after a restart).
 	Saturation *Saturation `json:"saturation"`
 	// ScriptFallbacks counts scripts sent again with EVAL after the server
-	// answered NOSCRIPT to EVALSHA.
+	// answered NOSCRIPT to EVALSHA during the measured load (not the
+	// warm-up's, which loads the script on a server that lacks it).
 	ScriptFallbacks int64 `json:"script_fallbacks"`
 	// Libraries are the libraries of Redis Functions the cell's client
 	// was given and what became of each; absent for a strategy with none.
@@ -184,11 +185,22 @@ type OpenLoop struct {
 	// AchievedRatePerS is the rate at which requests were started, in
 	// requests per second (see workload.Result.Achieved).
 	AchievedRatePerS float64 `json:"achieved_rate_per_s,omitempty"`
-	// ScheduleLagMS is how far behind its intended start time the last
-	// request started, in milliseconds.
+	// ScheduleLagMS is the furthest behind schedule the loop fell, in
+	// milliseconds: the largest lag of a request started (from its due
+	// time), or of one never sent at its lower bound (the end of the run
+	// minus its due time), whichever is larger.
 	ScheduleLagMS float64 `json:"schedule_lag_ms,omitempty"`
+	// ScheduleLagLastMS is how far behind its intended start time the last
+	// request started, in milliseconds.
+	ScheduleLagLastMS float64 `json:"schedule_lag_last_ms,omitempty"`
+	// Unsent is the number of requests that fell due before the end of the
+	// run and were never sent: they are in LatencyUS (the corrected
+	// latency) at their lower bound, the end of the run minus their due
+	// time, and in no decision count.
+	Unsent int64 `json:"unsent,omitempty"`
 	// RateNote says that the loop did not reach its target rate, by how
-	// much and how far behind schedule it ended; "" when it did.
+	// much, how many requests were never sent and how far behind schedule
+	// it fell at worst; "" when it did.
 	RateNote string `json:"rate_note,omitempty"`
 }
 

@@ -143,6 +143,8 @@ func (c *checker) groups(r *Run) {
 		c.between("target_rate_per_s", ol.Rate, 0, MaxThroughputPerS)
 		c.between("achieved_rate_per_s", ol.AchievedRatePerS, 0, MaxThroughputPerS)
 		c.between("schedule_lag_ms", ol.ScheduleLagMS, 0, MaxDurationS*1e3)
+		c.between("schedule_lag_last_ms", ol.ScheduleLagLastMS, 0, MaxDurationS*1e3)
+		c.count("unsent", ol.Unsent)
 	}
 	c.count("admitted", r.Admitted)
 	for i, f := range r.Faults {

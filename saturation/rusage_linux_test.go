@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,5 +76,26 @@ func TestChildPeakRSS(t *testing.T) {
 	}
 	if got := ChildPeakRSS(cmd.ProcessState); got < 100<<10 || got > 1<<30 {
 		t.Errorf("ChildPeakRSS(sh -c :) = %d bytes; want between 100 KiB and 1 GiB", got)
+	}
+}
+
+// TestResetPeakRSS is issue 35, item 5: ResetPeakRSS brings the peak that
+// Take reports down to the current resident set, so a 128 MiB buffer
+// touched and freed before it is no longer in the peak.
+func TestResetPeakRSS(t *testing.T) {
+	func() {
+		buf := make([]byte, 128<<20)
+		for i := 0; i < len(buf); i += 4096 {
+			buf[i] = 1
+		}
+	}()
+	debug.FreeOSMemory()
+	before := peakRSS(0)
+	if err := ResetPeakRSS(); err != nil {
+		t.Fatalf("ResetPeakRSS() = %v; want nil on Linux", err)
+	}
+	after := peakRSS(0)
+	if before < 128<<20 || after <= 0 || after > before-64<<20 {
+		t.Errorf("peakRSS = %d before ResetPeakRSS, %d after; want at least 128 MiB, then 64 MiB less", before, after)
 	}
 }

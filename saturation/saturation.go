@@ -90,8 +90,9 @@ type Sample struct {
 	// ServerConnsReceived is the server's total_connections_received from
 	// INFO: every connection it has accepted since it started.
 	ServerConnsReceived int64
-	// PeakRSSBytes is this process's peak resident set so far, in bytes
-	// (getrusage maxrss, which Linux reports in KiB); 0 where the OS does
+	// PeakRSSBytes is this process's peak resident set, in bytes, since
+	// it started or since the last ResetPeakRSS (on Linux VmHWM, from
+	// /proc/self/status; elsewhere getrusage's maxrss); 0 where the OS does
 	// not report it.
 	PeakRSSBytes int64
 	// ServerRunID is the server's run_id from INFO: another one means
@@ -124,7 +125,9 @@ func Take(ctx context.Context, rdb infoReader) (Sample, error) {
 		return Sample{}, err
 	}
 	s.At = time.Now()
-	s.ProcessCPU, s.PeakRSSBytes = selfUsage()
+	var maxrss int64
+	s.ProcessCPU, maxrss = selfUsage()
+	s.PeakRSSBytes = peakRSS(maxrss)
 	s.ProcessCPUs = runtime.GOMAXPROCS(0)
 	return s, nil
 }

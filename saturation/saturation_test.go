@@ -211,9 +211,9 @@ func TestReportLoad(t *testing.T) {
 		cpus int
 		want string
 	}{
-		{cpus: 0, want: "rlbench 0.98 cores, redis-server 0.94 cores, 500 connections opened, peak RSS 135 MiB"},
-		{cpus: 1, want: "rlbench 0.98 cores of 1 CPU (GOMAXPROCS), redis-server 0.94 cores, 500 connections opened, peak RSS 135 MiB"},
-		{cpus: 4, want: "rlbench 0.98 cores of 4 CPUs (GOMAXPROCS), redis-server 0.94 cores, 500 connections opened, peak RSS 135 MiB"},
+		{cpus: 0, want: "cores 0.98, server 0.94; 500 connections, peak RSS 135 MiB"},
+		{cpus: 1, want: "cores 0.98 of 1, server 0.94; 500 connections, peak RSS 135 MiB"},
+		{cpus: 4, want: "cores 0.98 of 4, server 0.94; 500 connections, peak RSS 135 MiB"},
 	}
 	for _, tc := range tests {
 		rep.ClientCPUs = tc.cpus
@@ -223,7 +223,7 @@ func TestReportLoad(t *testing.T) {
 	}
 	// rueidis multiplexes its workers over one connection.
 	one := Report{ClientCPU: 0.62, ClientCPUs: 1, ServerCPU: 0.98, ConnectionsOpened: 1, PeakRSSBytes: 72 << 20}
-	if got, want := one.Load(), "rlbench 0.62 cores of 1 CPU (GOMAXPROCS), redis-server 0.98 cores, 1 connection opened, peak RSS 72 MiB"; got != want {
+	if got, want := one.Load(), "cores 0.62 of 1, server 0.98; 1 connection, peak RSS 72 MiB"; got != want {
 		t.Errorf("Load() with one connection = %q; want %q", got, want)
 	}
 }
@@ -262,7 +262,7 @@ func TestCompareNodes(t *testing.T) {
 func TestReportLoadNodes(t *testing.T) {
 	t.Parallel()
 	rep := Report{ClientCPU: 0.6, ClientCPUs: 1, ServerCPU: 0.95, ServerNodes: 3, ConnectionsOpened: 192, PeakRSSBytes: 60 << 20}
-	if got, want := rep.Load(), "rlbench 0.60 cores of 1 CPU (GOMAXPROCS), redis-server 0.95 cores (the busiest of 3 nodes), 192 connections opened, peak RSS 60 MiB"; got != want {
+	if got, want := rep.Load(), "cores 0.60 of 1, server 0.95 (the busiest of 3 nodes); 192 connections, peak RSS 60 MiB"; got != want {
 		t.Errorf("Load() = %q; want %q", got, want)
 	}
 }
@@ -287,7 +287,7 @@ func TestPerDecision(t *testing.T) {
 	if !reflect.DeepEqual(nodes, want) {
 		t.Errorf("PerDecision(three nodes, 4e5 decisions) = %+v; want %+v", nodes, want)
 	}
-	if got, wantLine := nodes.Load(), "rlbench 0.00 cores, redis-server 0.00 cores, 0 connections opened, peak RSS 0 MiB, CPU per decision rlbench 1.00 µs, redis-server 2.50 µs (nodes 0.75 + 1.25 + 0.50)"; got != wantLine {
+	if got, wantLine := nodes.Load(), "CPU per decision rlbench 1.00 µs, server 2.50 µs (nodes 0.75 + 1.25 + 0.50); cores 0.00, server 0.00; 0 connections, peak RSS 0 MiB"; got != wantLine {
 		t.Errorf("Load() = %q; want %q", got, wantLine)
 	}
 	// No decisions, or samples that do not pair: absent.

@@ -36,6 +36,11 @@ type Result struct {
 	Scheduled int64
 	// Sent is the number of requests started.
 	Sent int64
+	// Unsent is the number of requests that fell due before the run ended
+	// and were never sent (the workers were all busy, behind a stall):
+	// each is in the corrected latency histogram at its lower bound, the
+	// end of the run minus its due time, but in no decision count.
+	Unsent int64
 	// LastStart is when the last request started, from the start of the run.
 	LastStart time.Duration
 	// Stages are the figures of each of Config.Stages; nil without.
@@ -46,6 +51,10 @@ type Result struct {
 	// due: too few of them for the rate at the server's latency, a server
 	// that could not keep up, or a client short of CPU.
 	Lag time.Duration
+	// WorstLag is the furthest behind schedule the loop fell: the largest
+	// lag of a request started, or of one never sent at its lower bound
+	// (the end of the run minus its due time), whichever is larger.
+	WorstLag time.Duration
 }
 
 // Achieved returns the open loop's achieved rate, in requests started per
@@ -78,14 +87,19 @@ func (r Result) Reached() bool {
 		(missed <= r.Rate*ScheduleSlack.Seconds() && r.Lag <= ScheduleSlack)
 }
 
-// Note says, when an open loop did not reach its target rate, by how much
-// and how far behind schedule it ended; it is "" otherwise.
+// Note says, when an open loop did not reach its target rate, by how much,
+// how many requests were never sent and how far behind schedule it fell at
+// worst; it is "" otherwise.
 func (r Result) Note() string {
 	if r.Reached() {
 		return ""
 	}
-	return fmt.Sprintf("target rate %s/s not reached: achieved %s/s (%.1f%%), %d of %d scheduled requests sent, the last one %s behind schedule; add workers or lower the rate",
-		formatRate(r.Rate), formatRate(r.Achieved()), 100*r.Achieved()/r.Rate, r.Sent, r.Scheduled, roundLag(r.Lag))
+	unsent := ""
+	if r.Unsent > 0 {
+		unsent = fmt.Sprintf(" (%d never: in the latency from due time to end)", r.Unsent)
+	}
+	return fmt.Sprintf("target rate %s/s not reached: %s/s (%.1f%%), %d of %d requests sent%s, at worst %s behind schedule; add workers or lower the rate",
+		formatRate(r.Rate), formatRate(r.Achieved()), 100*r.Achieved()/r.Rate, r.Sent, r.Scheduled, unsent, roundLag(r.WorstLag))
 }
 
 // roundLag keeps three or four significant digits of a lag: 1.551s,
@@ -113,8 +127,12 @@ type workerStats struct {
 	// sent counts the requests the worker started.
 	sent int64
 	// last is when its latest request started, from the start of the run;
-	// lag is how far behind schedule that request started.
-	last, lag time.Duration
+	// lag is how far behind schedule that request started, worst the
+	// largest lag of any of its requests.
+	last, lag, worst time.Duration
+	// dropped is the slot the worker took last and never sent (the
+	// schedule or the run ended first); -1 when it sent every slot it took.
+	dropped int64
 }
 
 // maxOffset bounds a slot's due time, for a rate so low that the schedule
@@ -152,7 +170,7 @@ func (r *runner) openLoop(w int, wctx context.Context, pick picker, cr *crasher)
 	timer := time.NewTimer(maxOffset)
 	timer.Stop()
 	defer timer.Stop()
-	var st workerStats
+	st := workerStats{dropped: -1}
 	defer func() { r.stats[w] = st }()
 	names := r.namer()
 	for {
@@ -160,10 +178,8 @@ func (r *runner) openLoop(w int, wctx context.Context, pick picker, cr *crasher)
 		if r.limited && i >= r.cfg.Requests {
 			return
 		}
-		due := slotOffset(i, r.interval)
-		if r.shape != nil {
-			due = r.shape.slotOffset(i)
-		}
+		st.dropped = i // until it is sent
+		due := r.slotOffset(i)
 		if r.cfg.Duration > 0 && due >= r.cfg.Duration {
 			r.idle() // the schedule ends with the run
 			return
@@ -186,7 +202,8 @@ func (r *runner) openLoop(w int, wctx context.Context, pick picker, cr *crasher)
 		k := pick()
 		key := names.Name(k)
 		st.sent++
-		st.last, st.lag = t0, t0-due
+		st.last, st.lag, st.dropped = t0, t0-due, -1
+		st.worst = max(st.worst, st.lag)
 		r.rec.Begin(w)
 		d, t1, err := r.decide(wctx, cr, key, t0)
 		if err == errInterrupted {
@@ -214,6 +231,7 @@ func (r *runner) result(elapsed time.Duration) Result {
 		if st.sent > 0 && st.last >= res.LastStart {
 			res.LastStart, res.Lag = st.last, st.lag
 		}
+		res.WorstLag = max(res.WorstLag, st.worst)
 	}
 	res.Scheduled = math.MaxInt64
 	if r.limited {
@@ -233,6 +251,36 @@ func (r *runner) result(elapsed time.Duration) Result {
 	}
 	if end < maxOffset {
 		res.Scheduled = min(res.Scheduled, r.slotsBefore(end))
+		r.recordUnsent(&res, end)
 	}
 	return res
+}
+
+// recordUnsent records each request that fell due before end and was never
+// sent in the corrected latency histogram, at its lower bound end - due, and
+// counts it in res.Unsent (and its lag in res.WorstLag). They are the slots
+// no worker took, from r.next to res.Scheduled, and the one each worker took
+// last and dropped.
+func (r *runner) recordUnsent(res *Result, end time.Duration) {
+	record := func(lag time.Duration, n int64) {
+		r.rec.RecordUnsent(lag, n)
+		res.Unsent += n
+		res.WorstLag = max(res.WorstLag, lag)
+	}
+	for _, st := range r.stats {
+		if st.dropped >= 0 && st.dropped < res.Scheduled {
+			record(end-r.slotOffset(st.dropped), 1)
+		}
+	}
+	// The untaken slots in groups whose lags agree to about three
+	// significant digits (the histogram's precision), each at the smallest
+	// lag of its group: a stall of hours at the highest rate is a few
+	// thousand groups, not a loop over every slot.
+	for i := r.next.Load(); i < res.Scheduled; {
+		lag := end - r.slotOffset(i)
+		floor := lag - max(lag/1024, time.Microsecond)
+		n := min(max(r.slotsBefore(end-floor)-i, 1), res.Scheduled-i)
+		record(end-r.slotOffset(i+n-1), n)
+		i += n
+	}
 }

@@ -80,6 +80,15 @@ func (r *runner) idle() {
 	}
 }
 
+// slotOffset returns when the open loop's slot i is due, from the start of
+// the run, on the flat schedule or the stages' shape.
+func (r *runner) slotOffset(i int64) time.Duration {
+	if r.shape != nil {
+		return r.shape.slotOffset(i)
+	}
+	return slotOffset(i, r.interval)
+}
+
 // slotsBefore returns the number of the open loop's slots due before d.
 func (r *runner) slotsBefore(d time.Duration) int64 {
 	if r.shape != nil {

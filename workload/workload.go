@@ -127,7 +127,9 @@ type Config struct {
 	// and sends it at once if late. When every worker is busy, due requests
 	// wait for one and start behind schedule (see Result.Lag). A request
 	// due at or after Duration is not sent; with only Requests set, all of
-	// them are, however late.
+	// them are, however late. One due before the end that no worker sent
+	// by then is in the corrected latency at its lower bound, the end minus
+	// its due time (Result.Unsent).
 	//
 	// A worker waits for its slot on a Go timer (it sleeps; it does not
 	// spin). Go's timers fire when the runtime next checks them, which on

@@ -33,7 +33,9 @@ same cell of A from the per-second samples of both (a Mann-Whitney U test,
 as benchstat does), and the exit status is 1 when a throughput (of the
 decisions answered) or a p50 or p99 latency is worse beyond the noise by
 more than --max-regression, when the error rate rises beyond the noise,
-when a figure cannot be judged (too few per-second samples, or none), or
+when a figure cannot be judged (too few per-second samples, or none, or
+samples too noisy to detect a change of --max-regression where none was
+found: see --accept-low-power), or
 when a later file lacks a cell of A (unless --allow-missing) or nothing is
 compared.
 %s`, fs.FlagUsages())
@@ -42,11 +44,12 @@ compared.
 	maxRegression := fs.String("max-regression", "5%", "with --baseline: the regression tolerated, a percentage (a throughput lower or a latency higher by more fails)")
 	alpha := fs.Float64("alpha", compare.DefaultAlpha, "with --baseline: the significance level of the Mann-Whitney U test (a change with p not above it is beyond the noise)")
 	allowMissing := fs.Bool("allow-missing", false, "with --baseline: pass when a later file lacks some of the baseline's cells (by default that fails)")
+	acceptLowPower := fs.Bool("accept-low-power", false, "with --baseline: pass a figure with no change beyond the noise whose samples could not detect a change of --max-regression (by default that fails: too few samples to judge)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *baseline == "" {
-		for _, name := range []string{"max-regression", "alpha", "allow-missing"} {
+		for _, name := range []string{"max-regression", "alpha", "allow-missing", "accept-low-power"} {
 			if fs.Changed(name) {
 				return badInputHelp(fmt.Errorf("--%s needs --baseline", name))
 			}
@@ -57,7 +60,7 @@ compared.
 		}
 		return printed(compare.Text(compare.New(files))(stdout))
 	}
-	opts := compare.BaselineOptions{Alpha: *alpha, AllowMissing: *allowMissing}
+	opts := compare.BaselineOptions{Alpha: *alpha, AllowMissing: *allowMissing, AcceptLowPower: *acceptLowPower}
 	return compareBaseline(append([]string{*baseline}, fs.Args()...), *maxRegression, opts, stdout)
 }
 

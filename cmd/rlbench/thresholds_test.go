@@ -5,8 +5,10 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
 )
 
@@ -74,5 +76,73 @@ func TestThresholds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestThresholdUnsentOpenLoop is issue 35, item 3: a server stall that
+// outlasts an open loop's run leaves requests due and never sent; each
+// counts in the corrected latency at its lower bound (the end of the run
+// minus its due time), so they show in p90 and fail a threshold on it, and
+// the JSON counts them and gives the worst schedule lag.
+func TestThresholdUnsentOpenLoop(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartWith(t, redisserver.Options{Args: []string{"--enable-debug-command", "local"}})
+	rdb := redistest.Client(t, srv)
+	const rate, duration, stall = 2000, 6 * time.Second, 4 * time.Second
+	stalled := make(chan error, 1)
+	go func() {
+		// Half the measured load (no warm-up: every EVALSHA is the
+		// load's), then a stall that runs past its end: the requests in
+		// flight are a few percent of the decisions, the unsent ones more
+		// than a tenth of the schedule.
+		ctx := t.Context()
+		for {
+			info, err := rdb.Info(ctx, "commandstats").Result()
+			if err != nil {
+				stalled <- err
+				return
+			}
+			if m := regexp.MustCompile(`cmdstat_evalsha:calls=(\d+)`).FindStringSubmatch(info); m != nil {
+				if n, _ := strconv.Atoi(m[1]); n >= rate*int(duration.Seconds())/2 {
+					break
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		stalled <- rdb.Do(ctx, "debug", "sleep", stall.Seconds()).Err()
+	}()
+	jsonPath := filepath.Join(t.TempDir(), "run.json")
+	res := mustRun(t, 1, "--addr", srv.Addr(), "--prefix", redistest.Prefix(t), "--strategy", "lua", "--client", "go-redis",
+		"--rate", strconv.Itoa(rate), "--clients", "200", "--duration", duration.String(), "--warmup", "0",
+		"--threshold", "p90<10ms", "--json", jsonPath)
+	if err := <-stalled; err != nil {
+		t.Fatalf("DEBUG SLEEP: %v", err)
+	}
+	if !regexp.MustCompile(`(?m)^  p90<10ms +lua/go-redis +\S+ +FAILED$`).MatchString(res.stdout) {
+		t.Errorf("stdout:\n%s\nwant p90<10ms FAILED", res.stdout)
+	}
+	rep, err := results.ReadReportFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Runs[0]
+	if r.OpenLoop == nil {
+		t.Fatalf("JSON open loop = nil; want one")
+	}
+	// Unless the stall began more than 2s late, a tenth of the schedule
+	// fell due behind it and was never sent.
+	scheduled := int64(rate * duration.Seconds())
+	if r.Unsent < scheduled/10 {
+		t.Errorf("JSON unsent = %d; want at least %d of the %d scheduled", r.Unsent, scheduled/10, scheduled)
+	}
+	if got := r.Decisions + r.Unsent; got > scheduled+1 {
+		t.Errorf("decisions %d + unsent %d = %d; want at most the %d scheduled", r.Decisions, r.Unsent, got, scheduled)
+	}
+	t.Logf("unsent %d, decisions %d, p90 %v µs, schedule lag %v ms (last %v ms)", r.Unsent, r.Decisions, r.LatencyUS.P90, r.ScheduleLagMS, r.ScheduleLagLastMS)
+	if r.LatencyUS.P90 < 10e3 {
+		t.Errorf("JSON latency p90 = %v µs; want the unsent requests in it (>= 10ms)", r.LatencyUS.P90)
+	}
+	if r.ScheduleLagMS < 100 || r.ScheduleLagMS < r.ScheduleLagLastMS {
+		t.Errorf("JSON schedule_lag_ms = %v, schedule_lag_last_ms = %v; want the worst lag (>= 100ms, at least the last)", r.ScheduleLagMS, r.ScheduleLagLastMS)
 	}
 }

@@ -28,8 +28,17 @@ const BinaryEnv = "RLBENCH_REDIS_SERVER"
 // run scripts/test.sh or apt-get install redis-server.
 func Start(tb testing.TB) *redisserver.Server {
 	tb.Helper()
-	binary := os.Getenv(BinaryEnv)
-	srv, err := redisserver.Start(tb.Context(), redisserver.Options{Binary: binary})
+	return StartWith(tb, redisserver.Options{})
+}
+
+// StartWith is Start with opts, e.g. Args that the test needs; an empty
+// opts.Binary is Start's binary.
+func StartWith(tb testing.TB, opts redisserver.Options) *redisserver.Server {
+	tb.Helper()
+	if opts.Binary == "" {
+		opts.Binary = os.Getenv(BinaryEnv)
+	}
+	srv, err := redisserver.Start(tb.Context(), opts)
 	started(tb, err, srv.Close)
 	return srv
 }
