@@ -336,6 +336,9 @@ func (c *confiner) ident(e *ast.IdentExpr) {
 			e.Value, e.Value)
 	case forbidden[e.Value] != "":
 		c.refuse(e.Line(), "uses %s: %s", e.Value, forbidden[e.Value])
+	case !slices.Contains(baseGlobals, e.Value):
+		c.refuse(e.Line(), "reads the global %s, which is neither a local of the script nor one of %s, KEYS, redis and the standard tables",
+			e.Value, strings.Join(baseGlobals, ", "))
 	}
 }
 

@@ -88,6 +88,14 @@ var forbidden = map[string]string{
 	"collectgarbage": "it changes the Lua state that every tenant's scripts share",
 }
 
+// baseGlobals are the other globals a user strategy may read: the base
+// library's functions that read their arguments only, and ARGV. Any other
+// global (a name the server gives some scripts, such as the f_<sha1> each
+// cached script was a global of before Redis 6.2, or one no script has)
+// is refused: it could reach code or state this check has not read.
+var baseGlobals = []string{"ARGV", "tonumber", "tostring", "type", "unpack", "ipairs", "pairs", "next", "select",
+	"error", "assert", "pcall", "xpcall", "rawequal", "_VERSION"}
+
 // standardTables are the tables of functions the server gives every
 // script (Valkey's server, redis's alias, is checked as redis): a user
 // strategy reads their fields by name (string.format, cjson.decode), and

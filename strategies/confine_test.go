@@ -149,6 +149,11 @@ func TestConfineCheckRefusesEscapes(t *testing.T) {
 		{name: "globals' metatable", src: "local mt = getmetatable(_G)\n", want: "x.lua:1: refused: uses getmetatable"},
 		// setmetatable cannot be followed: __index runs code at a read.
 		{name: "setmetatable", src: "local t = setmetatable({}, {__index = function(t, k) return KEYS[1] end})\nredis.call('DEL', t.x)\n", want: "x.lua:1: refused: uses setmetatable"},
+		// Before Redis 6.2 every cached script was a global f_<sha1>: a
+		// tenant's script, run unread by this check.
+		{name: "a cached script's global", src: "return f_0123456789abcdef0123456789abcdef01234567()\n",
+			want: "x.lua:1: refused: reads the global f_0123456789abcdef0123456789abcdef01234567"},
+		{name: "an unknown global's field", src: "local n = 1\nreturn tenantlib.x\n", want: "x.lua:2: refused: reads the global tenantlib"},
 		// Issue 34's second: table.unpack stays redefined for every tenant.
 		{name: "table.unpack redefined", src: "table.unpack = function(t) return 'tenant:key' end\nredis.call('DEL', table.unpack(KEYS))\n",
 			want: "x.lua:1: refused: assigns table.unpack, a field of the global table"},
