@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/rlbench/rlbench/admission"
@@ -54,6 +55,11 @@ type cell struct {
 	// shape is what a user strategy's first decisions showed of its
 	// counter (checkUserStrategy); the zero value for a built-in one.
 	shape userShape
+	// recorded are the libraries recorded under the run's prefix before
+	// their FUNCTION LOAD (target.RecordObject), under recordedMu: the
+	// records of those that did not load go at the cell's end.
+	recordedMu sync.Mutex
+	recorded   []string
 }
 
 // newCell returns the cell of strategy x client on t.
@@ -195,6 +201,9 @@ func (c *cell) connect(ctx context.Context, log io.Writer) error {
 	o.BeforeLoad = func(ctx context.Context, name, code string) error {
 		// Recorded first: a run killed from here on leaves a record of
 		// the library under its prefix, by which rlbench cleanup finds it.
+		c.recordedMu.Lock()
+		c.recorded = append(c.recorded, name)
+		c.recordedMu.Unlock()
 		return c.target.RecordObject(ctx, c.runPrefix, target.ObjectLibrary, name, target.CodeDigest(code))
 	}
 	var err error
@@ -239,6 +248,15 @@ func (c *cell) connect(ctx context.Context, log io.Writer) error {
 // each library it was given, and returns that; nil when there was none.
 func (c *cell) deleteLibraries(ctx context.Context, log io.Writer) []results.Library {
 	libs, err := c.conn.DeleteLibraries(ctx)
+	c.recordedMu.Lock()
+	for _, name := range c.recorded {
+		if !slices.ContainsFunc(libs, func(l clients.Library) bool { return l.Name == name }) {
+			// Recorded, then not loaded (FUNCTION LOAD failed): nothing
+			// of it is on the server.
+			_ = c.target.ForgetObject(ctx, c.runPrefix, target.ObjectLibrary, name)
+		}
+	}
+	c.recordedMu.Unlock()
 	if len(libs) == 0 {
 		return nil
 	}

@@ -156,7 +156,7 @@ func TestFaultSpanWithoutFirstIncrement(t *testing.T) {
 			if err := results.Text(rep)(&text); err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Contains(text.String(), "no counter was created during it"); got != tc.none {
+			if got := strings.Contains(unwrap(text.String()), "no counter was created during it"); got != tc.none {
 				t.Errorf("the summary says\n%s\nwant the fault's note that no counter was created: %t", text.String(), tc.none)
 			}
 		})

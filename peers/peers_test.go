@@ -62,9 +62,9 @@ func TestParseRlbench(t *testing.T) {
 		wantErr  string // a substring of the error; "" for none
 	}{
 		{name: "current report", json: `{"tool":"rlbench","runs":[{"strategy":"lua","decisions":850000,"errors":0,"throughput_per_s":85000.5,"latency_us":{"p50":5000,"p99":9000},"script_fallbacks":0,"environment":{"num_cpu":2,"gomaxprocs":1}}]}`, wantPerS: 85000.5, wantCPUs: 1},
-		{name: "with a self-check", json: `{"tool":"rlbench","runs":[{"decisions":10,"throughput_per_s":5,"saturation":{"client_cpu":1.1,"server_cpu":0.8,"connections_opened":502,"peak_rss_bytes":1,"verdict":""}}]}`, wantPerS: 5, wantSat: true},
+		{name: "with a self-check", json: `{"tool":"rlbench","runs":[{"strategy":"lua","decisions":10,"throughput_per_s":5,"saturation":{"client_cpu":1.1,"server_cpu":0.8,"connections_opened":502,"peak_rss_bytes":1,"verdict":""}}]}`, wantPerS: 5, wantSat: true},
 		{name: "no runs", json: `{"tool":"rlbench","runs":[]}`, wantErr: "no runs"},
-		{name: "zero throughput", json: `{"tool":"rlbench","runs":[{"decisions":0,"throughput_per_s":0}]}`, wantErr: "want both > 0"},
+		{name: "zero throughput", json: `{"tool":"rlbench","runs":[{"strategy":"lua","decisions":0,"throughput_per_s":0}]}`, wantErr: "want both > 0"},
 		{name: "another tool's file", json: `{"tool":"vegeta","runs":[]}`, wantErr: "not an rlbench report"},
 		{name: "not json", json: `runs: 1`, wantErr: "parse rlbench json"},
 	}
