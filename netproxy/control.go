@@ -170,7 +170,7 @@ func (c *control) Pipe(stub *toxics.ToxicStub) {
 				c.close(stub)
 				return
 			default:
-				stub.Output <- chunk
+				c.send(stub, h, chunk)
 			}
 		}
 	}
@@ -180,7 +180,7 @@ func (c *control) Pipe(stub *toxics.ToxicStub) {
 // stub is done (its source closed during the cut).
 func (c *control) deliver(stub *toxics.ToxicStub, h *held) bool {
 	for _, chunk := range h.chunks {
-		stub.Output <- chunk
+		c.send(stub, h, chunk)
 		c.hold(-1)
 	}
 	h.chunks = nil
@@ -189,6 +189,20 @@ func (c *control) deliver(stub *toxics.ToxicStub, h *held) bool {
 		stub.Close()
 	}
 	return h.ended
+}
+
+// send passes chunk on to the link's writer, or drops it once the writer
+// has ended (a write to its socket failed: the peer is gone), which no
+// longer reads: TCP would get a reset for it.
+func (c *control) send(stub *toxics.ToxicStub, h *held, chunk *stream.StreamChunk) {
+	var ended <-chan struct{} // nil, so never, for a link serve did not start
+	if h.conn != nil {
+		ended = h.conn.ended[direction(c.down)]
+	}
+	select {
+	case stub.Output <- chunk:
+	case <-ended:
+	}
 }
 
 // hold counts n chunks more (fewer, n < 0) held, when they are requests.

@@ -3,8 +3,8 @@
 // demand: toxiproxy v2 used as a library, with one toxic of its own (control)
 // for what toxiproxy's toxics cannot do, a reply lost per reply rather than
 // per connection, and every connection reset at once, and an accept loop of
-// its own (conn.go), so that a close it passes on is a FIN and one it makes
-// is a reset.
+// its own (conn.go), so that a close it passes on keeps its kind (a FIN
+// stays a FIN) and one it makes is a reset.
 package netproxy
 
 import (
