@@ -16,6 +16,7 @@ import (
 func TestValidateChangesNothing(t *testing.T) {
 	t.Parallel()
 	const name = "validate-changes-nothing"
+	t.Cleanup(func() { strategies.Unregister(name) })
 	c := Config{Strategies: []string{"all"}, Clients: []string{"all"}, Scripts: []string{name + "=examples/fixed_window.lua"}}.withDefaults()
 	before := c
 	before.Strategies, before.Clients = []string{"all"}, []string{"all"}

@@ -31,6 +31,10 @@ type state struct {
 	// whose healed channel heal closes. Read for each chunk.
 	cutting atomic.Pointer[cut]
 
+	// starting is the connection whose links serve is starting, for
+	// NewState, which StartLink calls for each control toxic of a link.
+	starting atomic.Pointer[conn]
+
 	mu    sync.Mutex
 	reset chan struct{}                  // closed by resetAll, then replaced
 	live  map[*toxics.ToxicStub]struct{} // downstream stubs of open connections
@@ -116,6 +120,9 @@ type control struct {
 // held is one stub's bytes held during a cut (toxics.StatefulToxic: kept
 // across the re-runs of Pipe when other toxics join or leave).
 type held struct {
+	// conn is the connection of the stub's link (nil for a link that
+	// serve did not start).
+	conn   *conn
 	chunks []*stream.StreamChunk
 	// ended is true when the source closed during the cut: the stub
 	// closes once what it holds is delivered.
@@ -123,7 +130,7 @@ type held struct {
 }
 
 // NewState implements toxics.StatefulToxic.
-func (c *control) NewState() any { return new(held) }
+func (c *control) NewState() any { return &held{conn: c.state.starting.Load()} }
 
 // Pipe implements toxics.Toxic.
 func (c *control) Pipe(stub *toxics.ToxicStub) {
@@ -163,7 +170,7 @@ func (c *control) Pipe(stub *toxics.ToxicStub) {
 				c.close(stub)
 				return
 			default:
-				stub.Output <- chunk
+				c.send(stub, h, chunk)
 			}
 		}
 	}
@@ -173,7 +180,7 @@ func (c *control) Pipe(stub *toxics.ToxicStub) {
 // stub is done (its source closed during the cut).
 func (c *control) deliver(stub *toxics.ToxicStub, h *held) bool {
 	for _, chunk := range h.chunks {
-		stub.Output <- chunk
+		c.send(stub, h, chunk)
 		c.hold(-1)
 	}
 	h.chunks = nil
@@ -182,6 +189,20 @@ func (c *control) deliver(stub *toxics.ToxicStub, h *held) bool {
 		stub.Close()
 	}
 	return h.ended
+}
+
+// send passes chunk on to the link's writer, or drops it once the writer
+// has ended (a write to its socket failed: the peer is gone), which no
+// longer reads: TCP would get a reset for it.
+func (c *control) send(stub *toxics.ToxicStub, h *held, chunk *stream.StreamChunk) {
+	var ended <-chan struct{} // nil, so never, for a link serve did not start
+	if h.conn != nil {
+		ended = h.conn.ended[direction(c.down)]
+	}
+	select {
+	case stub.Output <- chunk:
+	case <-ended:
+	}
 }
 
 // hold counts n chunks more (fewer, n < 0) held, when they are requests.
@@ -208,12 +229,15 @@ func (s *state) takeLoss() bool {
 // lose reports, with probability prob, that a reply is lost.
 func lose(prob float64) bool { return prob > 0 && rand.Float64() < prob }
 
-// close ends the connection: closing the stub's output makes toxiproxy
-// close both sockets, which SO_LINGER 0 turns into resets. What arrives
-// after is dropped, so that the reader feeding the stub never blocks.
+// close resets the connection: closing the stub's output ends the link,
+// whose writer then resets both sockets (conn.end). What arrives after is
+// dropped, so that the reader feeding the stub never blocks.
 func (c *control) close(stub *toxics.ToxicStub) {
 	c.state.leave(stub)
 	h := stub.State.(*held)
+	if h.conn != nil {
+		h.conn.reset.Store(true)
+	}
 	c.hold(-int64(len(h.chunks))) // dropped with the connection
 	h.chunks = nil
 	stub.Close()

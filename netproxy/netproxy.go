@@ -2,7 +2,9 @@
 // clients and one server, which cuts, slows and resets their connections on
 // demand: toxiproxy v2 used as a library, with one toxic of its own (control)
 // for what toxiproxy's toxics cannot do, a reply lost per reply rather than
-// per connection, and every connection reset at once.
+// per connection, and every connection reset at once, and an accept loop of
+// its own (conn.go), so that a close it passes on keeps its kind (a FIN
+// stays a FIN) and one it makes is a reset.
 package netproxy
 
 import (
@@ -23,7 +25,6 @@ import (
 // Toxic names, one per direction where a fault acts both ways.
 const (
 	latencyDown = "rlbench_latency"
-	lingerUp    = "rlbench_linger0"
 	controlUp   = "rlbench_control_up"
 	controlDown = "rlbench_control_down"
 )
@@ -31,8 +32,17 @@ const (
 // Proxy forwards every connection made to Addr to its upstream, through
 // the faults set on it.
 type Proxy struct {
-	proxy *toxiproxy.Proxy
-	state *state
+	// proxy holds the toxics' chains; the proxy's own accept loop (serve)
+	// starts the links, toxiproxy's is never started.
+	proxy    *toxiproxy.Proxy
+	api      *toxiproxy.ApiServer
+	listener *net.TCPListener
+	upstream string
+	served   chan struct{} // closed when serve returns
+	state    *state
+
+	connsMu sync.Mutex
+	conns   map[*conn]struct{} // open connections; nil once closed
 
 	mu      sync.Mutex
 	latency bool
@@ -53,14 +63,15 @@ func Start(upstream string) (*Proxy, error) {
 	if _, _, err := net.SplitHostPort(upstream); err != nil {
 		return nil, fmt.Errorf("netproxy: start: upstream %q: %w", upstream, err)
 	}
-	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
-	tp := toxiproxy.NewProxy(server, "rlbench:"+upstream, "127.0.0.1:0", upstream)
-	p := &Proxy{proxy: tp, state: newState()}
-	// A reset_peer toxic that never acts (toxicity 0) makes toxiproxy set
-	// SO_LINGER 0 on both sockets of every connection: any close the
-	// proxy makes is then a reset (RST), not an orderly end (FIN).
-	if _, err := p.add(lingerUp, "reset_peer", "upstream", 0, map[string]int{"timeout": 0}); err != nil {
-		return nil, err
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return nil, fmt.Errorf("netproxy: start proxy to %s: %w", upstream, err)
+	}
+	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	tp := toxiproxy.NewProxy(api, "rlbench:"+upstream, ln.Addr().String(), upstream)
+	p := &Proxy{
+		proxy: tp, api: api, listener: ln, upstream: upstream,
+		served: make(chan struct{}), state: newState(), conns: map[*conn]struct{}{},
 	}
 	for _, c := range []struct {
 		name, stream string
@@ -68,30 +79,26 @@ func Start(upstream string) (*Proxy, error) {
 	}{{controlUp, "upstream", false}, {controlDown, "downstream", true}} {
 		w, err := p.add(c.name, controlType, c.stream, 1, struct{}{})
 		if err != nil {
+			_ = ln.Close()
 			return nil, err
 		}
 		ctl := w.Toxic.(*control)
 		ctl.state, ctl.down = p.state, c.down
 	}
-	if err := tp.Start(); err != nil {
-		return nil, fmt.Errorf("netproxy: start proxy to %s: %w", upstream, err)
-	}
+	go p.serve(p.served)
 	return p, nil
 }
 
 // Addr is the address the proxy listens on, e.g. "127.0.0.1:41234".
-func (p *Proxy) Addr() string {
-	p.proxy.Lock()
-	defer p.proxy.Unlock()
-	return p.proxy.Listen
-}
+func (p *Proxy) Addr() string { return p.listener.Addr().String() }
 
 // Cut makes every byte stop both ways, on the open connections and on new
 // ones, until Heal: no reset, no close; the clients see timeouts. A new
 // connection is still accepted (the kernel completes the handshake) but
 // nothing it sends arrives. What is sent meanwhile is held and delivered
 // at Heal, as TCP retransmits after a partition, also for a client that
-// closed its connection meanwhile: its request reaches the server late.
+// closed its connection meanwhile: its request reaches the server late,
+// followed by its orderly close (FIN).
 func (p *Proxy) Cut() error {
 	p.state.cut()
 	return nil
@@ -186,13 +193,21 @@ func (p *Proxy) Stats() Stats {
 	return Stats{LostReplies: p.state.lostReplies.Load(), Resets: p.state.resets.Load()}
 }
 
-// Close stops listening and closes (resets) every connection; on a nil
-// Proxy it does nothing.
+// Close stops listening and resets every connection; on a nil Proxy it
+// does nothing.
 func (p *Proxy) Close() error {
 	if p == nil {
 		return nil
 	}
-	p.proxy.Stop()
+	_ = p.listener.Close()
+	<-p.served
+	p.connsMu.Lock()
+	open := p.conns
+	p.conns = nil
+	p.connsMu.Unlock()
+	for c := range open {
+		c.resetNow()
+	}
 	return nil
 }
 

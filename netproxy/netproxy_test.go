@@ -3,6 +3,7 @@ package netproxy_test
 import (
 	"bufio"
 	"errors"
+	"io"
 	"net"
 	"strings"
 	"syscall"
@@ -229,4 +230,100 @@ func TestLatency(t *testing.T) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestServerSeesTheEnd: what the server's socket reads when a client's
+// connection ends: the client's bytes then EOF when the client closed in
+// order, during a cut too (the cut's bytes delivered at Heal, then the
+// FIN), and a reset when the proxy resets the connection. The upstream is
+// a bare listener, not a redis-server: it reads EOF and a reset apart,
+// which a server does not tell (TestPartitionEndDelivers in faults is the
+// same path against one).
+func TestServerSeesTheEnd(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		cut  bool // the client writes and closes during a cut
+		// reset: ResetAll while the client's connection is open.
+		reset bool
+	}{
+		{name: "closed"},
+		{name: "closed during a cut", cut: true},
+		{name: "reset", reset: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = ln.Close() })
+			type read struct {
+				data string
+				err  error
+			}
+			got := make(chan read, 1)
+			go func() {
+				conn, err := ln.Accept()
+				if err != nil {
+					got <- read{err: err}
+					return
+				}
+				defer conn.Close()
+				_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+				data, err := io.ReadAll(conn)
+				got <- read{string(data), err}
+			}()
+			p, err := netproxy.Start(ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = p.Close() })
+			conn, err := net.Dial("tcp", p.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = conn.Close() })
+			if tc.cut {
+				if err := p.Cut(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			const sent = "INCR n\r\n"
+			if _, err := conn.Write([]byte(sent)); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			if tc.reset {
+				for p.Open() != 1 {
+					if time.Now().After(deadline) {
+						t.Fatalf("Open() = %d; want 1 within 30s", p.Open())
+					}
+					time.Sleep(time.Millisecond)
+				}
+				if err := p.ResetAll(); err != nil {
+					t.Fatal(err)
+				}
+				if r := <-got; !errors.Is(r.err, syscall.ECONNRESET) {
+					t.Fatalf("the server's read after ResetAll: %q, %v; want a connection reset", r.data, r.err)
+				}
+				return
+			}
+			_ = conn.Close()
+			if tc.cut {
+				for p.Held() != 1 {
+					if time.Now().After(deadline) {
+						t.Fatalf("Held() = %d; want 1 within 30s", p.Held())
+					}
+					time.Sleep(time.Millisecond)
+				}
+				if err := p.Heal(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if r := <-got; r.data != sent || r.err != nil {
+				t.Fatalf("the server's read = %q, %v; want %q then EOF (an orderly close, after the bytes)", r.data, r.err, sent)
+			}
+		})
+	}
 }

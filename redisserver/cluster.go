@@ -44,7 +44,7 @@ const (
 	clusterNodeTimeout = 2000
 	// clusterFormTimeout caps how long StartCluster waits, once every node
 	// answers, for the cluster to form and settle.
-	clusterFormTimeout = 15 * time.Second
+	clusterFormTimeout = 30 * time.Second
 	// failoverTimeout caps how long Failover waits for the promotion to
 	// settle. Redis gives up a manual failover after 5 seconds.
 	failoverTimeout = 15 * time.Second
@@ -102,8 +102,8 @@ type Cluster struct {
 //
 // It returns when every node reports cluster_state:ok, all nodes agree on
 // who is master of which slots, every master has its replicas and every
-// replica's link to its master is up: at most 15 seconds after the nodes
-// answer, or sooner if ctx ends. A 3x1 cluster takes about 2 seconds, most
+// replica's link to its master is up: at most 30 seconds after the nodes
+// answer (a loaded machine's margin), or sooner if ctx ends. A 3x1 cluster takes about 2 seconds, most
 // of it Redis's own delay before a new master accepts writes.
 //
 // Each node's cluster bus listens on a port of its own, chosen free like the
@@ -112,17 +112,34 @@ type Cluster struct {
 //
 // On error every node already started is stopped.
 func StartCluster(ctx context.Context, o ClusterOptions) (*Cluster, error) {
+	c, masters, err := startUnformed(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	fctx, cancel := context.WithTimeout(ctx, clusterFormTimeout)
+	defer cancel()
+	if err := c.form(fctx, masters); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("redisserver: start cluster: %w", err)
+	}
+	return c, nil
+}
+
+// startUnformed starts StartCluster's nodes, each with an admin
+// connection, and returns them not yet a cluster, with the number of
+// masters.
+func startUnformed(ctx context.Context, o ClusterOptions) (*Cluster, int, error) {
 	masters, replicas := o.Masters, o.Replicas
 	if masters == 0 {
 		masters = DefaultClusterMasters
 	}
 	if err := checkClusterSize(masters, replicas); err != nil {
-		return nil, fmt.Errorf("redisserver: start cluster: %w", err)
+		return nil, 0, fmt.Errorf("redisserver: start cluster: %w", err)
 	}
 	// Resolve the binary once, so that a missing one is one error, not one per node.
 	binary, err := lookBinary(o.Binary)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	c := &Cluster{
 		nodes:    make([]*Server, masters*(1+replicas)),
@@ -134,18 +151,12 @@ func StartCluster(ctx context.Context, o ClusterOptions) (*Cluster, error) {
 	}
 	if err := c.startNodes(ctx, binary, o.Args); err != nil {
 		c.Close()
-		return nil, err
+		return nil, 0, err
 	}
 	for _, srv := range c.nodes {
 		c.clients[srv.Addr()] = connection.Admin{Settings: connection.Settings{Password: c.password}, PoolSize: 2, FailFast: true}.PlainClient(srv.Addr())
 	}
-	fctx, cancel := context.WithTimeout(ctx, clusterFormTimeout)
-	defer cancel()
-	if err := c.form(fctx, masters); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("redisserver: start cluster: %w", err)
-	}
-	return c, nil
+	return c, masters, nil
 }
 
 // startNodes starts every node in parallel. Its errors are Start's, which
@@ -213,6 +224,32 @@ func startNode(ctx context.Context, binary, password string, extra []string) (*S
 
 // form joins the started nodes into a cluster and waits until it settles.
 func (c *Cluster) form(ctx context.Context, masters int) error {
+	if err := c.assign(ctx, masters); err != nil {
+		return err
+	}
+	if err := c.meetAll(ctx); err != nil {
+		return err
+	}
+	// A replica can follow its master only once it knows the master's ID.
+	if err := c.awaitKnown(ctx); err != nil {
+		return err
+	}
+	for i, srv := range c.nodes[masters:] {
+		master := c.nodes[i/c.replicas]
+		id := c.idOf(master.Addr())
+		if err := c.clients[srv.Addr()].ClusterReplicate(ctx, id).Err(); err != nil {
+			return fmt.Errorf("cluster replicate %s (%s) on %s: %w", id, master.Addr(), srv.Addr(), err)
+		}
+	}
+	return c.await(ctx, "the cluster to settle", func(ctx context.Context) error {
+		_, err := c.settled(ctx)
+		return err
+	})
+}
+
+// assign reads each node's ID, gives it its config epoch and, to the first
+// masters nodes, their slots.
+func (c *Cluster) assign(ctx context.Context, masters int) error {
 	for i, srv := range c.nodes {
 		rdb := c.clients[srv.Addr()]
 		id, err := rdb.ClusterMyID(ctx).Result()
@@ -232,35 +269,55 @@ func (c *Cluster) form(ctx context.Context, masters int) error {
 			}
 		}
 	}
-	// Every pair of nodes meets directly, rather than all through the first
-	// node and then by gossip, which takes about a second longer; but in a
-	// large cluster only the first node meets the others. CLUSTER MEET's
-	// third argument is the bus port, which is not port+10000 here.
+	return nil
+}
+
+// meetAll has every pair of nodes meet directly, rather than all through
+// the first node and then by gossip, which takes about a second longer;
+// but in a large cluster only the first node meets the others.
+func (c *Cluster) meetAll(ctx context.Context) error {
 	meeting := c.nodes
 	if len(c.nodes) > maxMeshNodes {
 		meeting = c.nodes[:1]
 	}
 	for i, a := range meeting {
 		for _, b := range c.nodes[i+1:] {
-			host, port, _ := net.SplitHostPort(b.Addr())
-			if err := c.clients[a.Addr()].Do(ctx, "cluster", "meet", host, port, c.busPorts[b.Addr()]).Err(); err != nil {
-				return fmt.Errorf("cluster meet %s on %s: %w", b.Addr(), a.Addr(), err)
+			if err := c.meet(ctx, a.Addr(), b.Addr()); err != nil {
+				return err
 			}
 		}
 	}
-	// A replica can follow its master only once it knows the master's ID.
-	if err := c.await(ctx, "every node to know every other", c.allKnown); err != nil {
-		return err
+	return nil
+}
+
+// meet sends CLUSTER MEET b to the node at a. Its third argument is the
+// bus port, which is not port+10000 here.
+func (c *Cluster) meet(ctx context.Context, a, b string) error {
+	host, port, _ := net.SplitHostPort(b)
+	if err := c.clients[a].Do(ctx, "cluster", "meet", host, port, c.busPorts[b]).Err(); err != nil {
+		return fmt.Errorf("cluster meet %s on %s: %w", b, a, err)
 	}
-	for i, srv := range c.nodes[masters:] {
-		master := c.nodes[i/c.replicas]
-		id := c.idOf(master.Addr())
-		if err := c.clients[srv.Addr()].ClusterReplicate(ctx, id).Err(); err != nil {
-			return fmt.Errorf("cluster replicate %s (%s) on %s: %w", id, master.Addr(), srv.Addr(), err)
+	return nil
+}
+
+// awaitKnown waits until every node knows every other, none of them still
+// in handshake. Redis drops a handshake that has not completed within
+// cluster-node-timeout and never tries it again, which a loaded machine
+// can take (a node that is not scheduled for two seconds): a node that
+// still lists another neither as a node nor in a handshake meets it again,
+// at most once per cluster-node-timeout.
+func (c *Cluster) awaitKnown(ctx context.Context) error {
+	met := time.Now()
+	return c.await(ctx, "every node to know every other", func(ctx context.Context) error {
+		missing, err := c.allKnown(ctx)
+		if len(missing) > 0 && time.Since(met) >= clusterNodeTimeout*time.Millisecond {
+			for _, m := range missing {
+				if err := c.meet(ctx, m[0], m[1]); err != nil {
+					return err
+				}
+			}
+			met = time.Now()
 		}
-	}
-	return c.await(ctx, "the cluster to settle", func(ctx context.Context) error {
-		_, err := c.settled(ctx)
 		return err
 	})
 }
@@ -293,23 +350,35 @@ func (c *Cluster) await(ctx context.Context, what string, check func(context.Con
 }
 
 // allKnown reports whether every node lists every node, none of them still
-// in handshake.
-func (c *Cluster) allKnown(ctx context.Context) error {
+// in handshake, and returns the pairs (a, b) where a lists nothing at b's
+// address, not even a handshake.
+func (c *Cluster) allKnown(ctx context.Context) (missing [][2]string, err error) {
 	for _, srv := range c.nodes {
-		view, err := c.viewFrom(ctx, srv.Addr())
+		view, verr := c.viewFrom(ctx, srv.Addr())
+		if verr != nil {
+			return missing, verr
+		}
+		for _, other := range c.nodes {
+			if other != srv && !slices.ContainsFunc(view, func(n viewNode) bool { return n.addr == other.Addr() }) {
+				missing = append(missing, [2]string{srv.Addr(), other.Addr()})
+			}
+		}
 		if err != nil {
-			return err
+			continue
 		}
 		if len(view) != len(c.nodes) {
-			return fmt.Errorf("%s knows %d of %d nodes", srv.Addr(), len(view), len(c.nodes))
+			err = fmt.Errorf("%s knows %d of %d nodes", srv.Addr(), len(view), len(c.nodes))
 		}
 		for _, n := range view {
-			if n.has("handshake") {
-				return fmt.Errorf("%s is in handshake with %s", srv.Addr(), n.addr)
+			if n.has("handshake") && err == nil {
+				err = fmt.Errorf("%s is in handshake with %s", srv.Addr(), n.addr)
 			}
 		}
 	}
-	return nil
+	if err == nil && len(missing) > 0 {
+		err = fmt.Errorf("%s does not know %s", missing[0][0], missing[0][1])
+	}
+	return missing, err
 }
 
 // settled reports whether the cluster is healthy and stable, and returns the

@@ -6,18 +6,24 @@
 # (audit-example.sh) in their short modes (so that none of them
 # rots; they print figures and assert no speed), then runs every test against private
 # redis-servers that the tests start on free loopback ports. Extra arguments
-# go to that last `go test` (e.g. -run TestAudit).
+# go to that last `go test` (e.g. -run TestAudit). Its timeout (30m) is what
+# a loaded machine needs: the root package alone ran past 10 minutes beside
+# a busy loop per core.
 #
-# scripts/test.sh --repeat N [--cpu-hog] [go test flags] runs only the
-# integration tests that start clusters, Sentinel set-ups, failovers, split
-# brains or network faults, N
-# times over (each a fresh `go test -count=1`), and prints how many of the N
-# passed; it exits 1 unless all did. --cpu-hog keeps every core busy with a
-# shell loop beside them meanwhile, as a loaded CI machine would.
+# scripts/test.sh --repeat N [--all] [--cpu-hog] [go test flags] runs only
+# the integration tests that start clusters, Sentinel set-ups, failovers,
+# split brains or network faults, or with --all the whole suite (the same
+# `go test` as the last step above), N times over (each a fresh
+# `go test -count=1`), and prints how many of the N passed; it exits 1
+# unless all did. --cpu-hog keeps every core busy with a shell loop beside
+# them meanwhile, as a loaded CI machine would.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repeat=0
 hog=0
+all=0
+# suiteTimeout bounds each `go test` of the whole suite (see above).
+suiteTimeout=30m
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--repeat)
@@ -32,18 +38,28 @@ while [ $# -gt 0 ]; do
 		hog=1
 		shift
 		;;
+	--all)
+		all=1
+		shift
+		;;
 	*) break ;;
 	esac
 done
-if [ "$hog" = 1 ] && [ "$repeat" = 0 ]; then
-	echo "scripts/test.sh: --cpu-hog goes with --repeat N" >&2
+if [ "$repeat" = 0 ] && { [ "$hog" = 1 ] || [ "$all" = 1 ]; }; then
+	echo "scripts/test.sh: --cpu-hog and --all go with --repeat N" >&2
 	exit 2
 fi
 . scripts/ensure-redis.sh
 ensure_redis_server
 if [ "$repeat" -gt 0 ]; then
-	# The tests that start clusters, Sentinel set-ups or failovers.
-	integration='Cluster|Sentinel|Failover|Reshard|MoveSlot|NodeRestart|DeadNode|NodesAndDelete|^TestMasters$|^TestTake$|LostIncrements|SaturationNeedsOneServer|MatrixOfTargets|SplitBrain|ReplyLoss|Partition|NetworkFaults|ScriptLoad|NoLostIncrements'
+	# The tests that start clusters, Sentinel set-ups or failovers; with
+	# --all, every test (the HTML report's needs Chromium).
+	only=(-run 'Cluster|Sentinel|Failover|Reshard|MoveSlot|NodeRestart|DeadNode|NodesAndDelete|^TestMasters$|^TestTake$|LostIncrements|SaturationNeedsOneServer|MatrixOfTargets|SplitBrain|ReplyLoss|Partition|NetworkFaults|ScriptLoad|NoLostIncrements')
+	if [ "$all" = 1 ]; then
+		only=()
+		. scripts/ensure-chromium.sh
+		ensure_chromium
+	fi
 	hogs=()
 	stop_hogs() { [ ${#hogs[@]} = 0 ] || kill "${hogs[@]}" 2>/dev/null || true; }
 	trap stop_hogs EXIT
@@ -58,7 +74,7 @@ if [ "$repeat" -gt 0 ]; then
 	passed=0
 	for i in $(seq "$repeat"); do
 		start=$SECONDS
-		if go test -count=1 -timeout 20m -run "$integration" "$@" ./... >"${TMPDIR:-/tmp}/rlbench-repeat-$i.log" 2>&1; then
+		if go test -count=1 -timeout "$suiteTimeout" ${only[@]+"${only[@]}"} "$@" ./... >"${TMPDIR:-/tmp}/rlbench-repeat-$i.log" 2>&1; then
 			passed=$((passed + 1))
 			echo "repeat $i of $repeat: pass ($((SECONDS - start)) s)"
 		else
@@ -82,4 +98,4 @@ scripts/bench-peers.sh --short --out "$peers"
 scripts/bench-scale.sh --short
 scripts/bench-audit.sh --short
 scripts/audit-example.sh --short >/dev/null
-go test -count=1 -timeout 10m "$@" ./...
+go test -count=1 -timeout "$suiteTimeout" "$@" ./...

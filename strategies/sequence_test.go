@@ -265,3 +265,25 @@ func TestSequenceInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestUnregister checks that Unregister removes a user strategy, so that
+// the same name can be registered again from another source, and leaves
+// a built-in one registered.
+func TestUnregister(t *testing.T) {
+	t.Parallel()
+	const name = "unregister-me"
+	t.Cleanup(func() { strategies.Unregister(name) })
+	for _, spec := range []string{"INCR {key} | EXPIRE {key} {window} NX", "INCRBY {key} 1 | EXPIRE {key} {window} NX"} {
+		if err := strategies.RegisterSequence(name + "=" + spec); err != nil {
+			t.Fatalf("RegisterSequence(%q) = %v; want it registered (the one before unregistered)", spec, err)
+		}
+		strategies.Unregister(name)
+		if _, err := strategies.Lookup(name); err == nil {
+			t.Fatalf("after Unregister(%q), Lookup found it; want it gone", name)
+		}
+	}
+	strategies.Unregister("lua")
+	if _, err := strategies.Lookup("lua"); err != nil {
+		t.Errorf("after Unregister(%q), Lookup = %v; want a built-in strategy kept", "lua", err)
+	}
+}

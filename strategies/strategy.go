@@ -355,6 +355,20 @@ func Register(i Info) error {
 	return nil
 }
 
+// Unregister removes the user strategy (Source not "") registered as
+// name, and does nothing for a built-in one or a name not registered.
+// The registry outlives a run: a test that registers user strategies
+// (through a Config's Scripts, Functions or Sequences, or RegisterScript)
+// removes them with t.Cleanup, leaving the registry as it found it for
+// the next test and the next -count pass.
+func Unregister(name string) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if i, ok := registry[name]; ok && i.Source != "" {
+		delete(registry, name)
+	}
+}
+
 // register adds a strategy of this package; each strategy file calls it
 // from init.
 func register(i Info) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // CheckConcurrent: Workers workers send 3 requests each to one key at
@@ -48,8 +49,10 @@ func checkConcurrent(ctx context.Context, t *trial) Cell {
 			}
 		})
 	}
+	began := time.Now()
 	close(start)
 	workers.Wait()
+	took := time.Since(began)
 	total := t.cfg.Workers * requestsPerWorker
 	if n := failed.Load(); n > 0 {
 		return failf("%d of %d decisions errored; first: %v", n, total, firstErr)
@@ -58,14 +61,21 @@ func checkConcurrent(ctx context.Context, t *trial) Cell {
 	if err != nil {
 		return failf("%v", err)
 	}
-	admitted := allowed.Load()
+	return t.admitted(allowed.Load(), immortal, total, took)
+}
+
+// admitted judges the concurrent check's decisions, admitted of total in
+// took, leaving immortal counters with no TTL. More admitted than the
+// limit once a request's share of the window has gone by (lateAfter) may
+// be requests given back by the strategy: too late to judge (Cell.late).
+func (t *trial) admitted(admitted, immortal int64, total int, took time.Duration) Cell {
 	what := fmt.Sprintf("admitted %d of limit %d (%d requests from %d workers on one key)", admitted, t.cfg.Limit, total, t.cfg.Workers)
 	if immortal > 0 {
 		return Cell{Outcome: Leaks, Note: fmt.Sprintf("%s, and left %d %ss with no TTL", what, immortal, t.counterNoun())}
 	}
 	switch {
 	case admitted > t.cfg.Limit:
-		return Cell{Outcome: Leaks, Note: what}
+		return Cell{Outcome: Leaks, Note: what, late: took >= t.lateAfter()}
 	case admitted < t.cfg.Limit:
 		return failf("%s; want exactly %d", what, t.cfg.Limit)
 	case !t.properties.Atomic:

@@ -91,11 +91,6 @@ func checkRestart(ctx context.Context, t *trial) Cell {
 	return Cell{Outcome: Pass, Note: seen.note(t.cfg.Limit)}
 }
 
-// ttlsSetUnder audits the keys under prefix with the trial's window.
-func (t *trial) ttlsSetUnder(ctx context.Context, prefix string) Cell {
-	return t.row.ttlsSet(ctx, prefix, t.window)
-}
-
 // decideThroughRestart restarts the private server and decides on key in
 // a loop until the restart returns.
 func (t *trial) decideThroughRestart(ctx context.Context, key string, seen *restartSeen) error {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/netproxy"
@@ -95,11 +96,16 @@ func checkRetry(ctx context.Context, t *trial) Cell {
 	// request did not count, and the check tries again on a fresh key.
 	var cell Cell
 	for attempt := 1; attempt <= retryAttempts; attempt++ {
-		counted, allowed, lostErr, err := t.loseOneReply(ctx, proxy, t.key(fmt.Sprintf("k%d", attempt)), write)
+		counted, allowed, took, lostErr, err := t.loseOneReply(ctx, proxy, t.key(fmt.Sprintf("k%d", attempt)), write)
 		if err != nil {
 			return failf("%v", err)
 		}
-		if cell = retryCell(counted, allowed, t.cfg.Limit, write, lostErr); counted > 0 || lostErr == nil {
+		cell = retryCell(counted, allowed, t.cfg.Limit, write, lostErr)
+		// Requests given back by the strategy once a request's share of
+		// the window has gone by are allowed again, and the count is low:
+		// too late to judge (Cell.late), whatever the cell says.
+		cell.late = took >= t.lateAfter()
+		if counted > 0 || lostErr == nil {
 			break
 		}
 	}
@@ -140,13 +146,15 @@ func (t *trial) writeRoundTrip(ctx context.Context) (string, error) {
 // round trip's reply the proxy loses, then decides on key until a request
 // is rejected, and returns how many times the second request counted (the
 // limit, less the requests allowed before and after it), those allowed
-// after it, and the second request's own error.
-func (t *trial) loseOneReply(ctx context.Context, proxy *netproxy.Proxy, key, write string) (counted, allowed int64, lostErr, err error) {
+// after it, the time from the first request to the last, and the second
+// request's own error.
+func (t *trial) loseOneReply(ctx context.Context, proxy *netproxy.Proxy, key, write string) (counted, allowed int64, took time.Duration, lostErr, err error) {
 	if err := t.roomInWindow(ctx, key); err != nil {
-		return 0, 0, nil, err
+		return 0, 0, 0, nil, err
 	}
+	first := time.Now()
 	if _, err := t.decide(ctx, key); err != nil {
-		return 0, 0, nil, fmt.Errorf("request 1, before the lost reply: %w", err)
+		return 0, 0, 0, nil, fmt.Errorf("request 1, before the lost reply: %w", err)
 	}
 	before, losing := proxy.Stats().LostReplies, true
 	lossy := strategies.WithTap(ctx, &strategies.Tap{Sent: func(rt string) {
@@ -157,19 +165,19 @@ func (t *trial) loseOneReply(ctx context.Context, proxy *netproxy.Proxy, key, wr
 	}})
 	_, lostErr = t.decide(lossy, key)
 	if lost := proxy.Stats().LostReplies - before; lost != 1 {
-		return 0, 0, nil, fmt.Errorf("the proxy lost %d replies of request 2 (%s); want 1", lost, write)
+		return 0, 0, 0, nil, fmt.Errorf("the proxy lost %d replies of request 2 (%s); want 1", lost, write)
 	}
 	for i := int64(0); i <= t.cfg.Limit; i++ {
 		d, err := t.decide(ctx, key)
 		if err != nil {
-			return 0, 0, nil, fmt.Errorf("request %d after the lost reply: %w", i+1, err)
+			return 0, 0, 0, nil, fmt.Errorf("request %d after the lost reply: %w", i+1, err)
 		}
 		if !d.Allowed {
 			break
 		}
 		allowed++
 	}
-	return t.cfg.Limit - 1 - allowed, allowed, lostErr, nil
+	return t.cfg.Limit - 1 - allowed, allowed, time.Since(first), lostErr, nil
 }
 
 // retryCell is the retry check's cell for a request counted counted times,

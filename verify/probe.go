@@ -129,8 +129,11 @@ func (t *trial) allowedFresh(ctx context.Context, key, what, when string) (Cell,
 // none with a TTL beyond the trial's window. None at all, lateAfter the
 // trial's last decision or later, may have expired by design: too late
 // to judge.
-func (t *trial) ttlsSet(ctx context.Context) Cell {
-	cell := t.row.ttlsSet(ctx, t.keyPrefix(), t.window)
+func (t *trial) ttlsSet(ctx context.Context) Cell { return t.ttlsSetUnder(ctx, t.keyPrefix()) }
+
+// ttlsSetUnder is ttlsSet of the keys under prefix.
+func (t *trial) ttlsSetUnder(ctx context.Context, prefix string) Cell {
+	cell := t.row.ttlsSet(ctx, prefix, t.window)
 	cell.late = cell.noKey && !t.decided.IsZero() && time.Since(t.decided) >= t.lateAfter()
 	cell.noKey = false
 	return cell
@@ -359,12 +362,15 @@ func (r *row) ttlsSet(ctx context.Context, prefix string, window int64) Cell {
 
 // waitGone polls key's PTTL until the key is gone, or has no TTL to wait
 // for, or timeout passes, and returns the last PTTL read (-2 when gone, -1
-// when it has no TTL).
+// when it has no TTL). A key still there is judged from a reading sent
+// after timeout, not one whose reply came back after it (a loaded
+// machine): that one the server may have read before the key's end.
 func (r *row) waitGone(ctx context.Context, key string, timeout time.Duration) (int64, error) {
 	deadline := time.Now().Add(timeout)
 	for {
+		sent := time.Now()
 		p, err := r.pttl(ctx, key)
-		if err != nil || p < 0 || time.Now().After(deadline) {
+		if err != nil || p < 0 || sent.After(deadline) {
 			return p, err
 		}
 		if err := sleep(ctx, pollInterval); err != nil {

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -133,7 +134,7 @@ func (r *row) runCheck(ctx context.Context, c checkDef, shared *countingClient) 
 		case !late || ctx.Err() != nil:
 			return interrupted(ctx, cell)
 		case try == lateTries:
-			cell.Note += fmt.Sprintf(" (each of %d tries read too late to judge: the machine is too slow for the %ds window)", lateTries, r.cfg.Window)
+			cell.Note += fmt.Sprintf(" (each of %d tries read too late to judge: the machine is too slow for the %ds window)", lateTries, cmp.Or(c.window, r.cfg.Window))
 			return cell
 		}
 	}
