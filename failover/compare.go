@@ -178,8 +178,14 @@ func (w *Watch) settleAtEnd(ctx context.Context) {
 		// turned) are not compared: settle skips a key told of nothing.
 		wk := &w.keys[i]
 		wk.mu.Lock()
-		if wk.abandoned || wk.turned {
+		switch {
+		case acked[i].acked == 0:
+		case wk.abandoned:
 			acked[i].acked = 0
+			w.cutShort++
+		case wk.turned:
+			acked[i].acked = 0
+			w.turned++
 		}
 		wk.mu.Unlock()
 	}
@@ -236,7 +242,7 @@ func (w *Watch) lostIncrements(start time.Time) *results.LostIncrements {
 	if !w.counts {
 		return &results.LostIncrements{Error: "the strategy keeps no increment-first counter"}
 	}
-	l := &results.LostIncrements{Master: w.master, KeysCompared: w.compared}
+	l := &results.LostIncrements{Master: w.master, KeysCompared: w.compared, KeysCutShort: w.cutShort, KeysTurned: w.turned}
 	if !w.readAt.IsZero() {
 		l.ReadAtS = w.readAt.Sub(start).Seconds()
 	}
@@ -267,17 +273,26 @@ func (w *Watch) lostIncrements(start time.Time) *results.LostIncrements {
 	if err := errors.Join(w.errs...); err != nil {
 		l.Error = err.Error()
 	} else if l.KeysCompared == 0 {
-		l.Error = noKeyCompared
+		l.Error = noKeyCompared(l)
 	}
 	return l
 }
 
 // noKeyCompared says why lost increments were not measured when every
-// comparison found no key to compare; docs/output.md gives the reasons in
-// full: no counter was read, or every key the clients had been told of had
-// its window end before its counter was read (a fault too close to the end
-// of a load shorter than the window, or clients that switched late), or,
-// at the end of the load, had its window turn over during it or a decision
-// cut short by its end (the count is exact while a key's first window
-// lasts: a --duration under the --window).
-const noKeyCompared = "no key could be compared: each window ended before its counter was read (a --duration under the --window compares them all)"
+// comparison found no key to compare, by the keys it left out (l's
+// KeysCutShort and KeysTurned); docs/output.md gives the reasons in full:
+// no counter was read, or every key the clients had been told of had a
+// decision cut short (by --crash-rate or the end of the load: its
+// increment may or may not have run), or had its window end before its
+// counter was read (a fault too close to the end of a load shorter than
+// the window, or clients that switched late: the count is exact while a
+// key's first window lasts, a --duration under the --window).
+func noKeyCompared(l *results.LostIncrements) string {
+	switch {
+	case l.KeysCutShort > 0 && l.KeysCutShort >= l.KeysTurned:
+		return "no key could be compared: every key had a decision cut short (--crash-rate or the end of the load), whose increment may or may not have run"
+	case l.KeysTurned > 0:
+		return "no key could be compared: each window ended before its counter was read (a --duration under the --window compares them all)"
+	}
+	return "no key could be compared: no counter the clients were told of was read"
+}

@@ -91,7 +91,10 @@ type Watch struct {
 	readAt   time.Time
 	master   string
 	compared int64
-	errs     []error
+	// cutShort and turned are the keys the comparison at the end of the
+	// load left out, by why (watchedKey.abandoned, turned).
+	cutShort, turned int64
+	errs             []error
 }
 
 // watchedKey is what the watch follows of one key in its current window.
@@ -112,7 +115,7 @@ type watchedKey struct {
 	// master though no client was told of them, over every failover.
 	lostTotal, unacked int64
 	// abandoned is set when a decision on the key was cut short by the
-	// end of the load (or an interrupt): the server may still run its
+	// end of the load, an interrupt or --crash-rate: the server may run its
 	// increment, and open a new window with it, though no client is told.
 	// turned is set once the key's first window has ended: replies that
 	// overtake a window's first (or come after the next one's) cannot be

@@ -174,8 +174,21 @@ func TestLostIncrementsNotMeasured(t *testing.T) {
 	t.Parallel()
 	w := &Watch{counts: true, limit: 10, window: time.Second, keys: make([]watchedKey, 5)}
 	l := w.lostIncrements(time.Now())
-	if l.Error != noKeyCompared {
-		t.Errorf("lostIncrements() with no key compared = %+v; want Error %q", *l, noKeyCompared)
+	if want := "no key could be compared: no counter the clients were told of was read"; l.Error != want {
+		t.Errorf("lostIncrements() with no key compared = %+v; want Error %q", *l, want)
+	}
+	// Keys left out by why: the reason is the most common one's.
+	for _, tc := range []struct {
+		cutShort, turned int64
+		want             string
+	}{
+		{3, 1, "every key had a decision cut short (--crash-rate or the end of the load)"},
+		{1, 3, "each window ended before its counter was read"},
+	} {
+		w := &Watch{counts: true, limit: 10, window: time.Second, keys: make([]watchedKey, 5), cutShort: tc.cutShort, turned: tc.turned}
+		if l := w.lostIncrements(time.Now()); !strings.Contains(l.Error, tc.want) || l.KeysCutShort != tc.cutShort || l.KeysTurned != tc.turned {
+			t.Errorf("lostIncrements() with %d keys cut short, %d turned = %+v; want Error with %q", tc.cutShort, tc.turned, *l, tc.want)
+		}
 	}
 	if text := (results.Failover{LostIncrements: l}).Text("lua/go-redis"); !strings.Contains(text, "lost increments: not measured: no key could be compared") {
 		t.Errorf("Text() = %q; want it to say the figure was not measured", text)

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -99,6 +100,13 @@ type LostIncrements struct {
 	// OverAdmittedKeys is the number of keys whose window admitted more
 	// than the limit.
 	OverAdmittedKeys int64 `json:"over_admitted_keys"`
+	// KeysCutShort and KeysTurned are the keys left out of the comparison
+	// at the end of the load: those with a decision cut short (by
+	// --crash-rate or the end of the load: its increment may or may not
+	// have run), and those whose first window ended before the counters
+	// were read.
+	KeysCutShort int64 `json:"keys_cut_short,omitempty"`
+	KeysTurned   int64 `json:"keys_window_ended,omitempty"`
 	// Error says why the counters could not be compared; "" when they were.
 	Error string `json:"error,omitempty"`
 }
@@ -152,6 +160,8 @@ func (l *LostIncrements) add(o *LostIncrements) *LostIncrements {
 	out.Master = joinDistinct(l.Master, o.Master, " | ")
 	out.ReadAtS = max(l.ReadAtS, o.ReadAtS)
 	out.KeysCompared += o.KeysCompared
+	out.KeysCutShort += o.KeysCutShort
+	out.KeysTurned += o.KeysTurned
 	out.Keys += o.Keys
 	out.Increments += o.Increments
 	out.MaxPerKey = max(l.MaxPerKey, o.MaxPerKey)
@@ -223,14 +233,29 @@ func (l LostIncrements) text() string {
 		return "not measured: " + l.Error
 	}
 	if l.Error == "" && l.Increments == 0 && l.Phantom == 0 && l.OverAdmitted == 0 {
-		return fmt.Sprintf("0, and 0 phantom: the %d counters compared, read on %s at %.2fs, match the increments the clients were told of", l.KeysCompared, l.Master, l.ReadAtS)
+		return fmt.Sprintf("0, and 0 phantom: the %d %s compared match the increments the clients were told of%s", l.KeysCompared, plural(l.KeysCompared, "counter", "counters"), l.leftOut())
 	}
 	s := fmt.Sprintf("%d on %d of %d keys (at most %d on one key), counters read on %s at %.2fs; %d phantom (unacknowledged); over the limit: %d requests on %d keys",
 		l.Increments, l.Keys, l.KeysCompared, l.MaxPerKey, l.Master, l.ReadAtS, l.Phantom, l.OverAdmitted, l.OverAdmittedKeys)
 	if l.Error != "" {
 		s += " (" + l.Error + ")"
 	}
-	return s
+	return s + l.leftOut()
+}
+
+// leftOut says which keys the comparison left out, and why; "" for none.
+func (l LostIncrements) leftOut() string {
+	var why []string
+	if l.KeysCutShort > 0 {
+		why = append(why, fmt.Sprintf("%d with a decision cut short", l.KeysCutShort))
+	}
+	if l.KeysTurned > 0 {
+		why = append(why, fmt.Sprintf("%d whose window ended", l.KeysTurned))
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return "; not compared: " + strings.Join(why, ", ") + " (docs/output.md)"
 }
 
 // failover checks f's figures for Validate.
@@ -254,6 +279,7 @@ func (c *checker) failover(f Failover) {
 			{"keys_compared", l.KeysCompared}, {"keys", l.Keys}, {"increments", l.Increments},
 			{"max_per_key", l.MaxPerKey}, {"unacknowledged", l.Unacknowledged}, {"phantom_increments", l.Phantom},
 			{"over_admitted", l.OverAdmitted}, {"over_admitted_keys", l.OverAdmittedKeys},
+			{"keys_cut_short", l.KeysCutShort}, {"keys_window_ended", l.KeysTurned},
 		} {
 			c.count("lost_increments."+x.field, x.n)
 		}

@@ -289,13 +289,18 @@ func writeCounts(buf *bytes.Buffer, r Run, label string) {
 // phantomText says what n phantom increments of r mean for its users: a
 // client that sends a write again after a network error (go-redis with
 // --retries) counts it twice; any client counts a request whose reply was
-// lost after the server ran it, though the request failed.
+// lost after the server ran it, or whose client died (--crash-rate) after
+// its increment, though the request failed.
 func phantomText(r Run, n int64) string {
-	requests := plural(n, "request", "requests")
-	if r.Client == "go-redis" && strings.Contains(r.ClientOptions, "retries=") && !strings.Contains(r.ClientOptions, "retries=off") {
-		return fmt.Sprintf("%d %s counted twice by the client's retries (or counted though they failed): users rejected early", n, requests)
+	requests, they := plural(n, "request", "requests"), plural(n, "it", "they")
+	why := "the reply lost after the server ran it"
+	if r.ErrorKinds["crashed"] > 0 {
+		why = "the client died after the increment, or the reply was lost after the server ran it"
 	}
-	return fmt.Sprintf("%d %s counted though they failed for their users (the reply lost after the server ran them): users rejected early", n, requests)
+	if r.Client == "go-redis" && strings.Contains(r.ClientOptions, "retries=") && !strings.Contains(r.ClientOptions, "retries=off") {
+		return fmt.Sprintf("%d %s counted twice by the client's retries (or counted though %s failed): users rejected early", n, requests, they)
+	}
+	return fmt.Sprintf("%d %s counted though %s failed for %s users (%s): users rejected early", n, requests, they, plural(n, "its", "their"), why)
 }
 
 func writePerNode(buf *bytes.Buffer, r Run, label string) {
