@@ -183,14 +183,19 @@ func objectOf(ctx context.Context, n *redis.Client, o LeftObject, prefix, digest
 }
 
 // foreignKeys says which key rule of an ACL user (the words of its ACL
-// LIST line after its name) reaches beyond prefix, or "" when none does
-// and there is at least one.
+// LIST line after its name) reaches beyond prefix, or that it has a
+// selector, or "" when none does and there is at least one.
 func foreignKeys(rules []string, prefix string) string {
 	under := strings.TrimSuffix(audit.MatchPattern(prefix), "*")
 	patterns := 0
 	for _, r := range rules {
 		if r == "allkeys" {
 			return "it may touch every key (allkeys)"
+		}
+		if strings.HasPrefix(r, "(") {
+			// A selector (Redis 7), whose key patterns are its own: a
+			// run never gives its user one.
+			return "it has a selector, which a run's user never has"
 		}
 		i := strings.Index(r, "~")
 		if i < 0 || !(i == 0 || r[0] == '%') {
