@@ -20,7 +20,7 @@ import (
 // its name. The record is written before the object is made and deleted
 // once the object is, so that a run killed with SIGKILL leaves a record of
 // each object it leaves, which rlbench cleanup deletes (cleanObjects).
-const ObjectName = "rlbench-object:"
+const ObjectName = audit.ObjectName
 
 // The kinds of objects a run records.
 const (
@@ -28,11 +28,11 @@ const (
 	// record holds nothing; cleanup deletes the user only when its name
 	// starts with ACLUserPrefix and every key pattern it has lies under
 	// the prefix.
-	ObjectACLUser = "acl-user"
+	ObjectACLUser = audit.ObjectACLUser
 	// ObjectLibrary is a library of Redis Functions that the run's client
 	// loaded: its record holds the SHA-1 of its code, and cleanup deletes
 	// the library only where it holds that code.
-	ObjectLibrary = "library"
+	ObjectLibrary = audit.ObjectLibrary
 )
 
 // ACLUserPrefix starts the name of every temporary ACL user a run makes.
