@@ -160,7 +160,7 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 	run = c.result(&rec, &m)
 	// A restart's run_id is the more precise reason of the two: read first.
 	wiped := c.countersWiped(abort, &m, &run)
-	if err := c.claimHeld(ctx, abort); err != nil {
+	if err := c.claimHeld(abort); err != nil {
 		run.Audit = results.Audit{Error: "not audited, no key deleted: " + err.Error()}
 		if wiped != nil {
 			err = errors.Join(fmt.Errorf("%s: %w", c.label, wiped), err)
@@ -297,7 +297,7 @@ func (c *cell) warmUp(ctx, abort context.Context) error {
 	wl.Duration, wl.Requests, wl.CrashRate, wl.RacePause, wl.Stages = c.cfg.Warmup, 0, 0, 0, nil
 	var rec results.Recorder
 	_, runErr := workload.Run(ctx, wl, c.impl, c.conn, &rec, nil)
-	if err := c.claimHeld(ctx, abort); err != nil {
+	if err := c.claimHeld(abort); err != nil {
 		return err
 	}
 	// Deleted even after an interrupt: a non-atomic strategy's warm-up
@@ -531,13 +531,12 @@ func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
 }
 
 // claimHeld returns nil while the run holds its claim on its prefix on
-// the cell's target: lost (ctx's cause, or found so now), the error says
-// so, and the cell deletes nothing, since the keys under the prefix may
-// be another run's now.
-func (c *cell) claimHeld(ctx, abort context.Context) error {
-	if err := context.Cause(ctx); errors.Is(err, target.ErrClaimLost) {
-		return claimLost(c, err)
-	}
+// the cell's target: lost (found so before, or now), the error says so,
+// and the cell deletes nothing, since the keys under the prefix may be
+// another run's now. A claim lost on another target stops the run's load
+// (its context), but this target's keys are still the run's, to audit
+// and delete.
+func (c *cell) claimHeld(abort context.Context) error {
 	if err := c.target.CheckClaim(abort); err != nil {
 		return claimLost(c, err)
 	}

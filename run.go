@@ -103,7 +103,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 	defer loseClaim(nil)
 	for _, t := range targets {
 		lost := t.ClaimLost()
-		defer context.AfterFunc(lost, func() { loseClaim(context.Cause(lost)) })()
+		defer context.AfterFunc(lost, func() { loseClaim(fmt.Errorf("%s: %w", t.Spec.Label, context.Cause(lost))) })()
 	}
 	abort, cancel := target.AbortContext(ctx, opts.Abort)
 	defer cancel()
@@ -145,7 +145,9 @@ func settle(ctx context.Context, rep *results.Report, c *cell, run results.Run, 
 	switch {
 	case errors.Is(context.Cause(ctx), target.ErrClaimLost):
 		if !errors.Is(err, target.ErrClaimLost) {
-			err = claimLost(c, context.Cause(ctx))
+			// Lost on another target: c, on a target whose claim the
+			// run holds, was audited and cleaned up as usual.
+			err = errors.Join(err, fmt.Errorf("%w; the run stopped after %s, and the cells after it did not run", context.Cause(ctx), c.label))
 		}
 		rep.Failed, rep.StoppedBy = true, err.Error()
 		return true, err

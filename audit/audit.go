@@ -242,6 +242,29 @@ func NewRunID() string {
 // anything else (a tenant's counter) is audited as any other.
 const ClaimName = "rlbench-claim"
 
+// ObjectName starts the last part of the key by which a load run records,
+// under its prefix, a server object it makes (package target): the
+// prefix, ObjectName, the object's kind (ObjectACLUser, ObjectLibrary),
+// ':' and its name. A record has no TTL by design: a fix (Options.FixTTL)
+// leaves it out (Findings.FixRecords), since one that expired would hide
+// the object a killed run left from rlbench cleanup.
+const ObjectName = "rlbench-object:"
+
+// The kinds of objects a run records (ObjectName).
+const (
+	// ObjectACLUser is a temporary ACL user.
+	ObjectACLUser = "acl-user"
+	// ObjectLibrary is a library of Redis Functions.
+	ObjectLibrary = "library"
+)
+
+// objectRecord matches the end of a record's key (ObjectName).
+var objectRecord = regexp.MustCompile(regexp.QuoteMeta(ObjectName) + `(?:` + ObjectACLUser + `|` + ObjectLibrary + `):[^\s:]+$`)
+
+// isObjectRecord reports whether key has the shape of a run's record of
+// an object (ObjectName).
+func isObjectRecord(key string) bool { return objectRecord.MatchString(key) }
+
 // claimValue is the shape of a run's claim's value: its run id, then the
 // process, the host and since when it holds the prefix.
 var claimValue = regexp.MustCompile(`^run (\S+) \(pid [0-9]+ on .*, since \S+\)$`)

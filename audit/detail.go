@@ -56,6 +56,9 @@ type keyDetail struct {
 	// leftOut is set when the key lies under a live run's claim, and so
 	// was not fixed (Findings.FixLeftOut).
 	leftOut bool
+	// record is set when the key is a run's record of an object
+	// (ObjectName), which a fix leaves out (Findings.FixRecords).
+	record bool
 }
 
 // fixScript gives KEYS[1] a TTL of ARGV[1] seconds only if, at that
@@ -122,6 +125,12 @@ func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []imm
 				details[i].leftOut = true
 				continue
 			}
+			if isObjectRecord(k.key) {
+				// A killed run's record of an object: with a TTL, it
+				// would hide the object from rlbench cleanup.
+				details[i].record = true
+				continue
+			}
 			fix, names, at = append(fix, k), append(names, k.key), append(at, i)
 		}
 		fixed, err := a.write(ctx, n, &a.lat[2], names, a.fixWrite(fix))
@@ -161,6 +170,9 @@ func (a *auditor) changed(nr *NodeReport, n int64) {
 func (a *auditor) account(nr *NodeReport, d keyDetail) {
 	if d.leftOut {
 		nr.FixLeftOut++
+	}
+	if d.record {
+		nr.FixRecords++
 	}
 	if d.fix {
 		switch d.fixed {

@@ -34,12 +34,16 @@ type Findings struct {
 	Fixed int64 `json:"fixed"`
 	// FixSkipped is the number of immortal keys Options.FixTTL left alone
 	// because they had gained a TTL since their PTTL was read. Immortal =
-	// Fixed + FixSkipped + FixLeftOut after a fix.
+	// Fixed + FixSkipped + FixLeftOut + FixRecords after a fix.
 	FixSkipped int64 `json:"fix_skipped"`
 	// FixLeftOut is the number of immortal keys Options.FixTTL (or its
 	// dry run) left out because they lie under a live run's claim
 	// (Report.Claims): that run's keys, mid-measurement.
 	FixLeftOut int64 `json:"fix_left_out"`
+	// FixRecords is the number of immortal keys Options.FixTTL (or its
+	// dry run) left out because they are a run's records of an ACL user
+	// or a library (ObjectName), which rlbench cleanup needs.
+	FixRecords int64 `json:"fix_records,omitempty"`
 	// Changed is the number of keys that had no TTL when their PTTL was
 	// read and were another type, or gone, when the audit read them next:
 	// a hash the field audit found replaced or deleted (FieldFindings.
@@ -182,6 +186,7 @@ func (f *Findings) add(o Findings) {
 	f.Fixed += o.Fixed
 	f.FixSkipped += o.FixSkipped
 	f.FixLeftOut += o.FixLeftOut
+	f.FixRecords += o.FixRecords
 	f.Changed += o.Changed
 	f.WouldFix += o.WouldFix
 	f.Deleted += o.Deleted

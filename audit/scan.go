@@ -386,9 +386,12 @@ func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []stri
 	f := &nr.Findings
 	if a.o.DryRun {
 		for _, k := range a.immortal {
-			if a.underClaim(k.key) {
+			switch {
+			case a.underClaim(k.key):
 				f.FixLeftOut++
-			} else {
+			case isObjectRecord(k.key):
+				f.FixRecords++
+			default:
 				f.WouldFix++
 			}
 		}

@@ -335,6 +335,9 @@ func writeFix(row func(string, int64, string), r Report) {
 	if s.FixTTLS > 0 && (r.FixLeftOut > 0 || len(r.Claims) > 0) {
 		row("left out: under a live run's claim", r.FixLeftOut, claimsText(r.Claims))
 	}
+	if s.FixTTLS > 0 && r.FixRecords > 0 {
+		row("left out: a run's records of an ACL user or library", r.FixRecords, "rlbench cleanup finds the objects by them")
+	}
 	if r.Changed > 0 || s.FixTTLS > 0 && !s.DryRun {
 		row("changed during the audit (type or gone)", r.Changed, "no TTL at PTTL, never given one")
 	}

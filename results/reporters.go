@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 )
 
 // Reporter writes a report somewhere.
@@ -130,11 +131,22 @@ func cellsText(labels []string, cells int) string {
 func writeNote(buf *bytes.Buffer, line string) {
 	prefix := ""
 	for {
-		room := MaxNoteWidth - len([]rune(prefix))
-		if len([]rune(line)) <= room {
+		room := MaxNoteWidth - utf8.RuneCountInString(prefix)
+		if utf8.RuneCountInString(line) <= room {
 			break
 		}
-		cut := strings.LastIndexByte(string([]rune(line)[:room+1]), ' ')
+		// The byte where the room's character after the last ends: a
+		// byte that is not UTF-8 counts as one character, as
+		// RuneCountInString counts it ([]rune would widen it to three).
+		end, runes := len(line), 0
+		for i := range line {
+			if runes == room+1 {
+				end = i
+				break
+			}
+			runes++
+		}
+		cut := strings.LastIndexByte(line[:end], ' ')
 		if cut <= 0 {
 			break // one word longer than the line: left whole
 		}

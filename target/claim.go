@@ -13,6 +13,7 @@ import (
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/serverinfo"
 )
 
 // claimTTL is the life of a run's claim on its prefix; the run renews it
@@ -42,9 +43,14 @@ type claim struct {
 	// retake is set on a server rlbench started, which a restart fault
 	// empties: a claim gone there is taken again, not lost.
 	retake bool
-	stop   chan struct{}
-	done   sync.WaitGroup
-	once   sync.Once // release
+	// serverRunID is the INFO run_id of the node that held the claim when
+	// the run took it ("" when unknown): a claim gone from a node whose
+	// run_id changed since went with the restart that emptied it, and is
+	// taken again (serverRestarted).
+	serverRunID string
+	stop        chan struct{}
+	done        sync.WaitGroup
+	once        sync.Once // release
 	// lost is cancelled, with ErrClaimLost as its cause, once the claim
 	// is found lost (lose).
 	lost context.Context
@@ -75,6 +81,7 @@ func takeClaim(ctx context.Context, rdb redis.UniversalClient, prefix, runID str
 			return nil, fmt.Errorf("set %s nx: %w", c.key, err)
 		}
 		if ok {
+			c.serverRunID = c.nodeRunID(ctx)
 			c.done.Add(1)
 			go c.renew()
 			return c, nil
@@ -88,6 +95,7 @@ func takeClaim(ctx context.Context, rdb redis.UniversalClient, prefix, runID str
 		case holder == c.value:
 			// This very SET NX took it, and its reply was lost (a
 			// cluster client sends it again after a timeout).
+			c.serverRunID = c.nodeRunID(ctx)
 			c.done.Add(1)
 			go c.renew()
 			return c, nil
@@ -148,13 +156,14 @@ func compareAnd(call string) string {
 }
 
 // renewOnce gives the claim its whole TTL again. A claim gone is taken
-// again on a server rlbench started (retake); otherwise, and when another
+// again on a server rlbench started (retake), or on one that restarted
+// since the run took it (serverRestarted); otherwise, and when another
 // run's value is there, the claim is lost: c.lost is cancelled and the
 // error wraps ErrClaimLost. Another error (a server that does not answer)
 // is returned as it is: the claim may still be held.
 func (c *claim) renewOnce(ctx context.Context) error {
 	err := c.compareAnd(ctx, renewScript, func(p redis.Pipeliner) { p.PExpire(ctx, c.key, claimTTL) })
-	if errors.Is(err, redis.Nil) && c.retake {
+	if errors.Is(err, redis.Nil) && (c.retake || c.serverRestarted(ctx)) {
 		ok, serr := c.rdb.SetNX(ctx, c.key, c.value, claimTTL).Result()
 		if serr != nil || ok {
 			return serr
@@ -162,6 +171,38 @@ func (c *claim) renewOnce(ctx context.Context) error {
 		err = c.compareAnd(ctx, renewScript, func(p redis.Pipeliner) { p.PExpire(ctx, c.key, claimTTL) })
 	}
 	return c.lostIf(err)
+}
+
+// nodeRunID is the INFO run_id of the node that serves the claim's key
+// (its master on a cluster); "" when it cannot be read.
+func (c *claim) nodeRunID(ctx context.Context) string {
+	var node interface {
+		Info(ctx context.Context, section ...string) *redis.StringCmd
+	} = c.rdb
+	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+		m, err := cc.MasterForKey(ctx, c.key)
+		if err != nil {
+			return ""
+		}
+		node = m
+	}
+	info, err := node.Info(ctx, "server").Result()
+	if err != nil {
+		return ""
+	}
+	return serverinfo.Parse(info)["run_id"]
+}
+
+// serverRestarted reports whether the node that serves the claim's key
+// restarted since the run took it (its run_id changed): a claim gone
+// there went with the restart, which emptied the server (a restart that
+// kept the data, from a dump, kept the claim too), and no run holds it.
+func (c *claim) serverRestarted(ctx context.Context) bool {
+	if c.serverRunID == "" {
+		return false
+	}
+	now := c.nodeRunID(ctx)
+	return now != "" && now != c.serverRunID
 }
 
 // lostIf returns err, after marking the claim lost when err says so

@@ -20,7 +20,7 @@ import (
 // its name. The record is written before the object is made and deleted
 // once the object is, so that a run killed with SIGKILL leaves a record of
 // each object it leaves, which rlbench cleanup deletes (cleanObjects).
-const ObjectName = "rlbench-object:"
+const ObjectName = audit.ObjectName
 
 // The kinds of objects a run records.
 const (
@@ -28,11 +28,11 @@ const (
 	// record holds nothing; cleanup deletes the user only when its name
 	// starts with ACLUserPrefix and every key pattern it has lies under
 	// the prefix.
-	ObjectACLUser = "acl-user"
+	ObjectACLUser = audit.ObjectACLUser
 	// ObjectLibrary is a library of Redis Functions that the run's client
 	// loaded: its record holds the SHA-1 of its code, and cleanup deletes
 	// the library only where it holds that code.
-	ObjectLibrary = "library"
+	ObjectLibrary = audit.ObjectLibrary
 )
 
 // ACLUserPrefix starts the name of every temporary ACL user a run makes.
@@ -183,14 +183,19 @@ func objectOf(ctx context.Context, n *redis.Client, o LeftObject, prefix, digest
 }
 
 // foreignKeys says which key rule of an ACL user (the words of its ACL
-// LIST line after its name) reaches beyond prefix, or "" when none does
-// and there is at least one.
+// LIST line after its name) reaches beyond prefix, or that it has a
+// selector, or "" when none does and there is at least one.
 func foreignKeys(rules []string, prefix string) string {
 	under := strings.TrimSuffix(audit.MatchPattern(prefix), "*")
 	patterns := 0
 	for _, r := range rules {
 		if r == "allkeys" {
 			return "it may touch every key (allkeys)"
+		}
+		if strings.HasPrefix(r, "(") {
+			// A selector (Redis 7), whose key patterns are its own: a
+			// run never gives its user one.
+			return "it has a selector, which a run's user never has"
 		}
 		i := strings.Index(r, "~")
 		if i < 0 || !(i == 0 || r[0] == '%') {

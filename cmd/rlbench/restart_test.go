@@ -79,3 +79,34 @@ func TestCountersWipedMidCell(t *testing.T) {
 		t.Errorf("rlbench %q output =\n%s\nwant the lost increments measured", args, out)
 	}
 }
+
+// TestServerRestartedKeepsClaim: an --addr server restarted mid-cell
+// (without persistence) loses the run's claim with every other key. The
+// run_id that changed explains it, and no other run holds the prefix: the
+// run takes its claim again, cleans up the keys its clients wrote since
+// the restart, and runs its later cells, where it stopped saying that the
+// keys "may be another run's now", leaving them.
+func TestServerRestartedKeepsClaim(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := redistest.Client(t, srv)
+	prefix := redistest.Prefix(t)
+	args := []string{"--addr", srv.Addr(), "--prefix", prefix, "--strategy", "incr-expire,naive", "--clients", "4", "--keys", "20",
+		"--limit", "100", "--window", "60", "--duration", "4s", "--warmup", "0"}
+	restarted := make(chan error, 1)
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		restarted <- srv.Restart(t.Context())
+	}()
+	res := runCLI(t, t.Context(), args...)
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	out := res.stdout + res.stderr
+	if res.code != exitFailure || strings.Contains(out, "lost its claim") || !strings.Contains(out, "naive/go-redis") {
+		t.Errorf("rlbench %q with the server restarted mid-cell = exit %d\n%s\nwant %d, the claim kept, the naive cell run", args, res.code, out, exitFailure)
+	}
+	if keys := scanKeys(t, rdb, prefix+"*"); len(keys) != 0 {
+		t.Errorf("after the run, %d keys remain under the prefix, such as %q; want none", len(keys), keys[0])
+	}
+}
