@@ -67,16 +67,23 @@ func (l *libraries) load(ctx context.Context, code string, nodes []functionNode)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	loaded := false
+	var err error
 	for _, n := range nodes {
-		did, err := loadOn(ctx, n, name, code, l.beforeLoad)
+		var did bool
+		did, err = loadOn(ctx, n, name, code, l.beforeLoad)
 		if err != nil {
 			if n.addr() != "" {
-				return fmt.Errorf("%s: %w", n.addr(), err)
+				err = fmt.Errorf("%s: %w", n.addr(), err)
 			}
-			return err
+			break
 		}
 		loaded = loaded || did
 	}
+	if err != nil && !loaded {
+		return err
+	}
+	// Loaded on some nodes at least (a cluster whose later master
+	// failed): recorded, so that DeleteLibraries deletes it there too.
 	lib := l.find(name)
 	if lib == nil {
 		lib = &library{Library: Library{Name: name}, code: code}
@@ -88,7 +95,7 @@ func (l *libraries) load(ctx context.Context, code string, nodes []functionNode)
 	if loaded {
 		lib.Loaded, lib.Deleted = true, false
 	}
-	return nil
+	return err
 }
 
 // find returns the record of the library name, nil when there is none.
