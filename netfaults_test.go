@@ -17,11 +17,11 @@ import (
 )
 
 // netRun runs one cell of strategy on client against srv with the network
-// fault f and the client's retries, its keys kept, and returns the cell and
+// fault f, the client's retries and read timeout, its keys kept, and returns the cell and
 // the sum of its counters, read on a plain connection. The load is a
 // number of requests, not a time: no decision is cut short at its end, so
 // every increment on the server is one a decision made.
-func netRun(t *testing.T, srvAddr string, plain *redis.Client, strategy, client, fault string, retries int) (results.Run, int64) {
+func netRun(t *testing.T, srvAddr string, plain *redis.Client, strategy, client, fault string, retries int, readTimeout time.Duration) (results.Run, int64) {
 	t.Helper()
 	f, err := faults.Parse(fault)
 	if err != nil {
@@ -29,8 +29,10 @@ func netRun(t *testing.T, srvAddr string, plain *redis.Client, strategy, client,
 	}
 	prefix := redistest.Prefix(t)
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
-		Targets: []rlbench.TargetSpec{{Addr: srvAddr}}, Strategies: []string{strategy}, Clients: []string{client}, Limit: 1_000_000_000,
-		Retries: retries, ReadTimeout: 500 * time.Millisecond, KeepKeys: true, Faults: []faults.Fault{f},
+		// A window of an hour: the load ends inside its first window, on a
+		// loaded machine too, so that no counter expires before it is summed.
+		Targets: []rlbench.TargetSpec{{Addr: srvAddr}}, Strategies: []string{strategy}, Clients: []string{client}, Limit: 1_000_000_000, Window: 3600,
+		Retries: retries, ReadTimeout: readTimeout, KeepKeys: true, Faults: []faults.Fault{f},
 		Workload: workload.Config{Workers: 4, Keys: 5, Requests: 20_000, Prefix: prefix},
 	}, rlbench.Options{})
 	if err != nil || len(rep.Runs) != 1 {
@@ -85,7 +87,7 @@ func TestReplyLossWithRetriesCountsTwice(t *testing.T) {
 	} {
 		t.Run(tc.client+"/retries="+string(rune('0'+tc.retries)), func(t *testing.T) {
 			t.Parallel()
-			r, sum := netRun(t, srv.Addr(), plain, "lua", tc.client, "reply-loss@0s:1m:0.02", tc.retries)
+			r, sum := netRun(t, srv.Addr(), plain, "lua", tc.client, "reply-loss@0s:1m:0.02", tc.retries, 500*time.Millisecond)
 			ev := faultEvent(t, r)
 			if ev.LostReplies == 0 {
 				t.Fatalf("fault %+v; want lost replies", ev)
@@ -168,7 +170,7 @@ func TestFaultSpanWithoutFirstIncrement(t *testing.T) {
 func TestPartitionTimesOut(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	r, _ := netRun(t, srv.Addr(), redistest.Client(t, srv), "lua", "go-redis", "partition@50ms:1500ms", 0)
+	r, _ := netRun(t, srv.Addr(), redistest.Client(t, srv), "lua", "go-redis", "partition@50ms:1500ms", 0, 500*time.Millisecond)
 	faultEvent(t, r)
 	if r.ErrorKinds[results.KindTimeout] == 0 {
 		t.Errorf("error kinds %v; want timeouts", r.ErrorKinds)
@@ -182,7 +184,10 @@ func TestPartitionTimesOut(t *testing.T) {
 
 // TestLatencyLosesNothing: latency slows the replies, and loses none: the
 // counters sum to the decisions, on both clients, with 0 phantom and 0
-// lost increments.
+// lost increments. The read timeout (10 s) is far beyond the latency, on
+// a loaded machine too: a reply later than it would be retried, and the
+// retry counted twice (a phantom increment, which is what reply-loss
+// shows).
 func TestLatencyLosesNothing(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -190,7 +195,7 @@ func TestLatencyLosesNothing(t *testing.T) {
 	for _, client := range []string{"go-redis", "rueidis"} {
 		t.Run(client, func(t *testing.T) {
 			t.Parallel()
-			r, sum := netRun(t, srv.Addr(), plain, "incr-expire", client, "latency@0s:1m:2~1", 3)
+			r, sum := netRun(t, srv.Addr(), plain, "incr-expire", client, "latency@0s:1m:2~1", 3, 10*time.Second)
 			faultEvent(t, r)
 			if l := r.LostIncrements; l == nil || l.Increments != 0 || l.Phantom != 0 || sum != r.Decisions || r.Errors != 0 {
 				t.Errorf("counters %d for %d decisions (%d errors), lost increments %+v; want equal, 0 errors, 0 lost, 0 phantom", sum, r.Decisions, r.Errors, l)
@@ -205,7 +210,7 @@ func TestLatencyLosesNothing(t *testing.T) {
 func TestResetFault(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	r, sum := netRun(t, srv.Addr(), redistest.Client(t, srv), "lua", "go-redis", "reset@100ms", 0)
+	r, sum := netRun(t, srv.Addr(), redistest.Client(t, srv), "lua", "go-redis", "reset@100ms", 0, 500*time.Millisecond)
 	if ev := faultEvent(t, r); ev.ResetConnections == 0 {
 		t.Errorf("fault %+v; want connections reset", ev)
 	}

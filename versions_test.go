@@ -34,7 +34,9 @@ func TestEveryBuild(t *testing.T) {
 				if err != nil {
 					t.Fatalf("verify.Run(%s) = %v", bin, err)
 				}
-				if !m.AsDocumented() {
+				// A cell that could not judge (a loaded machine read too late
+				// on every try) fails verify, but is not the strategy's fault.
+				if len(m.Wrong()) > 0 || !m.Complete() {
 					var b strings.Builder
 					_ = verify.Text(m)(&b)
 					t.Errorf("verify on %s %s: not as documented:\n%s", m.Server.Name, m.Server.Version, b.String())

@@ -103,13 +103,15 @@ func TestFieldAudit(t *testing.T) {
 // the server deletes it, counts as every field expired, not immortal.
 func TestFieldAuditExpired(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start74(t)
+	srv := redistest.Start74(t, "--enable-debug-command", "local")
 	rdb := redistest.Client(t, srv)
 	ctx := context.Background()
 	prefix := redistest.Prefix(t)
-	// Active expiry would delete the hash; pause it so the lazy state shows.
-	rdb.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", 0)
-	t.Cleanup(func() { rdb.Do(context.Background(), "DEBUG", "SET-ACTIVE-EXPIRE", 1) })
+	// Active expiry would delete the hash (within the server's next cron,
+	// 100 ms); pause it so the lazy state shows.
+	if err := rdb.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", 0).Err(); err != nil {
+		t.Fatalf("DEBUG SET-ACTIVE-EXPIRE 0: %v", err)
+	}
 	rdb.HSet(ctx, prefix+"gone", "a", 1, "b", 1)
 	rdb.HPExpire(ctx, prefix+"gone", 10*time.Millisecond, "a", "b")
 	time.Sleep(50 * time.Millisecond)

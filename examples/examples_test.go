@@ -122,6 +122,10 @@ func TestVerifyChecksClaims(t *testing.T) {
 	for _, r := range m.Rows {
 		for _, c := range r.Cells {
 			id := r.Strategy + "/" + r.Client + " " + c.Check
+			if c.TooLate { // the machine too slow for the window: no verdict on the script
+				t.Logf("%s could not judge: %s", id, c.Note)
+				continue
+			}
 			refuted := r.Strategy == "boastful" && c.Check == verify.CheckHealing
 			if refuted && c.Outcome != verify.Leaks {
 				t.Errorf("%s = %s (%s); want leaks: the script claims heals and does not", id, c.Outcome, c.Note)

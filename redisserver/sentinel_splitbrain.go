@@ -21,8 +21,9 @@ const splitBrainPoll = 20 * time.Millisecond
 // splitBrainRejoinTimeout bounds the wait for the old master to rejoin
 // once healed: a sentinel reads a replica's INFO every 10 seconds, and
 // reconfigures one that says it is a master 8 seconds after (some 20
-// seconds in all; some 3 with SentinelOptions.QuickRejoin).
-const splitBrainRejoinTimeout = time.Minute
+// seconds in all; some 3 with SentinelOptions.QuickRejoin), and more than
+// a minute at load average 28 on 2 cores.
+const splitBrainRejoinTimeout = 2 * time.Minute
 
 // ErrNoRelay is returned, wrapped, by SplitBrain on a set-up started
 // without SentinelOptions.Relay: nothing can cut the master off.

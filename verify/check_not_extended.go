@@ -46,6 +46,10 @@ func checkNotExtended(ctx context.Context, t *trial) Cell {
 		cell.late = p0 != -1 && t0.Sub(first) >= t.lateAfter()
 		return cell
 	}
+	end, err := t.windowEnd(ctx, key, p0)
+	if err != nil {
+		return failf("%v", err)
+	}
 	n := int(t.cfg.Limit) + 2
 	for i := 2; i <= n; i++ {
 		if err := sleep(ctx, notExtendedSpacing); err != nil {
@@ -60,7 +64,7 @@ func checkNotExtended(ctx context.Context, t *trial) Cell {
 		if err != nil {
 			return failf("%v", err)
 		}
-		if cell, ok := notExtended(i, p0, p, sent.Sub(t0), sent.Sub(asked), read.Sub(asked)); !ok {
+		if cell, ok := notExtended(i, p0, end, p, sent.Sub(t0), sent.Sub(asked), read.Sub(asked)); !ok {
 			return cell
 		}
 	}
@@ -69,15 +73,17 @@ func checkNotExtended(ctx context.Context, t *trial) Cell {
 
 // notExtended judges the PTTL p read after request i, elapsed after the
 // first reading p0 (no more than the time between them): a window that
-// traffic does not extend is at most p0-elapsed then. The first reading's
-// window ends p0 after it, sent asked ago; a key gone when the reading
-// (read since asked) may have come after that end, or a PTTL risen when
+// traffic does not extend is at most p0-elapsed then. The window may end
+// before the counter's TTL does, end after the first reading (windowEnd:
+// a timer key beside the counter, as Laravel's, set a moment before it);
+// that reading was sent asked ago. A key gone when the reading (read since
+// asked) may have come after the window's end, or a PTTL risen when
 // request i (sent since asked) may have, is a window ended by design and
 // perhaps a new one: too late to judge (Cell.late), run again on fresh
 // keys. It returns a FAIL cell, or ok.
-func notExtended(i int, p0, p int64, elapsed, sent, read time.Duration) (Cell, bool) {
+func notExtended(i int, p0, end, p int64, elapsed, sent, read time.Duration) (Cell, bool) {
 	ms := elapsed.Milliseconds()
-	ended := func(since time.Duration) bool { return since.Milliseconds() >= p0-pttlTolerance }
+	ended := func(since time.Duration) bool { return since.Milliseconds() >= end-pttlTolerance }
 	switch bound := p0 - ms + pttlTolerance; {
 	case p == -1:
 		return failf("the key lost its TTL after request %d", i), false
@@ -91,4 +97,30 @@ func notExtended(i int, p0, p int64, elapsed, sent, read time.Duration) (Cell, b
 		return cell, false
 	}
 	return Cell{}, true
+}
+
+// windowEnd is when the window of the counter at key ends, in milliseconds
+// after the reading of its PTTL p0 (made a moment before this): the least
+// of p0 and the PTTLs of the keys the strategy keeps beside it, under key
+// (Laravel's key:timer, whose end resets the counter). Each is read after
+// p0 was, so the window ends no earlier than that after p0's reading.
+func (t *trial) windowEnd(ctx context.Context, key string, p0 int64) (int64, error) {
+	keys, err := t.keysUnder(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	end := p0
+	for _, k := range keys {
+		if k == key {
+			continue
+		}
+		p, err := t.keyPTTL(ctx, k)
+		if err != nil {
+			return 0, err
+		}
+		if p > 0 && p < end {
+			end = p
+		}
+	}
+	return end, nil
 }

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -136,6 +137,7 @@ func TestNotExtendedLate(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		p          int64         // the PTTL read after request 2, of a first reading of 2000ms
+		end        int64         // when the window ends after the first reading (windowEnd); 0: 2000ms
 		elapsed    time.Duration // since the first reading
 		sent, read time.Duration // since the first reading was sent
 		ok, late   bool
@@ -143,14 +145,17 @@ func TestNotExtendedLate(t *testing.T) {
 		{name: "going down", p: 1900, elapsed: 75 * ms, sent: 80 * ms, read: 81 * ms, ok: true},
 		{name: "risen inside the window", p: 2000, elapsed: 75 * ms, sent: 80 * ms, read: 81 * ms},
 		{name: "risen after the window may have ended", p: 1956, elapsed: 2062 * ms, sent: 2063 * ms, read: 2064 * ms, late: true},
+		{name: "risen after a timer beside the counter may have ended", p: 1970, end: 1100, elapsed: 1140 * ms, sent: 1150 * ms, read: 1151 * ms, late: true},
+		{name: "risen before a timer beside the counter ended", p: 1970, end: 1500, elapsed: 1140 * ms, sent: 1150 * ms, read: 1151 * ms},
 		{name: "gone inside the window", p: -2, elapsed: 75 * ms, sent: 80 * ms, read: 81 * ms},
 		{name: "gone when read after the window", p: -2, elapsed: 1900 * ms, sent: 1900 * ms, read: 2100 * ms, late: true},
 		{name: "no TTL, late or not", p: -1, elapsed: 3000 * ms, sent: 3000 * ms, read: 3000 * ms},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cell, ok := notExtended(2, 2000, tc.p, tc.elapsed, tc.sent, tc.read)
+			end := cmp.Or(tc.end, 2000)
+			cell, ok := notExtended(2, 2000, end, tc.p, tc.elapsed, tc.sent, tc.read)
 			if ok != tc.ok || cell.late != tc.late || (!ok && cell.Outcome != Fail) {
-				t.Errorf("notExtended(2, 2000, %d, %s, %s, %s) = (%+v, %t); want ok %t, late %t", tc.p, tc.elapsed, tc.sent, tc.read, cell, ok, tc.ok, tc.late)
+				t.Errorf("notExtended(2, 2000, %d, %d, %s, %s, %s) = (%+v, %t); want ok %t, late %t", end, tc.p, tc.elapsed, tc.sent, tc.read, cell, ok, tc.ok, tc.late)
 			}
 		})
 	}

@@ -41,6 +41,12 @@ type Cell struct {
 	Outcome Outcome `json:"outcome"`
 	// Note says, in one line, what was seen; empty for a plain pass.
 	Note string `json:"note,omitempty"`
+	// TooLate marks a FAIL whose every try read too late to judge (see
+	// late): the machine was too slow for the window, and the check could
+	// not judge the strategy. It fails the matrix (AsDocumented), as a
+	// measurement that could not judge, not as the strategy's fault
+	// (Unjudged, Wrong).
+	TooLate bool `json:"too_late,omitempty"`
 	// late marks a FAIL that a reading too late to judge gave (see
 	// trial.lateAfter, row.freshCounter): the check runs again on fresh
 	// keys (runCheck).
@@ -228,6 +234,18 @@ func (m *Matrix) Unexpected() []Mismatch {
 		}
 	}
 	return out
+}
+
+// Unjudged returns the cells of Unexpected that could not judge
+// (Cell.TooLate): every try of theirs read too late.
+func (m *Matrix) Unjudged() []Mismatch {
+	return slices.DeleteFunc(m.Unexpected(), func(u Mismatch) bool { return !u.Cell.TooLate })
+}
+
+// Wrong returns the cells of Unexpected that a reading could judge: a
+// strategy not as documented.
+func (m *Matrix) Wrong() []Mismatch {
+	return slices.DeleteFunc(m.Unexpected(), func(u Mismatch) bool { return u.Cell.TooLate })
 }
 
 // NotRunCells returns the number of cells that did not run (NotRun): 0

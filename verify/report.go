@@ -85,11 +85,15 @@ func writeVerdict(buf *bytes.Buffer, m *Matrix) {
 			notRun, m.cellCount(), plural(m.cellCount(), "cell", "cells"), leaks)
 		return
 	}
-	labels := make([]string, len(bad))
-	for i, b := range bad {
-		labels[i] = b.Row + " " + b.Cell.Check + " (" + string(b.Cell.Outcome) + ")"
+	if wrong := m.Wrong(); len(wrong) > 0 {
+		fmt.Fprintf(buf, "NOT AS DOCUMENTED (*): %d %s: %s", len(wrong), plural(len(wrong), "cell", "cells"), mismatchLabels(wrong))
+		if unjudged := m.Unjudged(); len(unjudged) > 0 {
+			fmt.Fprintf(buf, "; COULD NOT JUDGE: %s", mismatchLabels(unjudged))
+		}
+	} else {
+		fmt.Fprintf(buf, "COULD NOT JUDGE (*): %d %s: %s: every try read too late for the %ds window (run again on a quieter machine)",
+			len(bad), plural(len(bad), "cell", "cells"), mismatchLabels(bad), m.Window)
 	}
-	fmt.Fprintf(buf, "NOT AS DOCUMENTED (*): %d %s: %s", len(bad), plural(len(bad), "cell", "cells"), strings.Join(labels, ", "))
 	if leaks != "" {
 		buf.WriteString("; " + strings.TrimPrefix(leaks, ", but "))
 	}
@@ -97,6 +101,16 @@ func writeVerdict(buf *bytes.Buffer, m *Matrix) {
 	if notRun > 0 {
 		fmt.Fprintf(buf, "INTERRUPTED: %d of %d %s not run.\n", notRun, m.cellCount(), plural(m.cellCount(), "cell", "cells"))
 	}
+}
+
+// mismatchLabels names the cells of ms with their outcomes:
+// "gcra/redigo first (FAIL), ...".
+func mismatchLabels(ms []Mismatch) string {
+	labels := make([]string, len(ms))
+	for i, b := range ms {
+		labels[i] = b.Row + " " + b.Cell.Check + " (" + string(b.Cell.Outcome) + ")"
+	}
+	return strings.Join(labels, ", ")
 }
 
 // documentedLeaks names the cells that leak as their rows document, the
@@ -226,6 +240,8 @@ func verdictOf(c Cell, r Row, s Server) string {
 	switch {
 	case c.Outcome == NotRun:
 		return ""
+	case !slices.Contains(want, c.Outcome) && c.TooLate:
+		return " (COULD NOT JUDGE: expected " + joinOutcomes(want) + ")"
 	case !slices.Contains(want, c.Outcome):
 		return " (NOT AS DOCUMENTED: expected " + joinOutcomes(want) + ")"
 	case c.Outcome != Pass:

@@ -135,6 +135,7 @@ func (r *row) runCheck(ctx context.Context, c checkDef, shared *countingClient) 
 			return interrupted(ctx, cell)
 		case try == lateTries:
 			cell.Note += fmt.Sprintf(" (each of %d tries read too late to judge: the machine is too slow for the %ds window)", lateTries, cmp.Or(c.window, r.cfg.Window))
+			cell.TooLate = true
 			return cell
 		}
 	}

@@ -50,8 +50,8 @@ func TestRowUnsupportedClient(t *testing.T) {
 	}
 	row := Row{Strategy: "lua", Client: "rueidis", Properties: r.properties, Cells: r.cells}
 	m := &Matrix{Server: server, Checks: checkNames(), Rows: []Row{row}}
-	if bad := m.Unexpected(); len(bad) > 0 {
-		t.Errorf("Unexpected() = %+v; want none: unsupported is documented on a client the strategy does not list", bad)
+	if bad := m.Wrong(); len(bad) > 0 {
+		t.Errorf("Wrong() = %+v; want none: unsupported is documented on a client the strategy does not list", bad)
 	}
 }
 

@@ -19,8 +19,8 @@ const Redis74Env = "RLBENCH_REDIS_74"
 // build found in a shared/redis folder beside a parent of the working
 // directory (../shared/redis from the repository). Debian's redis-server
 // 7.0 has no hash-field TTLs, so when neither is there Start74 skips tb,
-// naming Redis74Env.
-func Start74(tb testing.TB) *redisserver.Server {
+// naming Redis74Env. args are the server's extra arguments (redisserver.Options.Args).
+func Start74(tb testing.TB, args ...string) *redisserver.Server {
 	tb.Helper()
 	binary := os.Getenv(Redis74Env)
 	if binary == "" {
@@ -29,7 +29,7 @@ func Start74(tb testing.TB) *redisserver.Server {
 	if binary == "" {
 		tb.Skipf("no redis-server >= 7.4 for hash-field TTLs: set %s=/path/to/redis-server (7.4 or later)", Redis74Env)
 	}
-	srv, err := redisserver.Start(tb.Context(), redisserver.Options{Binary: binary})
+	srv, err := redisserver.Start(tb.Context(), redisserver.Options{Binary: binary, Args: args})
 	started(tb, err, srv.Close)
 	if !serverinfo.VersionAtLeast(srv.Info().RedisVersion, "7.4.0") {
 		tb.Skipf("%s is Redis %s; hash-field TTLs need 7.4 (set %s)", binary, srv.Info().RedisVersion, Redis74Env)

