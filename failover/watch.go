@@ -103,9 +103,11 @@ type watchedKey struct {
 	// acked is the number of increments the clients were told of in the
 	// key's current window; allowed the number admitted.
 	acked, allowed int64
-	// openedAt is when the window's first increment (Count 1) was told;
-	// zero when it was not seen. firstAt is when the watch was first told
-	// of an increment on the key.
+	// openedAt is when the decision of the window's first increment
+	// (Count 1) was sent, no later than the server made the counter: the
+	// window ends no earlier than a window after it. Zero when it was not
+	// seen. firstAt is when the first decision the watch was told of on
+	// the key was sent. A reply read late (a loaded machine) moves neither.
 	openedAt, firstAt time.Time
 	// lost is the increments a failover lost in the current window; over
 	// the requests admitted beyond the limit in windows that lost some,
@@ -280,6 +282,7 @@ type watchedStrategy struct {
 
 // Decide decides as the strategy does, and shows the watch the outcome.
 func (s *watchedStrategy) Decide(ctx context.Context, c strategies.Client, key string) (strategies.Decision, error) {
+	sent := time.Now()
 	d, err := s.Strategy.Decide(ctx, c, key)
 	switch {
 	case ctx.Err() != nil:
@@ -296,7 +299,7 @@ func (s *watchedStrategy) Decide(ctx context.Context, c strategies.Client, key s
 		if s.w.managed != nil {
 			s.w.clock.succeeded()
 		}
-		s.w.observe(key, d)
+		s.w.observe(key, d, sent, time.Now())
 	}
 	return d, err
 }
@@ -314,8 +317,9 @@ func (w *Watch) abandon(key string) {
 	}
 }
 
-// observe counts a successful decision d on key.
-func (w *Watch) observe(key string, d strategies.Decision) {
+// observe counts a successful decision d on key, sent at sent and its
+// reply read at replied: the server ran it between the two.
+func (w *Watch) observe(key string, d strategies.Decision, sent, replied time.Time) {
 	if !w.counts {
 		return
 	}
@@ -325,34 +329,36 @@ func (w *Watch) observe(key string, d strategies.Decision) {
 	}
 	wk := &w.keys[k]
 	wk.mu.Lock()
-	now := time.Now()
-	if since := cmp.Or(wk.openedAt, wk.firstAt); d.Count != 1 && !since.IsZero() && now.After(since.Add(w.window+time.Second)) {
-		// A window has ended since, and the next one's first increment
-		// was not told (its decision crashed or failed after the server
-		// ran it): the window the counter is in cannot be told apart.
+	if since := cmp.Or(wk.openedAt, wk.firstAt); d.Count != 1 && !since.IsZero() && !replied.Before(since.Add(w.window)) {
+		// A window may have ended since (the server may have run d after
+		// it), and the next one's first increment was not told (its
+		// decision crashed or failed after the server ran it): the window
+		// the counter is in cannot be told apart.
 		wk.turned = true
 	}
 	if wk.firstAt.IsZero() {
-		wk.firstAt = now
+		wk.firstAt = sent
 	}
 	switch {
 	case d.Count == 1 && wk.openedAt.IsZero() && wk.acked > 0:
 		// The first window's first increment, whose reply came after
 		// those of later ones.
-		wk.openedAt = now
+		wk.openedAt = sent
 	case d.Count == 1:
 		wk.turned = wk.turned || wk.acked > 0 // a window before this one
-		if wk.acked > 0 && !wk.openedAt.IsZero() && now.Before(wk.openedAt.Add(w.window-time.Second)) {
-			// The counter started again while its window was open: the
-			// new master never had it, so every increment told in the
-			// window is lost, and what it admits counts with the window.
+		if wk.acked > 0 && !wk.openedAt.IsZero() && replied.Before(wk.openedAt.Add(w.window-time.Second)) {
+			// The counter started again while its window was surely open
+			// (the server ran d before the window's earliest end, less a
+			// second): the new master never had it, so every increment
+			// told in the window is lost, and what it admits counts with
+			// the window.
 			wk.lost += wk.acked
 			wk.lostTotal += wk.acked
 			wk.acked = 0
 		} else {
 			wk.closeWindow(w.limit)
 		}
-		wk.openedAt = now
+		wk.openedAt = sent
 	}
 	wk.acked++
 	if d.Allowed {
