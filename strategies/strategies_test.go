@@ -39,49 +39,68 @@ func TestFixedWindow(t *testing.T) {
 				ctx := context.Background()
 				c := connect(t, srv, cname, 1)
 				s := newStrategy(t, c, info.Name, strategies.Config{Limit: limit, Window: window})
-				key := redistest.Prefix(t) + "k"
-
-				// First request: allowed, counter at 1, TTL = window.
-				d, err := s.Decide(ctx, c, key)
-				if err != nil || !d.Allowed {
-					t.Fatalf("first Decide = %+v, %v; want allowed", d, err)
-				}
-				if n, _ := rdb.Get(ctx, key).Int64(); n != 1 {
-					t.Errorf("counter after first request = %d; want 1", n)
-				}
-				if ttl := rdb.PTTL(ctx, key).Val(); ttl <= 0 || ttl > window*time.Second {
-					t.Errorf("PTTL after first request = %v; want in (0, %ds]", ttl, window)
-				}
-
-				// Requests 2..limit allowed, then rejected.
-				for i := 2; i <= limit+2; i++ {
-					d, err := s.Decide(ctx, c, key)
-					if err != nil {
-						t.Fatalf("Decide #%d error: %v", i, err)
+				// The window's checks judge readings made inside the window: a
+				// try whose readings a loaded machine delayed past it cannot
+				// judge, and runs again on a fresh key (3 tries).
+				var key string
+				for try := 1; ; try++ {
+					key = fmt.Sprintf("%sk%d", redistest.Prefix(t), try)
+					sent := time.Now()
+					errs := firstWindow(ctx, s, c, rdb, key, limit, window)
+					if len(errs) == 0 {
+						break
 					}
-					if want := i <= limit; d.Allowed != want {
-						t.Errorf("Decide #%d allowed = %t; want %t (count %d)", i, d.Allowed, want, d.Count)
+					if time.Since(sent) < window*time.Second || try == 3 {
+						t.Fatalf("%s (try %d)", strings.Join(errs, "; "), try)
 					}
-				}
-				if ttl := rdb.PTTL(ctx, key).Val(); ttl <= 0 {
-					t.Errorf("PTTL after %d requests = %v; want > 0", limit+2, ttl)
 				}
 
 				// After the window: a new counter, allowed, with a fresh TTL.
 				waitGone(t, rdb, key)
-				d, err = s.Decide(ctx, c, key)
+				sent := time.Now()
+				d, err := s.Decide(ctx, c, key)
 				if err != nil || !d.Allowed {
 					t.Fatalf("Decide after expiry = %+v, %v; want allowed", d, err)
 				}
-				if n, _ := rdb.Get(ctx, key).Int64(); n != 1 {
-					t.Errorf("counter in new window = %d; want 1", n)
-				}
-				if ttl := rdb.PTTL(ctx, key).Val(); ttl <= 0 || ttl > window*time.Second {
-					t.Errorf("PTTL in new window = %v; want in (0, %ds]", ttl, window)
+				n, _ := rdb.Get(ctx, key).Int64()
+				ttl := rdb.PTTL(ctx, key).Val()
+				if (n != 1 || ttl <= 0 || ttl > window*time.Second) && time.Since(sent) < window*time.Second {
+					t.Errorf("counter in new window = %d, PTTL %v; want 1, in (0, %ds]", n, ttl, window)
 				}
 			})
 		}
 	}
+}
+
+// firstWindow sends limit+2 requests to key, the first into a fresh
+// window, and returns what was not as a fixed window of limit per window
+// seconds must be: the first allowed, its counter at 1 with a TTL of at
+// most the window, the limit allowed and the rest rejected, the TTL kept.
+func firstWindow(ctx context.Context, s strategies.Strategy, c strategies.Client, rdb *redis.Client, key string, limit int64, window int64) []string {
+	var errs []string
+	d, err := s.Decide(ctx, c, key)
+	if err != nil || !d.Allowed {
+		return []string{fmt.Sprintf("first Decide = %+v, %v; want allowed", d, err)}
+	}
+	if n, _ := rdb.Get(ctx, key).Int64(); n != 1 {
+		errs = append(errs, fmt.Sprintf("counter after first request = %d; want 1", n))
+	}
+	if ttl := rdb.PTTL(ctx, key).Val(); ttl <= 0 || ttl > time.Duration(window)*time.Second {
+		errs = append(errs, fmt.Sprintf("PTTL after first request = %v; want in (0, %ds]", ttl, window))
+	}
+	for i := int64(2); i <= limit+2; i++ {
+		d, err := s.Decide(ctx, c, key)
+		if err != nil {
+			return append(errs, fmt.Sprintf("Decide #%d error: %v", i, err))
+		}
+		if want := i <= limit; d.Allowed != want {
+			errs = append(errs, fmt.Sprintf("Decide #%d allowed = %t; want %t (count %d)", i, d.Allowed, want, d.Count))
+		}
+	}
+	if ttl := rdb.PTTL(ctx, key).Val(); ttl <= 0 {
+		errs = append(errs, fmt.Sprintf("PTTL after %d requests = %v; want > 0", limit+2, ttl))
+	}
+	return errs
 }
 
 // waitGone polls until key no longer exists, for at most 3 seconds.
