@@ -175,7 +175,18 @@ func TestAuditInterrupted(t *testing.T) {
 	jsonPath := filepath.Join(t.TempDir(), "audit.json")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	time.AfterFunc(500*time.Millisecond, cancel) // as SIGINT does
+	// Interrupted (as SIGINT does) once the audit has read its first page
+	// and asked for the next (the second SCAN), whenever a loaded machine
+	// gets there: at 200 keys a second, 1,000 keys take 5 s more.
+	go func() {
+		for ctx.Err() == nil {
+			if n, err := serverScans(ctx, rdb); err != nil || n >= 2 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
 	args := []string{"audit", "--match", prefix + "*", "--addr", srv.Addr(), "--rate", "200", "--count", "10", "--json", jsonPath}
 	res := runCLI(t, ctx, args...)
 	rep := readAudit(t, jsonPath)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -114,17 +115,27 @@ func TestAuditServerRestarted(t *testing.T) {
 // scanCalls is the server's count of SCAN calls so far, 0 before the first.
 func scanCalls(t *testing.T, rdb *redis.Client) int {
 	t.Helper()
-	stats, err := rdb.Info(t.Context(), "commandstats").Result()
+	n, err := serverScans(t.Context(), rdb)
 	if err != nil {
-		t.Fatalf("INFO commandstats: %v", err)
+		t.Fatal(err)
+	}
+	return n
+}
+
+// serverScans is scanCalls for any goroutine: the error instead of a
+// failed test.
+func serverScans(ctx context.Context, rdb *redis.Client) (int, error) {
+	stats, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return 0, fmt.Errorf("INFO commandstats: %w", err)
 	}
 	_, rest, ok := strings.Cut(stats, "cmdstat_scan:calls=")
 	if !ok {
-		return 0
+		return 0, nil
 	}
 	var n int
 	fmt.Sscanf(rest, "%d", &n)
-	return n
+	return n, nil
 }
 
 // TestAuditJSONServer: a saved audit says what it audited: the server's
