@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/htmlreport"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
 )
@@ -327,7 +329,19 @@ func TestReportAudit(t *testing.T) {
 		t.Errorf("rlbench report %s stderr = %q; want it to say what to add (%q)", auditPath, res.stderr, want)
 	}
 	res = mustRun(t, exitOK, "report", runPath, auditPath, "-o", page)
-	if want := "from 1 files, 3 charts, and 1 audit report"; !strings.Contains(res.stderr, want) {
+	// The overview, the immortal keys and the cell's curve; and its time
+	// series when the run lasted long enough for one (a loaded machine's
+	// does): what the page says it draws.
+	data, err = os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, total, _ := strings.Cut(string(data), htmlreport.TotalAttr+`="`)
+	total, _, _ = strings.Cut(total, `"`)
+	if n, _ := strconv.Atoi(total); n < 3 {
+		t.Errorf("the page draws %q charts; want 3 or more", total)
+	}
+	if want := "from 1 files, " + total + " charts, and 1 audit report"; !strings.Contains(res.stderr, want) {
 		t.Errorf("rlbench report %s %s stderr = %q; want %q", runPath, auditPath, res.stderr, want)
 	}
 }
