@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
 	"github.com/rlbench/rlbench/strategies"
@@ -150,8 +149,6 @@ func (a *rueidisAdapter) Options() string  { return a.opts }
 func (a *rueidisAdapter) Fallbacks() int64 { return a.fallbacks.Load() }
 func (a *rueidisAdapter) Close() error     { a.c.Close(); return nil }
 
-// GoRedis returns nil: rueidis is not go-redis.
-func (a *rueidisAdapter) GoRedis() redis.UniversalClient { return nil }
 
 func (a *rueidisAdapter) Get(ctx context.Context, key string) (int64, bool, error) {
 	n, err := a.do(ctx, "GET", a.c.B().Get().Key(key).Build()).AsInt64()

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/rlbench/rlbench/strategies"
@@ -123,8 +122,6 @@ func (a *valkeyAdapter) Options() string  { return a.opts }
 func (a *valkeyAdapter) Fallbacks() int64 { return a.fallbacks.Load() }
 func (a *valkeyAdapter) Close() error     { a.c.Close(); return nil }
 
-// GoRedis returns nil: valkey-go is not go-redis.
-func (a *valkeyAdapter) GoRedis() redis.UniversalClient { return nil }
 
 func (a *valkeyAdapter) Get(ctx context.Context, key string) (int64, bool, error) {
 	n, err := a.do(ctx, "GET", a.c.B().Get().Key(key).Build()).AsInt64()
