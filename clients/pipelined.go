@@ -6,7 +6,7 @@ package clients
 // for rueidis.Client, RedisResult, RedisMessage), so what the adapter does
 // is said once over type parameters, and the little that differs, each
 // client's command builders (their chains of types cannot be a type
-// parameter) and the functions of other names, in a dialect of one-line
+// parameter) and the functions of other names, in a dialect of small
 // methods per client (rueidisDialect, valkeyDialect); their ClientOptions,
 // alike field for field, are set from one struct (pipelinedOption). Generic
 // code rather than one source generated twice with go:generate: a
