@@ -128,10 +128,6 @@ type Conn interface {
 	// redis_rate, with SCRIPT LOAD and EVALSHA by ulule. On go-redis it
 	// counts every EVALSHA answered NOSCRIPT, the libraries' included.
 	Fallbacks() int64
-	// GoRedis returns the go-redis client behind the adapter, for the
-	// strategies that call a library written for go-redis (package
-	// strategies/published); nil for any other client.
-	GoRedis() redis.UniversalClient
 	// Open opens, before the load, the connections its workers will use:
 	// go-redis conns connections (on a cluster, each master its share),
 	// dialled by 64 goroutines per server that end with it; rueidis PINGs
@@ -149,6 +145,18 @@ type Conn interface {
 	DeleteLibraries(ctx context.Context) ([]Library, error)
 	// Close closes every connection.
 	Close() error
+}
+
+// GoRedisConn is a Conn with a go-redis client behind it: the go-redis
+// adapter's alone. Conn names no client's type; the strategies that call a
+// library written for go-redis (package strategies/published) find this
+// one by a type assertion, as an http.Handler finds an http.Flusher.
+type GoRedisConn interface {
+	Conn
+	// GoRedis returns the go-redis client itself, a *redis.Client (of a
+	// single server or a Sentinel master) or a *redis.ClusterClient, whose
+	// commands go through the adapter's hook.
+	GoRedis() redis.UniversalClient
 }
 
 // Select expands "all" in names to every client, drops repeats, and

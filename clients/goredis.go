@@ -193,10 +193,12 @@ func fillPool(ctx context.Context, rdb *redis.Client, n int, server string) erro
 	return nil
 }
 
-// GoRedis returns the go-redis client itself, a *redis.Client or a
-// *redis.ClusterClient, for the strategies that call a published library
-// written for go-redis (package strategies/published). Its commands go
-// through the same hook as the adapter's own.
+var _ GoRedisConn = (*goRedis)(nil)
+
+// GoRedis returns the go-redis client itself (GoRedisConn), a
+// *redis.Client or a *redis.ClusterClient, for the strategies that call a
+// published library written for go-redis (package strategies/published).
+// Its commands go through the same hook as the adapter's own.
 func (c *goRedis) GoRedis() redis.UniversalClient { return c.rdb }
 
 func (c *goRedis) Get(ctx context.Context, key string) (int64, bool, error) {

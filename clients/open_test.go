@@ -75,7 +75,7 @@ func TestOpen(t *testing.T) {
 					}
 					continue
 				}
-				stats := c.GoRedis().PoolStats()
+				stats := c.(clients.GoRedisConn).GoRedis().PoolStats()
 				if opened != conns || stats.TotalConns != conns || stats.IdleConns != conns {
 					t.Errorf("Open() #%d: the server sees %d new connections, the pool %d (%d idle); want %d of each", round+1, opened, stats.TotalConns, stats.IdleConns, conns)
 				}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	redigo "github.com/gomodule/redigo/redis"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/strategies"
 )
@@ -82,9 +81,6 @@ func (a *redigoAdapter) Name() string     { return "redigo" }
 func (a *redigoAdapter) Options() string  { return a.opts }
 func (a *redigoAdapter) Fallbacks() int64 { return a.fallbacks.Load() }
 func (a *redigoAdapter) Close() error     { return a.pool.Close() }
-
-// GoRedis returns nil: redigo is not go-redis.
-func (a *redigoAdapter) GoRedis() redis.UniversalClient { return nil }
 
 // Open takes conns connections of the pool (at most its size) at once,
 // with fillDialers goroutines, PINGs each and puts them back, idle; it

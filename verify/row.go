@@ -315,6 +315,10 @@ type countingClient struct {
 	functionLoads atomic.Int64 // FunctionLoad calls
 }
 
+// Unwrap returns the row's adapter, in which the published strategies
+// find the go-redis client of a go-redis row (clients.GoRedisConn).
+func (c *countingClient) Unwrap() strategies.Client { return c.Conn }
+
 func (c *countingClient) EvalInts(ctx context.Context, s *strategies.Script, keys []string, args strategies.Args) ([]int64, error) {
 	c.scripts.Add(1)
 	return c.Conn.EvalInts(ctx, s, keys, args)

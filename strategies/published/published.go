@@ -30,20 +30,33 @@ var GoRedisClients = []string{"go-redis"}
 // client is not go-redis. A run refuses such a cell before it starts.
 var ErrNeedsGoRedis = errors.New("needs a go-redis client")
 
-// goRedisClient is the one method the published strategies need of a
-// strategies.Client: the go-redis adapter's client itself. Other adapters
-// return nil.
+// goRedisClient is clients.GoRedisConn as the published strategies see it
+// (a strategy imports no client): the go-redis adapter's client itself,
+// found by a type assertion, as an http.Handler finds an http.Flusher.
+// Other adapters have no such method.
 type goRedisClient interface {
 	GoRedis() redis.UniversalClient
+}
+
+// wrappedClient is a strategies.Client around another, which Unwrap
+// returns (verify's counting client): goRedisOf looks through it, as
+// http.ResponseController looks through a ResponseWriter's Unwrap.
+type wrappedClient interface {
+	Unwrap() strategies.Client
 }
 
 // goRedisOf returns c's go-redis client, or ErrNeedsGoRedis wrapped with
 // the strategy's name.
 func goRedisOf(name string, c strategies.Client) (redis.UniversalClient, error) {
-	if g, ok := c.(goRedisClient); ok {
-		if rdb := g.GoRedis(); rdb != nil {
-			return rdb, nil
+	for c != nil {
+		if g, ok := c.(goRedisClient); ok {
+			return g.GoRedis(), nil
 		}
+		w, ok := c.(wrappedClient)
+		if !ok {
+			break
+		}
+		c = w.Unwrap()
 	}
 	return nil, fmt.Errorf("%s: %w", name, ErrNeedsGoRedis)
 }
