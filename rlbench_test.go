@@ -424,28 +424,6 @@ func TestDefaultProcs(t *testing.T) {
 	}
 }
 
-// TestDefaultFlushDelay checks that rueidis waits to gather a batch only in
-// a closed loop of many workers.
-func TestDefaultFlushDelay(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		wl   workload.Config
-		want time.Duration
-	}{
-		{"default workers", workload.Config{}, 0},
-		{"99 workers", workload.Config{Workers: 99}, 0},
-		{"100 workers", workload.Config{Workers: 100}, 20 * time.Microsecond},
-		{"500 workers", workload.Config{Workers: 500}, 20 * time.Microsecond},
-		{"open loop", workload.Config{Workers: 500, Rate: 1000}, 0},
-	}
-	for _, tc := range tests {
-		if got := rlbench.DefaultFlushDelay(tc.wl); got != tc.want {
-			t.Errorf("%s: DefaultFlushDelay(%+v) = %s; want %s", tc.name, tc.wl, got, tc.want)
-		}
-	}
-}
-
 // TestSetDefaultGC checks that the commands' GC setting yields to the
 // environment's. Not parallel: it sets the environment and the process's
 // GOGC (restored at the end).
