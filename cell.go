@@ -25,14 +25,6 @@ import (
 	"github.com/rlbench/rlbench/workload"
 )
 
-// CellPrefix is the key prefix of one strategy x client cell of a run
-// (keyspace.Cell).
-//
-// Deprecated: use keyspace.Cell.
-func CellPrefix(runPrefix, strategy, client string) string {
-	return keyspace.Cell(runPrefix, strategy, client)
-}
-
 // cell is one target x strategy x client of a run, with the phases that
 // make its results.Run: connect, warm up, measure, and audit and clean up.
 type cell struct {

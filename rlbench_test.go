@@ -14,6 +14,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -89,7 +90,7 @@ func TestImmortalKeys(t *testing.T) {
 		}
 		// Immortal keys do not expire, so an independent count made now
 		// must match the audit's.
-		cell := rlbench.CellPrefix(prefix, r.Strategy, r.Client)
+		cell := keyspace.Cell(prefix, r.Strategy, r.Client)
 		if got := countImmortal(t, rdb, cell); got != r.Audit.Immortal {
 			t.Errorf("%s: independent count of TTL -1 keys = %d; audit said %d", label, got, r.Audit.Immortal)
 		}

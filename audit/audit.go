@@ -224,10 +224,3 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 //
 // Deprecated: use keyspace.NewRunID.
 func NewRunID() string { return keyspace.NewRunID() }
-
-// ClaimName ends the key by which a load run claims its prefix
-// (keyspace.ClaimName). Scan leaves out every such key whose value is a
-// run's claim (keyspace.IsClaimValue).
-//
-// Deprecated: use keyspace.ClaimName, or keyspace.ClaimKey for the key.
-const ClaimName = keyspace.ClaimName
