@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/internal/redistest"
@@ -134,7 +133,7 @@ func BenchmarkWorkerStacks(b *testing.B) {
 			}
 			wl := workload.Config{Workers: benchStackWorkers, Keys: 100_000, Requests: int64(max(b.N, 4*benchStackWorkers)),
 				Prefix: redistest.Prefix(b) + client + ":"}
-			conn, err := clients.New(client, clients.Options{Addr: srv.Addr(), Workers: wl.Workers, FlushDelay: rlbench.DefaultFlushDelay(wl)})
+			conn, err := clients.New(client, clients.Options{Addr: srv.Addr(), Workers: wl.Workers, FlushDelay: workload.DefaultFlushDelay(wl)})
 			if err != nil {
 				b.Fatal(err)
 			}

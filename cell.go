@@ -13,6 +13,7 @@ import (
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/failover"
 	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/netproxy"
 	"github.com/rlbench/rlbench/redirects"
 	"github.com/rlbench/rlbench/results"
@@ -23,12 +24,6 @@ import (
 	"github.com/rlbench/rlbench/usercode"
 	"github.com/rlbench/rlbench/workload"
 )
-
-// CellPrefix is the key prefix of one strategy x client cell of a run: the
-// run's prefix, then the strategy and client names. Cells never share keys.
-func CellPrefix(runPrefix, strategy, client string) string {
-	return runPrefix + strategy + ":" + client + ":"
-}
 
 // cell is one target x strategy x client of a run, with the phases that
 // make its results.Run: connect, warm up, measure, and audit and clean up.
@@ -74,7 +69,7 @@ func newCell(cfg Config, t *target.Target, runPrefix, strategy, client string) (
 	}
 	return &cell{
 		cfg: cfg, target: t, strategy: strategy, client: client,
-		runPrefix: runPrefix, prefix: CellPrefix(runPrefix, strategy, client),
+		runPrefix: runPrefix, prefix: keyspace.Cell(runPrefix, strategy, client),
 		label: label, impl: impl,
 	}, nil
 }
@@ -204,7 +199,7 @@ func (c *cell) connect(ctx context.Context, log io.Writer) error {
 		c.recordedMu.Lock()
 		c.recorded = append(c.recorded, name)
 		c.recordedMu.Unlock()
-		return c.target.RecordObject(ctx, c.runPrefix, target.ObjectLibrary, name, target.CodeDigest(code))
+		return c.target.RecordObject(ctx, c.runPrefix, keyspace.ObjectLibrary, name, target.CodeDigest(code))
 	}
 	var err error
 	if c.proxy, o.Addr, o.TLS, err = faults.StartProxy(c.cfg.Faults, o.Addr, o.TLS); err != nil {
@@ -253,7 +248,7 @@ func (c *cell) deleteLibraries(ctx context.Context, log io.Writer) []results.Lib
 		if !slices.ContainsFunc(libs, func(l clients.Library) bool { return l.Name == name }) {
 			// Recorded, then not loaded (FUNCTION LOAD failed): nothing
 			// of it is on the server.
-			_ = c.target.ForgetObject(ctx, c.runPrefix, target.ObjectLibrary, name)
+			_ = c.target.ForgetObject(ctx, c.runPrefix, keyspace.ObjectLibrary, name)
 		}
 	}
 	c.recordedMu.Unlock()
@@ -269,7 +264,7 @@ func (c *cell) deleteLibraries(ctx context.Context, log io.Writer) []results.Lib
 		if l.Deleted || !l.Loaded {
 			// Gone, or never the client's: its record goes (one left
 			// names a library that rlbench cleanup checks by its code).
-			_ = c.target.ForgetObject(ctx, c.runPrefix, target.ObjectLibrary, l.Name)
+			_ = c.target.ForgetObject(ctx, c.runPrefix, keyspace.ObjectLibrary, l.Name)
 		}
 		fmt.Fprintf(log, "rlbench: %s: %s\n", c.label, out[i])
 	}
@@ -310,7 +305,7 @@ func (c *cell) warmUp(ctx, abort context.Context) error {
 }
 
 // warmupPrefix is the prefix of the cell's warm-up keys.
-func (c *cell) warmupPrefix() string { return CellPrefix(c.runPrefix+"warmup:", c.strategy, c.client) }
+func (c *cell) warmupPrefix() string { return keyspace.WarmupCell(c.runPrefix, c.strategy, c.client) }
 
 // awaitStart waits until Config.StartAt, when it is still ahead (for the
 // first cell of a run; the later ones start after it).

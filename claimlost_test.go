@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench"
-	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/target"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -27,7 +27,7 @@ func TestClaimLostOnAnotherTarget(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	holderB := "run 20261203T000000-0000000b (pid 2 on h, since 2026-12-03T00:00:00Z)"
 	take := func() {
-		if err := rdb2.Set(ctx, prefix+audit.ClaimName, holderB, time.Hour).Err(); err != nil {
+		if err := rdb2.Set(ctx, keyspace.ClaimKey(prefix), holderB, time.Hour).Err(); err != nil {
 			t.Error(err)
 		}
 		if err := rdb2.Set(ctx, prefix+"b:only", "b", 0).Err(); err != nil {
@@ -53,7 +53,7 @@ func TestClaimLostOnAnotherTarget(t *testing.T) {
 	if v := rdb2.Get(ctx, prefix+"b:only").Val(); v != "b" {
 		t.Errorf("after the run, GET b:only on %s = %q; want B's key", srv2.Addr(), v)
 	}
-	if v := rdb2.Get(ctx, prefix+audit.ClaimName).Val(); v != holderB {
+	if v := rdb2.Get(ctx, keyspace.ClaimKey(prefix)).Val(); v != holderB {
 		t.Errorf("after the run, the claim on %s = %q; want B's", srv2.Addr(), v)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/workload"
@@ -91,7 +92,7 @@ func TestClusterImmortalKeys(t *testing.T) {
 		if s := r.Saturation; s == nil || s.ServerNodes != len(masters) || (r.Client == "go-redis" && s.ConnectionsOpened <= 64) {
 			t.Errorf("%s: saturation = %+v; want server_nodes %d and, for go-redis, > 64 connections opened", label, s, len(masters))
 		}
-		cell := rlbench.CellPrefix(prefix, r.Strategy, r.Client)
+		cell := keyspace.Cell(prefix, r.Strategy, r.Client)
 		var keys, immortal int64
 		for addr, a := range r.AuditPerNode {
 			keys += a.Keys

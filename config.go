@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/target"
 	"github.com/rlbench/rlbench/usercode"
@@ -42,7 +42,7 @@ type Config struct {
 	Workload workload.Config `json:"workload"`
 	// RunID names the run in its claim on the prefix (a second run on the
 	// prefix is refused, naming it) and in the default prefix; "" means a
-	// fresh one (audit.NewRunID).
+	// fresh one (keyspace.NewRunID).
 	RunID string `json:"run_id,omitempty"`
 
 	// Targets are the servers every strategy x client cell runs against,
@@ -168,10 +168,10 @@ func (c Config) withDefaults() Config {
 	}
 	c.Targets = target.Label(c.Targets)
 	if c.RunID == "" {
-		c.RunID = audit.NewRunID()
+		c.RunID = keyspace.NewRunID()
 	}
 	if c.Workload.Prefix == "" {
-		c.Workload.Prefix = "rlbench:" + c.RunID + ":"
+		c.Workload.Prefix = keyspace.RunPrefix(c.RunID)
 	}
 	c.Workload = c.Workload.WithDefaults()
 	return c

@@ -5,24 +5,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"time"
-
-	"github.com/rlbench/rlbench/workload"
 )
-
-// DefaultFlushDelay is the rueidis MaxFlushDelay the rlbench command uses
-// unless --rueidis-flush-delay is given (in Config, FlushDelay 0 means none),
-// for the workload wl: 20 µs in a closed loop of at least 100 workers,
-// where it lets rueidis gather a batch per write (as redis-benchmark -P
-// does) at no cost in latency; none otherwise, since with few workers, or
-// in an open loop, each write would wait for company that does not come.
-// docs/performance.md has the measurements behind it.
-func DefaultFlushDelay(wl workload.Config) time.Duration {
-	if wl.Rate == 0 && wl.WithDefaults().Workers >= flushDelayWorkers {
-		return 20 * time.Microsecond
-	}
-	return 0
-}
 
 // DefaultGCPercent is the Go garbage collector's GOGC that the rlbench
 // command (and cmd/bareloop, its yardstick) sets unless the environment sets
@@ -40,10 +23,6 @@ func SetDefaultGC() {
 		debug.SetGCPercent(DefaultGCPercent)
 	}
 }
-
-// flushDelayWorkers is the fewest closed-loop workers for which
-// DefaultFlushDelay is not 0.
-const flushDelayWorkers = 100
 
 // DefaultProcs is how many CPUs the rlbench command's Go runtime uses
 // (GOMAXPROCS) unless --procs or $GOMAXPROCS says otherwise, for cfg when

@@ -14,6 +14,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
@@ -115,7 +116,7 @@ func TestPhantomIncrements(t *testing.T) {
 				prefix := redistest.Prefix(t)
 				extra := make(chan error, 1)
 				go func() {
-					extra <- incrementMidRun(rdb, workload.KeyName(rlbench.CellPrefix(prefix, strategy, client), 0), 5)
+					extra <- incrementMidRun(rdb, workload.KeyName(keyspace.Cell(prefix, strategy, client), 0), 5)
 				}()
 				rep, err := rlbench.Run(context.Background(), rlbench.Config{
 					Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Strategies: []string{strategy}, Clients: []string{client}, Limit: 1_000_000,
@@ -176,7 +177,7 @@ func TestPhantomIncrementsOfTimeouts(t *testing.T) {
 	blocked := make(chan error, 1)
 	go func() {
 		ctx := context.Background()
-		key := workload.KeyName(rlbench.CellPrefix(prefix, "lua", "go-redis"), 0)
+		key := workload.KeyName(keyspace.Cell(prefix, "lua", "go-redis"), 0)
 		deadline := time.Now().Add(30 * time.Second)
 		for rdb.Exists(ctx, key).Val() == 0 {
 			if time.Now().After(deadline) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -88,7 +89,7 @@ func TestFailedCellStopsTheRun(t *testing.T) {
 		// pre-flight, which SCANs): its audit is then refused.
 		deadline := time.Now().Add(30 * time.Second)
 		for time.Now().Before(deadline) {
-			if keys, err := rdb.Keys(ctx, rlbench.CellPrefix(prefix, "lua", "go-redis")+"*").Result(); err == nil && len(keys) > 0 {
+			if keys, err := rdb.Keys(ctx, keyspace.Cell(prefix, "lua", "go-redis")+"*").Result(); err == nil && len(keys) > 0 {
 				revoked <- rdb.Do(ctx, "ACL", "SETUSER", "default", "-scan").Err()
 				return
 			}

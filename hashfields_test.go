@@ -11,6 +11,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -41,7 +42,7 @@ func TestHashFieldCrashRate(t *testing.T) {
 	}
 	for _, r := range rep.Runs {
 		label := r.Strategy + "/" + r.Client
-		cell := rlbench.CellPrefix(prefix, r.Strategy, r.Client)
+		cell := keyspace.Cell(prefix, r.Strategy, r.Client)
 		hashes, fields, immortal := countFields(t, rdb, cell)
 		a := r.Audit
 		t.Logf("%s: %d hashes, %d fields, %d with no TTL (HTTL); audit %+v", label, hashes, fields, immortal, a)

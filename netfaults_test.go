@@ -12,6 +12,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -40,7 +41,7 @@ func netRun(t *testing.T, srvAddr string, plain *redis.Client, strategy, client,
 	}
 	ctx := context.Background()
 	var sum int64
-	keys, err := plain.Keys(ctx, rlbench.CellPrefix(prefix, strategy, client)+"*").Result()
+	keys, err := plain.Keys(ctx, keyspace.Cell(prefix, strategy, client)+"*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench"
-	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/target"
 	"github.com/rlbench/rlbench/workload"
@@ -305,7 +305,7 @@ func TestTwoRunsOnOnePrefix(t *testing.T) {
 	}
 	// The other one runs: until its counters are there, then it is
 	// interrupted, and audits and deletes them as usual.
-	key := rlbench.CellPrefix(prefix, "naive", "go-redis") + "*"
+	key := keyspace.Cell(prefix, "naive", "go-redis") + "*"
 	for deadline := time.Now().Add(30 * time.Second); len(scan(t, rdb, key)) < 10; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the run that holds the prefix wrote %d of its 10 keys in 30s", len(scan(t, rdb, key)))
@@ -355,7 +355,7 @@ func TestRunRefusesAPrefixUnderALiveRun(t *testing.T) {
 	rdb := redistest.Client(t, srv)
 	outer := redistest.Prefix(t)
 	holder := "run 20261201T000000-0badc0de (pid 1 on h, since 2026-12-01T00:00:00Z)"
-	if err := rdb.Set(t.Context(), outer+audit.ClaimName, holder, time.Minute).Err(); err != nil {
+	if err := rdb.Set(t.Context(), keyspace.ClaimKey(outer), holder, time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	_, err := rlbench.Run(t.Context(), rlbench.Config{
@@ -383,8 +383,8 @@ func TestRunThatLostItsClaimStops(t *testing.T) {
 	rdb := redistest.Client(t, srv)
 	ctx := t.Context()
 	prefix := redistest.Prefix(t)
-	claim := prefix + audit.ClaimName
-	cellPrefix := rlbench.CellPrefix(prefix, "naive", "go-redis")
+	claim := keyspace.ClaimKey(prefix)
+	cellPrefix := keyspace.Cell(prefix, "naive", "go-redis")
 	holderB := "run 20261203T000000-0000000b (pid 2 on h, since 2026-12-03T00:00:00Z)"
 	bKeys := []string{cellPrefix + "{7}", cellPrefix + "{99999}", prefix + "b:only"}
 	take := func() {

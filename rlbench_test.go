@@ -14,6 +14,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -89,7 +90,7 @@ func TestImmortalKeys(t *testing.T) {
 		}
 		// Immortal keys do not expire, so an independent count made now
 		// must match the audit's.
-		cell := rlbench.CellPrefix(prefix, r.Strategy, r.Client)
+		cell := keyspace.Cell(prefix, r.Strategy, r.Client)
 		if got := countImmortal(t, rdb, cell); got != r.Audit.Immortal {
 			t.Errorf("%s: independent count of TTL -1 keys = %d; audit said %d", label, got, r.Audit.Immortal)
 		}
@@ -420,28 +421,6 @@ func TestDefaultProcs(t *testing.T) {
 	for _, tc := range tests {
 		if got := rlbench.DefaultProcs(tc.cfg, tc.ncpu); got != tc.want {
 			t.Errorf("%s: DefaultProcs(%d CPUs) = %d; want %d", tc.name, tc.ncpu, got, tc.want)
-		}
-	}
-}
-
-// TestDefaultFlushDelay checks that rueidis waits to gather a batch only in
-// a closed loop of many workers.
-func TestDefaultFlushDelay(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		wl   workload.Config
-		want time.Duration
-	}{
-		{"default workers", workload.Config{}, 0},
-		{"99 workers", workload.Config{Workers: 99}, 0},
-		{"100 workers", workload.Config{Workers: 100}, 20 * time.Microsecond},
-		{"500 workers", workload.Config{Workers: 500}, 20 * time.Microsecond},
-		{"open loop", workload.Config{Workers: 500, Rate: 1000}, 0},
-	}
-	for _, tc := range tests {
-		if got := rlbench.DefaultFlushDelay(tc.wl); got != tc.want {
-			t.Errorf("%s: DefaultFlushDelay(%+v) = %s; want %s", tc.name, tc.wl, got, tc.want)
 		}
 	}
 }

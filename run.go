@@ -13,11 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/failover"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/target"
 )
@@ -95,7 +95,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 		t.LogHeader(log)
 	}
 	fmt.Fprintf(log, "rlbench: run %s, prefix %q (claimed: %s), %d clients, %d keys (%s), limit %d per %ds window\n",
-		cfg.RunID, cfg.Workload.Prefix, target.ClaimKey(cfg.Workload.Prefix), cfg.Workload.Workers, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
+		cfg.RunID, cfg.Workload.Prefix, keyspace.ClaimKey(cfg.Workload.Prefix), cfg.Workload.Workers, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
 
 	// A target whose claim on the prefix is lost stops the load at once
 	// (claimLost); the clean-up after it, under abort, deletes nothing.
@@ -112,7 +112,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 		runPrefix := cfg.Workload.Prefix
 		if len(targets) > 1 {
 			// Two labels may name one server: cells never share keys.
-			runPrefix += "t" + strconv.Itoa(i+1) + ":"
+			runPrefix = keyspace.TargetPrefix(runPrefix, i+1)
 		}
 		for _, strategy := range cfg.Strategies {
 			for _, client := range cfg.Clients {

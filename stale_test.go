@@ -13,6 +13,7 @@ import (
 
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/workload"
@@ -77,7 +78,7 @@ func TestInRunAuditSplitsStaleKeys(t *testing.T) {
 			ctx := context.Background()
 			rdb := redistest.Client(t, srv)
 			prefix := redistest.Prefix(t)
-			cellPrefix := rlbench.CellPrefix(prefix, tc.strategy, "go-redis")
+			cellPrefix := keyspace.Cell(prefix, tc.strategy, "go-redis")
 			k := workload.KeyName(cellPrefix, 900)
 			w := &injector{inject: func() error {
 				_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {

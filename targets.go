@@ -86,7 +86,6 @@ func Cleanup(ctx context.Context, cfg Config, opts CleanupOptions) (CleanupRepor
 const (
 	CleanupConfirmAbove = target.CleanupConfirmAbove
 	CleanupSample       = target.CleanupSample
-	RunKeyShape         = target.RunKeyShape
 )
 
 // The errors of Cleanup (target.Cleanup).

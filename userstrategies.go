@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 	// The published limiters register their strategies.
@@ -44,7 +45,7 @@ func (c *cell) checkUserStrategy(ctx context.Context) error {
 	if err != nil || info.Source == "" {
 		return err
 	}
-	key := c.prefix + "{0}"
+	key := keyspace.Key(c.prefix, 0)
 	first, err := c.impl.Decide(ctx, c.conn, key)
 	if err == nil {
 		c.shape, err = c.probeShape(ctx, key, first)

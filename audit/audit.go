@@ -11,7 +11,7 @@
 // It talks to Redis through go-redis as an independent observer, whichever
 // client the run itself used. By default it sends only read commands
 // (INFO, DBSIZE, SCAN, PTTL, TYPE, GETRANGE (a value, and the value of a
-// key named like a run's claim, to tell one: IsClaimValue), OBJECT IDLETIME and REFCOUNT; HSCAN and HPTTL for
+// key named like a run's claim, to tell one: keyspace.IsClaimValue), OBJECT IDLETIME and REFCOUNT; HSCAN and HPTTL for
 // the field audit; MEMORY USAGE for the stale keys of Options.WindowStamp). It reads each node's INFO before its first SCAN and
 // after every page: a server that restarted or failed over in between
 // leaves the node incomplete (ErrServerChanged). Under a prefix, each
@@ -27,13 +27,10 @@ package audit
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"regexp"
 	"strings"
 	"time"
 
@@ -41,6 +38,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/results"
 )
 
@@ -222,56 +220,7 @@ func (s *keySet) shape(key string) (n uint32, ok bool) {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// NewPrefix returns a fresh key prefix for one run of tool:
-// "<tool>:<run id>:" (NewRunID), e.g. "rlbench:20261129T194000-1a2b3c4d:".
-// Two runs never share one.
-func NewPrefix(tool string) string { return tool + ":" + NewRunID() + ":" }
-
-// NewRunID returns a fresh run id: "<UTC time>-<8 random hex digits>",
-// e.g. "20261129T194000-1a2b3c4d".
-func NewRunID() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
-}
-
-// ClaimName ends the key by which a load run claims its prefix: the
-// prefix, then ClaimName. Scan leaves out every such key whose value is a
-// run's claim (IsClaimValue): an audit neither counts another run's claim
-// as a key nor fixes or deletes it. A key of that name that holds
-// anything else (a tenant's counter) is audited as any other.
-const ClaimName = "rlbench-claim"
-
-// ObjectName starts the last part of the key by which a load run records,
-// under its prefix, a server object it makes (package target): the
-// prefix, ObjectName, the object's kind (ObjectACLUser, ObjectLibrary),
-// ':' and its name. A record has no TTL by design: a fix (Options.FixTTL)
-// leaves it out (Findings.FixRecords), since one that expired would hide
-// the object a killed run left from rlbench cleanup.
-const ObjectName = "rlbench-object:"
-
-// The kinds of objects a run records (ObjectName).
-const (
-	// ObjectACLUser is a temporary ACL user.
-	ObjectACLUser = "acl-user"
-	// ObjectLibrary is a library of Redis Functions.
-	ObjectLibrary = "library"
-)
-
-// objectRecord matches the end of a record's key (ObjectName).
-var objectRecord = regexp.MustCompile(regexp.QuoteMeta(ObjectName) + `(?:` + ObjectACLUser + `|` + ObjectLibrary + `):[^\s:]+$`)
-
-// isObjectRecord reports whether key has the shape of a run's record of
-// an object (ObjectName).
-func isObjectRecord(key string) bool { return objectRecord.MatchString(key) }
-
-// claimValue is the shape of a run's claim's value: its run id, then the
-// process, the host and since when it holds the prefix.
-var claimValue = regexp.MustCompile(`^run (\S+) \(pid [0-9]+ on .*, since \S+\)$`)
-
-// maxClaimValue is the most bytes of a claim's value that Scan reads.
-const maxClaimValue = 1024
-
-// IsClaimValue reports whether v, the value of a key ending in ClaimName,
-// is a run's claim: "run RUN-ID (pid PID on HOST, since TIME)".
-func IsClaimValue(v string) bool { return len(v) <= maxClaimValue && claimValue.MatchString(v) }
+// NewRunID returns a fresh run id (keyspace.NewRunID).
+//
+// Deprecated: use keyspace.NewRunID.
+func NewRunID() string { return keyspace.NewRunID() }

@@ -6,10 +6,12 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/keyspace"
 )
 
 // Claim is a load run's claim on a prefix, found on a server: the key
-// (the prefix, then ClaimName) and its value, the run's (IsClaimValue).
+// (keyspace.ClaimKey) and its value, the run's (keyspace.IsClaimValue).
 // A claim there is a live run's: a killed run's expires within 30 s.
 type Claim struct {
 	// Key is the claim's key; Value names the run that holds it.
@@ -18,21 +20,21 @@ type Claim struct {
 }
 
 // Prefix is the prefix the claim holds.
-func (c Claim) Prefix() string { return strings.TrimSuffix(c.Key, ClaimName) }
+func (c Claim) Prefix() string { return keyspace.ClaimPrefix(c.Key) }
 
 // Covers reports whether key lies under the claim's prefix.
 func (c Claim) Covers(key string) bool { return strings.HasPrefix(key, c.Prefix()) }
 
 // FindClaims returns the runs' claims on nodes whose prefix starts with
-// under ("" for every claim): SCAN MATCH MatchPattern(under)+ClaimName,
+// under ("" for every claim): SCAN MATCH MatchPattern(under)+keyspace.ClaimName,
 // COUNT DefaultCount, then GETRANGE of each key found, which must hold a
 // claim's value (a key of another type, or one the user may not read, is
 // none). wait, when not nil, is called before each SCAN with the
 // keys it will walk (the audit's pace). It reads only.
 func FindClaims(ctx context.Context, nodes []Node, under string, wait func(ctx context.Context, keys int) error) ([]Claim, error) {
-	match := "*" + ClaimName
+	match := "*" + keyspace.ClaimName
 	if under != "" {
-		match = MatchPattern(under) + ClaimName
+		match = MatchPattern(under) + keyspace.ClaimName
 	}
 	var claims []Claim
 	seen := map[string]bool{}
@@ -67,15 +69,15 @@ func FindClaims(ctx context.Context, nodes []Node, under string, wait func(ctx c
 }
 
 // claimsAmong reads the keys of n among keys that lie under under and end
-// in ClaimName, and returns those that hold a run's claim.
+// like a claim (keyspace.IsClaimKey), and returns those that hold a run's claim.
 func claimsAmong(ctx context.Context, n Node, keys []string, under string) ([]Claim, error) {
 	pipe := n.Pipeline()
 	var names []string
 	var values []*redis.StringCmd
 	for _, k := range keys {
-		if strings.HasPrefix(k, under) && strings.HasSuffix(k, ClaimName) {
+		if strings.HasPrefix(k, under) && keyspace.IsClaimKey(k) {
 			names = append(names, k)
-			values = append(values, pipe.GetRange(ctx, k, 0, maxClaimValue))
+			values = append(values, pipe.GetRange(ctx, k, 0, keyspace.MaxClaimValue))
 		}
 	}
 	if len(names) == 0 {
@@ -90,7 +92,7 @@ func claimsAmong(ctx context.Context, n Node, keys []string, under string) ([]Cl
 			// Another type is no claim; a key the user may not read
 			// is none of the keys it may write either.
 			return nil, fmt.Errorf("getrange %s: %w", names[i], err)
-		case err == nil && IsClaimValue(v):
+		case err == nil && keyspace.IsClaimValue(v):
 			claims = append(claims, Claim{Key: names[i], Value: v})
 		}
 	}
@@ -125,8 +127,8 @@ func (a *auditor) underClaim(key string) bool {
 }
 
 // leaveOutClaims reads the value of each key of a.claims (GETRANGE, the
-// first maxClaimValue bytes) and adds to a.keys those that are not a
-// run's claim (IsClaimValue): a tenant's key that only ends like one is
+// first keyspace.MaxClaimValue bytes) and adds to a.keys those that are not a
+// run's claim (keyspace.IsClaimValue): a tenant's key that only ends like one is
 // audited. A key of another type (WRONGTYPE) is not a claim.
 func (a *auditor) leaveOutClaims(ctx context.Context, n Node, nr *NodeReport) error {
 	if len(a.claims) == 0 {
@@ -135,7 +137,7 @@ func (a *auditor) leaveOutClaims(ctx context.Context, n Node, nr *NodeReport) er
 	values := make([]*redis.StringCmd, len(a.claims))
 	cmds, err := a.read(ctx, n, &a.lat[1], func(pipe redis.Pipeliner) {
 		for i, key := range a.claims {
-			values[i] = pipe.GetRange(ctx, key, 0, maxClaimValue)
+			values[i] = pipe.GetRange(ctx, key, 0, keyspace.MaxClaimValue)
 		}
 	})
 	if err != nil {
@@ -146,7 +148,7 @@ func (a *auditor) leaveOutClaims(ctx context.Context, n Node, nr *NodeReport) er
 		}
 	}
 	for i, key := range a.claims {
-		if v, err := values[i].Result(); err != nil || !IsClaimValue(v) {
+		if v, err := values[i].Result(); err != nil || !keyspace.IsClaimValue(v) {
 			a.take(nr, key)
 		}
 	}

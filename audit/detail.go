@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/keyspace"
 )
 
 // valueBytes is how much of a string's value the audit reads: enough for
@@ -57,7 +59,7 @@ type keyDetail struct {
 	// was not fixed (Findings.FixLeftOut).
 	leftOut bool
 	// record is set when the key is a run's record of an object
-	// (ObjectName), which a fix leaves out (Findings.FixRecords).
+	// (keyspace.ObjectKey), which a fix leaves out (Findings.FixRecords).
 	record bool
 }
 
@@ -125,7 +127,7 @@ func (a *auditor) detail(ctx context.Context, n Node, nr *NodeReport, keys []imm
 				details[i].leftOut = true
 				continue
 			}
-			if isObjectRecord(k.key) {
+			if keyspace.IsObjectKey(k.key) {
 				// A killed run's record of an object: with a TTL, it
 				// would hide the object from rlbench cleanup.
 				details[i].record = true

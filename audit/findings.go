@@ -42,7 +42,7 @@ type Findings struct {
 	FixLeftOut int64 `json:"fix_left_out"`
 	// FixRecords is the number of immortal keys Options.FixTTL (or its
 	// dry run) left out because they are a run's records of an ACL user
-	// or a library (ObjectName), which rlbench cleanup needs.
+	// or a library (keyspace.ObjectKey), which rlbench cleanup needs.
 	FixRecords int64 `json:"fix_records,omitempty"`
 	// Changed is the number of keys that had no TTL when their PTTL was
 	// read and were another type, or gone, when the audit read them next:

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 )
 
 // TestScanFixTTLLeavesRecords fixes the immortal keys of a killed run:
@@ -19,7 +20,7 @@ func TestScanFixTTLLeavesRecords(t *testing.T) {
 	rdb := redistest.Client(t, srv)
 	ctx := t.Context()
 	prefix := redistest.Prefix(t)
-	records := []string{prefix + audit.ObjectName + "acl-user:rlbench-run-00000000000000aa", prefix + audit.ObjectName + "library:mylib"}
+	records := []string{keyspace.ObjectKey(prefix, keyspace.ObjectACLUser, "rlbench-run-00000000000000aa"), keyspace.ObjectKey(prefix, keyspace.ObjectLibrary, "mylib")}
 	for _, k := range append([]string{prefix + "lua:go-redis:{1}"}, records...) {
 		if err := rdb.Set(ctx, k, "", 0).Err(); err != nil {
 			t.Fatal(err)

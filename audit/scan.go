@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/rlbench/rlbench/keyspace"
 )
 
 // Node is what Scan needs of one server: a *redis.Client fits, as does any
@@ -26,8 +28,8 @@ var _ Node = (*redis.Client)(nil)
 // keyspace, reads every examined key's PTTL in one pipeline per SCAN batch,
 // and counts. It keeps nothing per key (unless Options.Dedup), so its memory
 // does not grow with the keyspace. A load run's claim on its prefix (a key
-// ending in ClaimName whose value IsClaimValue) is left out: not counted,
-// fixed or deleted.
+// named like one, keyspace.IsClaimKey, whose value is one,
+// keyspace.IsClaimValue) is left out: not counted, fixed or deleted.
 //
 // By default it sends only read commands: INFO server and replication
 // (before each node's first SCAN, in each batch's pipeline and after the
@@ -313,14 +315,14 @@ func scanPage(ctx context.Context, n Node, match, typ string, count int64, curso
 
 // examine collects in a.keys the keys of a SCAN page to examine: under
 // the prefix, and not seen before when deduplicating; it counts the
-// matched keys. Those named like a run's claim (ClaimName) go to
+// matched keys. Those named like a run's claim (keyspace.IsClaimKey) go to
 // a.claims instead, for leaveOutClaims to read.
 func (a *auditor) examine(nr *NodeReport, keys []string) {
 	a.keys, a.claims = a.keys[:0], a.claims[:0]
 	for _, key := range keys {
 		switch {
 		case a.o.Prefix != "" && !strings.HasPrefix(key, a.o.Prefix):
-		case strings.HasSuffix(key, ClaimName):
+		case keyspace.IsClaimKey(key):
 			a.claims = append(a.claims, key)
 		default:
 			a.take(nr, key)
@@ -389,7 +391,7 @@ func (a *auditor) batch(ctx context.Context, n Node, nr *NodeReport, keys []stri
 			switch {
 			case a.underClaim(k.key):
 				f.FixLeftOut++
-			case isObjectRecord(k.key):
+			case keyspace.IsObjectKey(k.key):
 				f.FixRecords++
 			default:
 				f.WouldFix++

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/redisserver"
 )
 
@@ -648,7 +649,7 @@ func TestScanFixTTLRedis62(t *testing.T) {
 }
 
 // TestScanLeavesClaimsOut is issue 21, item 5: a load run's claim on its
-// prefix (the prefix, then audit.ClaimName) is not one of the keys an
+// prefix (keyspace.ClaimKey) is not one of the keys an
 // audit counts, immortal or not, and a clean-up (Unlink) or --fix-ttl
 // leaves it alone.
 func TestScanLeavesClaimsOut(t *testing.T) {
@@ -659,7 +660,7 @@ func TestScanLeavesClaimsOut(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	// A claim with a TTL (a live run's), an immortal one (under a nested
 	// prefix, as a tenant might leave), and three counters.
-	claims := map[string]time.Duration{prefix + "run:" + audit.ClaimName: time.Minute, prefix + "sub:" + audit.ClaimName: 0}
+	claims := map[string]time.Duration{keyspace.ClaimKey(prefix + "run:"): time.Minute, keyspace.ClaimKey(prefix + "sub:"): 0}
 	for key, ttl := range claims {
 		if err := rdb.Set(ctx, key, "run 20261203T000000-0badc0de (pid 7 on h, since 2026-12-03T00:00:00Z)", ttl).Err(); err != nil {
 			t.Fatal(err)
@@ -709,7 +710,7 @@ func TestScanAuditsKeysNamedLikeAClaim(t *testing.T) {
 	rdb := redistest.Client(t, srv)
 	ctx := t.Context()
 	prefix := redistest.Prefix(t)
-	counter, hash, claim := prefix+"ratelimit:user42:"+audit.ClaimName, prefix+"h:"+audit.ClaimName, prefix+"run:"+audit.ClaimName
+	counter, hash, claim := keyspace.ClaimKey(prefix+"ratelimit:user42:"), keyspace.ClaimKey(prefix+"h:"), keyspace.ClaimKey(prefix+"run:")
 	if err := rdb.Set(ctx, counter, 500, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -773,7 +774,7 @@ func TestFixLeavesOutALiveRunsKeys(t *testing.T) {
 	ctx := t.Context()
 	prefix := redistest.Prefix(t)
 	run, tenant := prefix+"run:", prefix+"tenant:"
-	if err := rdb.Set(ctx, run+audit.ClaimName, "run 20261203T000000-0000000a (pid 1 on h, since 2026-12-03T00:00:00Z)", time.Minute).Err(); err != nil {
+	if err := rdb.Set(ctx, keyspace.ClaimKey(run), "run 20261203T000000-0000000a (pid 1 on h, since 2026-12-03T00:00:00Z)", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {

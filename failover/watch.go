@@ -21,10 +21,10 @@ import (
 	"github.com/rlbench/rlbench/admission"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
-	"github.com/rlbench/rlbench/workload"
 )
 
 const (
@@ -310,7 +310,7 @@ func (w *Watch) abandon(key string) {
 	if !w.counts {
 		return
 	}
-	if k, ok := keyIndex(key, w.prefix); ok && k < len(w.keys) {
+	if k, ok := keyspace.KeyIndex(w.prefix, key); ok && k < len(w.keys) {
 		w.keys[k].mu.Lock()
 		w.keys[k].abandoned = true
 		w.keys[k].mu.Unlock()
@@ -323,7 +323,7 @@ func (w *Watch) observe(key string, d strategies.Decision, sent, replied time.Ti
 	if !w.counts {
 		return
 	}
-	k, ok := keyIndex(key, w.prefix)
+	k, ok := keyspace.KeyIndex(w.prefix, key)
 	if !ok || k >= len(w.keys) {
 		return
 	}
@@ -375,21 +375,6 @@ func (wk *watchedKey) closeWindow(limit int64) {
 		wk.over += max(wk.allowed-limit, 0)
 	}
 	wk.acked, wk.allowed, wk.lost, wk.openedAt = 0, 0, 0, time.Time{}
-}
-
-// keyIndex returns i for the key name prefix{i} (workload.KeyName).
-func keyIndex(key, prefix string) (int, bool) {
-	if len(key) < len(prefix)+3 || key[:len(prefix)] != prefix || key[len(prefix)] != '{' || key[len(key)-1] != '}' {
-		return 0, false
-	}
-	n := 0
-	for _, ch := range []byte(key[len(prefix)+1 : len(key)-1]) {
-		if ch < '0' || ch > '9' || n > workload.MaxKeys {
-			return 0, false
-		}
-		n = n*10 + int(ch-'0')
-	}
-	return n, true
 }
 
 // Result returns, once every failover's comparison is done, the lost and

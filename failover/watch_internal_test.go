@@ -16,36 +16,6 @@ import (
 	"github.com/rlbench/rlbench/workload"
 )
 
-func TestKeyIndex(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name, key string
-		want      int
-		ok        bool
-	}{
-		{name: "first key", key: "p:{0}", want: 0, ok: true},
-		{name: "large index", key: "p:{123456}", want: 123456, ok: true},
-		{name: "other prefix", key: "q:{1}", ok: false},
-		{name: "no braces", key: "p:12", ok: false},
-		{name: "not a number", key: "p:{1a}", ok: false},
-		{name: "empty index", key: "p:{}", ok: false},
-		{name: "prefix only", key: "p:", ok: false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := keyIndex(tc.key, "p:")
-			if got != tc.want || ok != tc.ok {
-				t.Errorf("keyIndex(%q, %q) = (%d, %t); want (%d, %t)", tc.key, "p:", got, ok, tc.want, tc.ok)
-			}
-		})
-	}
-	for _, i := range []int{0, 7, 9999} {
-		if got, ok := keyIndex(workload.KeyName("p:", i), "p:"); got != i || !ok {
-			t.Errorf("keyIndex(KeyName(p:, %d)) = (%d, %t); want (%d, true)", i, got, ok, i)
-		}
-	}
-}
-
 func TestRecoveryClock(t *testing.T) {
 	t.Parallel()
 	var c recoveryClock

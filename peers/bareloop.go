@@ -11,10 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/audit"
 	rlclients "github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/workload"
@@ -34,7 +34,7 @@ type BareConfig struct {
 	// Prefix starts every key; BareLoop deletes them at the end.
 	Prefix string
 	// Warmup is how long the loop runs, uncounted, before Duration, on
-	// keys of its own (Prefix + "warmup:"), deleted before the counted loop.
+	// keys of its own (keyspace.Warmup(Prefix)), deleted before the counted loop.
 	Warmup time.Duration
 	// Duration is how long the counted loop runs.
 	Duration time.Duration
@@ -65,7 +65,7 @@ type BareResult struct {
 
 // BareLoop is rlbench's closed loop with nothing of rlbench's own: the same
 // client with the same pool and options (clients.New, sized for the
-// workers, with rlbench.DefaultFlushDelay), the same lua strategy and
+// workers, with workload.DefaultFlushDelay), the same lua strategy and
 // script, a uniform key choice named as rlbench's workers name keys
 // (workload.KeyNamer), and a count per worker. No clock read, histogram,
 // admission tracking, progress line or self-check. Set GOMAXPROCS as
@@ -77,7 +77,7 @@ func BareLoop(ctx context.Context, c BareConfig) (BareResult, error) {
 	}
 	wl := workload.Config{Workers: c.Workers}
 	conn, err := rlclients.New(c.Client, rlclients.Options{Addr: c.Addr, Workers: c.Workers,
-		FlushDelay: rlbench.DefaultFlushDelay(wl), ClientName: "bareloop", Connections: c.Connections})
+		FlushDelay: workload.DefaultFlushDelay(wl), ClientName: "bareloop", Connections: c.Connections})
 	if err != nil {
 		return BareResult{}, fmt.Errorf("bare loop: %w", err)
 	}
@@ -91,7 +91,7 @@ func BareLoop(ctx context.Context, c BareConfig) (BareResult, error) {
 	// As rlbench's: on keys of its own, deleted before the counted loop,
 	// which then starts on new keys.
 	if c.Warmup > 0 {
-		warm := c.Prefix + "warmup:"
+		warm := keyspace.Warmup(c.Prefix)
 		if _, err := loop(ctx, c.Warmup, c.Workers, 1, warm, c.Keys, strat, conn); err != nil {
 			return BareResult{}, fmt.Errorf("bare loop: warm-up: %w", err)
 		}
@@ -172,7 +172,7 @@ func loop(ctx context.Context, d time.Duration, workers int, seed uint64, prefix
 // of the same length as rlbench's.
 func (b *bench) bareRun(ctx context.Context, t comparison, procs int) (side, error) {
 	args := []string{"--addr", b.addr, "--client", t.client, "--clients", strconv.Itoa(t.workers),
-		"--keys", strconv.Itoa(b.o.Keys), "--prefix", rlbench.CellPrefix(prefix, "bar", t.client),
+		"--keys", strconv.Itoa(b.o.Keys), "--prefix", keyspace.Cell(prefix, "bar", t.client),
 		"--duration", fmt.Sprintf("%ds", b.o.Seconds), "--limit", strconv.Itoa(limit), "--window", strconv.Itoa(window)}
 	var env []string
 	if procs > 0 {

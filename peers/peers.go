@@ -31,10 +31,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/compare"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
@@ -55,14 +55,14 @@ const (
 
 // benchmarkKey is redis-benchmark's key pattern for the target of client
 // with keys keys: as long as rlbench's key with the highest number,
-// rlbench.CellPrefix(prefix, "lua", client) then "{N}" (most of its keys
+// keyspace.Cell(prefix, "lua", client) then "{N}" (most of its keys
 // when keys is a power of ten), since key length costs the server (see
 // docs/performance.md for the measurement). redis-benchmark writes
 // __rand_int__ as 12 digits, so its prefix is the cell prefix less 12 - the
 // digits: with 100,000 keys "rb:lua:go{__rand_int__}" against
 // "rl:lua:go-redis:{12345}".
 func benchmarkKey(client string, keys int) string {
-	cell := rlbench.CellPrefix(benchmarkPrefix, "lua", client)
+	cell := keyspace.Cell(benchmarkPrefix, "lua", client)
 	return cell[:len(cell)-(12-len(strconv.Itoa(keys-1)))] + "{__rand_int__}"
 }
 
@@ -270,7 +270,7 @@ func (b *bench) runTarget(ctx context.Context, num int, t comparison, tr *target
 	}
 	fmt.Fprintf(b.stdout, "\ntarget %d: rlbench --strategy lua --client %s --clients %d  vs  redis-benchmark -c %d -P %d (%s): %d requests in flight\n",
 		num, t.client, t.workers, t.rbClients, t.pipeline, threads, t.workers)
-	fmt.Fprintf(b.stdout, "keys of one length: rlbench %s{N}, redis-benchmark %s\n", rlbench.CellPrefix(prefix, "lua", t.client), benchmarkKey(t.client, b.o.Keys))
+	fmt.Fprintf(b.stdout, "keys of one length: rlbench %s{N}, redis-benchmark %s\n", keyspace.Cell(prefix, "lua", t.client), benchmarkKey(t.client, b.o.Keys))
 
 	// redis-benchmark has no duration flag: it sends -n requests. A first
 	// run of about a second gives the rate; each run's -n is then the median

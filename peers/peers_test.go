@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlbench/rlbench"
 	rlclients "github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -189,7 +189,7 @@ func TestBenchmarkKeyLength(t *testing.T) {
 	for _, client := range rlclients.Names {
 		for _, keys := range []int{10, DefaultKeys, 10_000_000, workload.MaxKeys} {
 			rb := strings.Replace(benchmarkKey(client, keys), "__rand_int__", "000000000001", 1)
-			rl := workload.KeyName(rlbench.CellPrefix(prefix, "lua", client), keys-1)
+			rl := workload.KeyName(keyspace.Cell(prefix, "lua", client), keys-1)
 			if len(rb) != len(rl) || !strings.HasPrefix(rb, benchmarkPrefix) {
 				t.Errorf("%s, %d keys: redis-benchmark key %q is %d bytes, rlbench's %q %d; want equal, under %q", client, keys, rb, len(rb), rl, len(rl), benchmarkPrefix)
 			}

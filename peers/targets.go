@@ -24,7 +24,7 @@ type comparison struct {
 // clients, go-redis and redigo (a connection per worker), against plain
 // redis-benchmark -c 500; the pipelining ones, rueidis and valkey-go (their
 // workers auto-pipelined over a few connections, gathered with
-// rlbench.DefaultFlushDelay), against redis-benchmark -P 16, as 512 (-c 32)
+// workload.DefaultFlushDelay), against redis-benchmark -P 16, as 512 (-c 32)
 // and as 8,000 (-c 500) requests in flight.
 var targets = []comparison{
 	{client: "go-redis", workers: 500, rbClients: 500, pipeline: 1},

@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/serverinfo"
 )
 
@@ -21,10 +21,6 @@ import (
 // claim that expires this long after its last renewal.
 const claimTTL = 30 * time.Second
 
-// ClaimKey is the key by which a run claims prefix: one key, on the one
-// node that serves it on a cluster.
-func ClaimKey(prefix string) string { return prefix + audit.ClaimName }
-
 // ErrClaimLost is returned, wrapped, once a run finds that its claim on
 // its prefix holds another run's value, or is gone (deleted, or expired
 // while the server would not renew it) on a server that rlbench did not
@@ -32,7 +28,7 @@ func ClaimKey(prefix string) string { return prefix + audit.ClaimName }
 // the run stops its load and deletes nothing (Target.ClaimLost).
 var ErrClaimLost = errors.New("the run lost its claim on its prefix")
 
-// claim is a run's hold on its prefix: the key ClaimKey(prefix), set with
+// claim is a run's hold on its prefix: the key keyspace.ClaimKey(prefix), set with
 // SET NX before the empty-prefix check, so that of two runs started
 // together on one prefix exactly one proceeds. It is renewed while the run
 // runs and deleted at its end, only while it still holds the run's value.
@@ -57,12 +53,11 @@ type claim struct {
 	lose context.CancelCauseFunc
 }
 
-// claimValue is what a run writes in its claim: its run id first, then
-// what finds it (process and host) and since when (audit.IsClaimValue
-// recognises it).
+// claimValue is what a run writes in its claim (keyspace.ClaimValue): its
+// run id first, then this process and host, and since now.
 func claimValue(runID string) string {
 	host, _ := os.Hostname()
-	return fmt.Sprintf("run %s (pid %d on %s, since %s)", runID, os.Getpid(), host, time.Now().UTC().Format(time.RFC3339Nano))
+	return keyspace.ClaimValue(runID, os.Getpid(), host, time.Now())
 }
 
 // errClaimed is returned by takeClaim when another run holds the prefix.
@@ -73,7 +68,7 @@ var errClaimed = errors.New("another run holds the prefix")
 // naming one server); the holder's value, wrapped in errClaimed, when
 // another run does. retake is claim.retake.
 func takeClaim(ctx context.Context, rdb redis.UniversalClient, prefix, runID string, retake bool) (*claim, error) {
-	c := &claim{rdb: rdb, key: ClaimKey(prefix), value: claimValue(runID), retake: retake, stop: make(chan struct{})}
+	c := &claim{rdb: rdb, key: keyspace.ClaimKey(prefix), value: claimValue(runID), retake: retake, stop: make(chan struct{})}
 	c.lost, c.lose = context.WithCancelCause(context.Background())
 	for range 2 { // a second time if the holder's claim expires between SET NX and GET
 		ok, err := rdb.SetNX(ctx, c.key, c.value, claimTTL).Result()
@@ -99,19 +94,12 @@ func takeClaim(ctx context.Context, rdb redis.UniversalClient, prefix, runID str
 			c.done.Add(1)
 			go c.renew()
 			return c, nil
-		case holderRunID(holder) == runID:
+		case keyspace.ClaimRunID(holder) == runID:
 			return nil, nil
 		}
 		return nil, fmt.Errorf("%w: %s", errClaimed, holder)
 	}
 	return nil, fmt.Errorf("set %s nx: the key came and went twice", c.key)
-}
-
-// holderRunID is the run id at the start of a claim's value.
-func holderRunID(value string) string {
-	var id string
-	fmt.Sscanf(value, "run %s", &id)
-	return id
 }
 
 // renew extends the claim every claimTTL/3 until release, as long as it

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/redisserver"
 )
 
@@ -27,7 +28,7 @@ func TestClaimRenewAndRelease(t *testing.T) {
 		t.Fatalf("takeClaim(run-a) = %v, %v; want a claim", c, err)
 	}
 	defer c.release()
-	key := ClaimKey(prefix)
+	key := keyspace.ClaimKey(prefix)
 	if again, err := takeClaim(ctx, rdb, prefix, "run-a", false); again != nil || err != nil {
 		t.Errorf("takeClaim(run-a) again = %v, %v; want nil, nil (the run holds it already)", again, err)
 	}
@@ -64,9 +65,9 @@ func TestClaimRenewAndRelease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rdb.Del(ctx, ClaimKey(p))
+		rdb.Del(ctx, keyspace.ClaimKey(p))
 		err = c.check(ctx)
-		if got := rdb.Get(ctx, ClaimKey(p)).Val(); retake && (err != nil || got != c.value) {
+		if got := rdb.Get(ctx, keyspace.ClaimKey(p)).Val(); retake && (err != nil || got != c.value) {
 			t.Errorf("check after a DEL (retake) = %v, GET %q; want the claim taken again", err, got)
 		} else if !retake && (!errors.Is(err, ErrClaimLost) || got != "") {
 			t.Errorf("check after a DEL = %v, GET %q; want ErrClaimLost, the key left gone", err, got)
@@ -79,7 +80,7 @@ func TestClaimRenewAndRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	own.release()
-	if n := rdb.Exists(ctx, ClaimKey(prefix+"own:")).Val(); n != 0 {
+	if n := rdb.Exists(ctx, keyspace.ClaimKey(prefix+"own:")).Val(); n != 0 {
 		t.Errorf("after release, the run's claim exists (%d); want it deleted", n)
 	}
 }
@@ -125,7 +126,7 @@ func claimOutOfMemory(t *testing.T, binary string) {
 			t.Fatalf("filling the server: SET #%d = %v; want an OOM error in time", i, err)
 		}
 	}
-	key := ClaimKey(prefix)
+	key := keyspace.ClaimKey(prefix)
 	rdb.PExpire(ctx, key, 5*time.Second)
 	if err := c.renewOnce(ctx); err != nil || rdb.PTTL(ctx, key).Val() < claimTTL-5*time.Second {
 		t.Errorf("renewOnce out of memory = %v, PTTL %s; want nil and about %s", err, rdb.PTTL(ctx, key).Val(), claimTTL)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -68,7 +68,7 @@ type CleanupReport struct {
 	// Sample names up to CleanupSample of them.
 	Sample []string
 	// Foreign is the keys found that do not look like a run's (see
-	// RunKeyShape); ForeignSample names up to CleanupSample of them.
+	// keyspace.RunKeyShape); ForeignSample names up to CleanupSample of them.
 	Foreign       int64
 	ForeignSample []string
 	// Deleted is the keys deleted.
@@ -83,35 +83,13 @@ type CleanupReport struct {
 	Objects []LeftObject
 }
 
-// RunKeyShape describes the keys a run leaves under its prefix, for
-// messages: a cell's key is CellPrefix, then workload.KeyName's {N}.
-const RunKeyShape = "STRATEGY:CLIENT:{N} after the run's prefix"
-
-// runKey matches the end of a key a run leaves under its prefix: a cell's
-// STRATEGY:CLIENT:{N}, and what a strategy appends to it after ':', '_',
-// '/' or '.' (the sliding log's :seq, the window stamps of the deployed
-// models and of sequences: envoy's _START, kong's :START_MS:PERIOD,
-// mennanov's /START_NS, django's :HASH; spring-gateway's .tokens and
-// .timestamp), the pre-flight's probe key, the run's
-// claim on its prefix (audit.ClaimName), or the record of an object it
-// made (ObjectName). What comes before it is the rest
-// of the run's prefix, when the one given is shorter.
-var runKey = regexp.MustCompile(`(?:^|:)(?:[A-Za-z0-9][A-Za-z0-9_.-]*:(?:` + clientNames() + `):\{[0-9]+\}(?:[:_/.][A-Za-z0-9_.:/-]*)?|preflight|` + regexp.QuoteMeta(audit.ClaimName) + `|` + regexp.QuoteMeta(ObjectName) + `(?:` + ObjectACLUser + `|` + ObjectLibrary + `):[^\s]+)$`)
-
-// clientNames is clients.Names as a regexp alternation.
-func clientNames() string {
-	quoted := make([]string, len(clients.Names))
-	for i, n := range clients.Names {
-		quoted[i] = regexp.QuoteMeta(n)
-	}
-	return strings.Join(quoted, "|")
-}
+// runKeys are the shapes of the keys a run of rlbench's clients leaves
+// under its prefix (keyspace.RunKeys).
+var runKeys = keyspace.NewRunKeys(clients.Names)
 
 // looksLikeRunKey reports whether key, under prefix, has the shape of a
 // run's key.
-func looksLikeRunKey(prefix, key string) bool {
-	return runKey.MatchString(strings.TrimPrefix(key, prefix))
-}
+func looksLikeRunKey(prefix, key string) bool { return runKeys.Contains(prefix, key) }
 
 // Cleanup deletes every key under prefix on every master of every
 // existing target of specs (each logged in with its own Login), with no
@@ -191,14 +169,14 @@ func Cleanup(ctx context.Context, specs []Spec, prefix string, opts CleanupOptio
 // a shorter one (a run on "a:" holds "a:b:"'s keys too), or on a longer
 // one (a run on "a:b:" has its keys under "a:"): every claim on the
 // masters under the prefix (SCAN MATCH, audit.FindClaims), and a GET of
-// each shorter prefix's, each told by its value (audit.IsClaimValue). A
+// each shorter prefix's, each told by its value (keyspace.IsClaimValue). A
 // user who may not GET a shorter prefix's claim is not refused for it.
 func (t *Target) refuseLiveClaim(ctx context.Context, prefix string) error {
 	for i := 1; i < len(prefix); i++ {
-		holder, err := t.Admin.Get(ctx, ClaimKey(prefix[:i])).Result()
-		if err == nil && audit.IsClaimValue(holder) {
+		holder, err := t.Admin.Get(ctx, keyspace.ClaimKey(prefix[:i])).Result()
+		if err == nil && keyspace.IsClaimValue(holder) {
 			return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q lies under %q, which a live run claims (%s, key %s): its keys are that run's; cleanup is for the keys of a run that was killed; wait for it to end (a killed run's claim expires within %s)",
-				t.Spec.Label, prefix, prefix[:i], excerpt.Text(holder), ClaimKey(prefix[:i]), claimTTL))
+				t.Spec.Label, prefix, prefix[:i], excerpt.Text(holder), keyspace.ClaimKey(prefix[:i]), claimTTL))
 		}
 	}
 	masters, err := t.Nodes(ctx)
@@ -218,7 +196,7 @@ func (t *Target) refuseLiveClaim(ctx context.Context, prefix string) error {
 	}
 	c := claims[0]
 	where := fmt.Sprintf("the prefix %q is claimed by a live run", prefix)
-	if c.Key != ClaimKey(prefix) {
+	if c.Key != keyspace.ClaimKey(prefix) {
 		where = fmt.Sprintf("%d live run(s) claim a prefix under %q, such as %q", len(claims), prefix, c.Prefix())
 	}
 	return usage("Workload.Prefix", fmt.Errorf("%s: %s (%s, key %s): cleanup is for the keys of a run that was killed; wait for it to end (a killed run's claim expires within %s)",
@@ -268,7 +246,7 @@ func (r *CleanupReport) confirm() error {
 		why = append(why, fmt.Sprintf("more than %d", CleanupConfirmAbove))
 	}
 	if r.Foreign > 0 {
-		why = append(why, fmt.Sprintf("%d of which do not look like rlbench's (%s), such as %s", r.Foreign, RunKeyShape, quoteKeys(r.ForeignSample, 3)))
+		why = append(why, fmt.Sprintf("%d of which do not look like rlbench's (%s), such as %s", r.Foreign, keyspace.RunKeyShape, quoteKeys(r.ForeignSample, 3)))
 	}
 	if len(why) == 0 {
 		return nil

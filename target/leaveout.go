@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/acl"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/strategies"
 )
 
@@ -24,7 +25,7 @@ func (t *Target) leaveOut(ctx context.Context, cfg Checks, nodes []*redis.Client
 	if len(cfg.Optional) == 0 {
 		return cfg, nil
 	}
-	key := cfg.Prefix + "preflight"
+	key := keyspace.PreflightKey(cfg.Prefix)
 	probe, err := t.NodeFor(ctx, key, nodes)
 	if err != nil {
 		return cfg, usage(t.field(), fmt.Errorf("%s: %w", t.Spec.Label, err))

@@ -12,37 +12,11 @@ import (
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/excerpt"
-)
-
-// ObjectName starts the last part of the key by which a run records, under
-// its prefix, a server object other than a key that it makes: the prefix,
-// ObjectName, the object's kind (ObjectACLUser, ObjectLibrary), ':' and
-// its name. The record is written before the object is made and deleted
-// once the object is, so that a run killed with SIGKILL leaves a record of
-// each object it leaves, which rlbench cleanup deletes (cleanObjects).
-const ObjectName = audit.ObjectName
-
-// The kinds of objects a run records.
-const (
-	// ObjectACLUser is a temporary ACL user (package usercode): its
-	// record holds nothing; cleanup deletes the user only when its name
-	// starts with ACLUserPrefix and every key pattern it has lies under
-	// the prefix.
-	ObjectACLUser = audit.ObjectACLUser
-	// ObjectLibrary is a library of Redis Functions that the run's client
-	// loaded: its record holds the SHA-1 of its code, and cleanup deletes
-	// the library only where it holds that code.
-	ObjectLibrary = audit.ObjectLibrary
+	"github.com/rlbench/rlbench/keyspace"
 )
 
 // ACLUserPrefix starts the name of every temporary ACL user a run makes.
 const ACLUserPrefix = "rlbench-run-"
-
-// ObjectKey is the key that records the object kind name of the run whose
-// prefix is prefix.
-func ObjectKey(prefix, kind, name string) string {
-	return prefix + ObjectName + kind + ":" + name
-}
 
 // CodeDigest is what the record of a library holds: the SHA-1 of its
 // code, in hex.
@@ -52,9 +26,17 @@ func CodeDigest(code string) string {
 }
 
 // RecordObject records, before the run makes it, the object kind name
-// (value: what the record holds) of the run whose prefix on t is prefix.
+// (value: what the record holds) of the run whose prefix on t is prefix,
+// in keyspace.ObjectKey; ForgetObject deletes the record once the object
+// is deleted, so that a run killed with SIGKILL leaves a record of each
+// object it leaves, which rlbench cleanup deletes (cleanObjects): a
+// temporary ACL user (keyspace.ObjectACLUser, whose record holds nothing)
+// only when its name starts with ACLUserPrefix and every key pattern it
+// has lies under the prefix; a library of Redis Functions
+// (keyspace.ObjectLibrary, whose record holds the SHA-1 of its code, CodeDigest)
+// only where it holds that code.
 func (t *Target) RecordObject(ctx context.Context, prefix, kind, name, value string) error {
-	key := ObjectKey(prefix, kind, name)
+	key := keyspace.ObjectKey(prefix, kind, name)
 	if err := t.Admin.Set(ctx, key, value, 0).Err(); err != nil {
 		return fmt.Errorf("set %s (the record of the %s, for rlbench cleanup): %w", key, kind, err)
 	}
@@ -64,7 +46,7 @@ func (t *Target) RecordObject(ctx context.Context, prefix, kind, name, value str
 // ForgetObject deletes the record of an object the run has deleted (or
 // never made).
 func (t *Target) ForgetObject(ctx context.Context, prefix, kind, name string) error {
-	key := ObjectKey(prefix, kind, name)
+	key := keyspace.ObjectKey(prefix, kind, name)
 	if err := t.Admin.Del(ctx, key).Err(); err != nil {
 		return fmt.Errorf("del %s: %w", key, err)
 	}
@@ -74,7 +56,7 @@ func (t *Target) ForgetObject(ctx context.Context, prefix, kind, name string) er
 // LeftObject is an object a killed run left, which rlbench cleanup found
 // by its record under the prefix.
 type LeftObject struct {
-	// Kind is ObjectACLUser or ObjectLibrary; Name the user's or the
+	// Kind is keyspace.ObjectACLUser or ObjectLibrary; Name the user's or the
 	// library's; Record the key that records it.
 	Kind, Name, Record string
 	// Node is the master that holds it.
@@ -106,7 +88,7 @@ func (t *Target) findObjects(ctx context.Context, prefix string) ([]LeftObject, 
 		return nil, fmt.Errorf("%s: %w", t.Spec.Label, err)
 	}
 	var records []string
-	match := audit.MatchPattern(prefix) + ObjectName + "*"
+	match := audit.MatchPattern(prefix) + keyspace.ObjectName + "*"
 	for _, n := range nodes {
 		if err := scanNode(ctx, n, match, prefix, func(key string) { records = append(records, key) }); err != nil {
 			return nil, fmt.Errorf("%s: scan %s: %w", t.Spec.Label, n.Options().Addr, err)
@@ -114,9 +96,8 @@ func (t *Target) findObjects(ctx context.Context, prefix string) ([]LeftObject, 
 	}
 	var out []LeftObject
 	for _, record := range records {
-		_, rest, _ := strings.Cut(record[len(prefix):], ObjectName)
-		kind, name, ok := strings.Cut(rest, ":")
-		if !ok || kind != ObjectACLUser && kind != ObjectLibrary {
+		kind, name, ok := keyspace.ParseObjectKey(record[len(prefix):])
+		if !ok {
 			continue
 		}
 		value, err := t.Admin.Get(ctx, record).Result()
@@ -146,7 +127,7 @@ func (t *Target) findObjects(ctx context.Context, prefix string) ([]LeftObject, 
 // and hold only key patterns under prefix (ACL LIST); a library must hold
 // the code whose digest its record holds (FUNCTION LIST WITHCODE).
 func objectOf(ctx context.Context, n *redis.Client, o LeftObject, prefix, digest string) (found bool, kept string, err error) {
-	if o.Kind == ObjectLibrary {
+	if o.Kind == keyspace.ObjectLibrary {
 		libs, err := n.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: o.Name, WithCode: true}).Result()
 		if err != nil {
 			return false, "", fmt.Errorf("function list: %w", err)
@@ -229,7 +210,7 @@ func (t *Target) cleanObjects(ctx context.Context, objs []LeftObject) error {
 			if n.Options().Addr != o.Node {
 				continue
 			}
-			if o.Kind == ObjectLibrary {
+			if o.Kind == keyspace.ObjectLibrary {
 				err = n.FunctionDelete(ctx, o.Name).Err()
 			} else {
 				err = n.Do(ctx, "ACL", "DELUSER", o.Name).Err()

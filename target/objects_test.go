@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/target"
 )
 
@@ -40,7 +41,7 @@ func TestCleanupKeepsUserWithSelector(t *testing.T) {
 		if err := rdb.Do(ctx, args...).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := rdb.Set(ctx, target.ObjectKey(prefix, target.ObjectACLUser, u.name), "", 0).Err(); err != nil {
+		if err := rdb.Set(ctx, keyspace.ObjectKey(prefix, keyspace.ObjectACLUser, u.name), "", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/rlbench/rlbench/acl"
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/serverinfo"
 )
 
@@ -95,7 +96,7 @@ func (t *Target) checkCommands(ctx context.Context, cfg Checks, nodes []*redis.C
 		}
 	}
 	t.unlinkToDel = !slices.ContainsFunc(cmds, func(c acl.Command) bool { return c.Name == "unlink" })
-	key := cfg.Prefix + "preflight"
+	key := keyspace.PreflightKey(cfg.Prefix)
 	node, err := t.NodeFor(ctx, key, nodes)
 	if err != nil {
 		return usage(t.field(), fmt.Errorf("%s: %w", t.Spec.Label, err))
@@ -122,7 +123,7 @@ func usageUnlessLost(field string, err error) error {
 // (READONLY) or a user without write access (NOPERM) is refused here, not
 // found out through a run in which every decision fails.
 func (t *Target) checkWritable(ctx context.Context, prefix string) error {
-	key := prefix + "preflight"
+	key := keyspace.PreflightKey(prefix)
 	err := t.Admin.Set(ctx, key, 1, time.Minute).Err()
 	if err == nil {
 		err = t.Admin.Del(ctx, key).Err()
@@ -196,7 +197,7 @@ func (t *Target) claimPrefix(ctx context.Context, cfg Checks) error {
 	// keys as its own. (A run on a longer one is found by the emptiness
 	// check.) A user who may not read that claim is not refused.
 	for _, anc := range ancestorPrefixes(cfg.Prefix) {
-		if holder, err := t.Admin.Get(ctx, ClaimKey(anc)).Result(); err == nil && holderRunID(holder) != cfg.RunID {
+		if holder, err := t.Admin.Get(ctx, keyspace.ClaimKey(anc)).Result(); err == nil && keyspace.ClaimRunID(holder) != cfg.RunID {
 			return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q lies under %q, which a live run claims (%s): that run audits and deletes every key under its prefix, this run's too; choose a prefix outside it",
 				t.Spec.Label, cfg.Prefix, anc, excerpt.Text(holder)))
 		}
@@ -204,13 +205,13 @@ func (t *Target) claimPrefix(ctx context.Context, cfg Checks) error {
 	c, err := takeClaim(ctx, t.Admin, cfg.Prefix, cfg.RunID, t.Server.Managed)
 	if errors.Is(err, errClaimed) {
 		return usage("Workload.Prefix", fmt.Errorf("%s: the prefix %q is in use: %w (key %s): two runs on one prefix would count into each other's counters and delete each other's keys; wait for it to end, or choose another --prefix (the claim of a run that was killed expires within %s)",
-			t.Spec.Label, cfg.Prefix, err, ClaimKey(cfg.Prefix), claimTTL))
+			t.Spec.Label, cfg.Prefix, err, keyspace.ClaimKey(cfg.Prefix), claimTTL))
 	}
 	if denied := acl.Denied("get", err); denied != nil && strings.HasPrefix(err.Error(), "get ") {
 		return usage("Targets.Login.Username", fmt.Errorf("%s: %w", t.Spec.Label, denied))
 	}
 	if err != nil {
-		return t.notWritable("SET "+ClaimKey(cfg.Prefix)+" NX", err)
+		return t.notWritable("SET "+keyspace.ClaimKey(cfg.Prefix)+" NX", err)
 	}
 	t.claim = c
 	return nil
@@ -226,7 +227,7 @@ func firstKey(ctx context.Context, node *redis.Client, prefix string) (string, e
 			return "", err
 		}
 		for _, key := range keys {
-			if key != ClaimKey(prefix) {
+			if key != keyspace.ClaimKey(prefix) {
 				return key, nil
 			}
 		}

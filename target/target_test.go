@@ -8,6 +8,7 @@ import (
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/target"
 )
@@ -45,13 +46,13 @@ func TestOpenExistingServer(t *testing.T) {
 	if err := tg.Preflight(ctx, target.Checks{Prefix: prefix, RunID: "run-a", Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Workers: 4}); err != nil {
 		t.Fatalf("Preflight() = %v", err)
 	}
-	if n, err := rdb.Exists(ctx, target.ClaimKey(prefix)).Result(); n != 1 || err != nil {
-		t.Errorf("EXISTS %s after Preflight = %d, %v; want 1 (the run's claim)", target.ClaimKey(prefix), n, err)
+	if n, err := rdb.Exists(ctx, keyspace.ClaimKey(prefix)).Result(); n != 1 || err != nil {
+		t.Errorf("EXISTS %s after Preflight = %d, %v; want 1 (the run's claim)", keyspace.ClaimKey(prefix), n, err)
 	}
 	tg.Close()
 	closed = true
-	if n, err := rdb.Exists(ctx, target.ClaimKey(prefix)).Result(); n != 0 || err != nil {
-		t.Errorf("EXISTS %s after Close = %d, %v; want 0 (the claim released)", target.ClaimKey(prefix), n, err)
+	if n, err := rdb.Exists(ctx, keyspace.ClaimKey(prefix)).Result(); n != 0 || err != nil {
+		t.Errorf("EXISTS %s after Close = %d, %v; want 0 (the claim released)", keyspace.ClaimKey(prefix), n, err)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/rlbench/rlbench/acl"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
@@ -169,7 +170,7 @@ func (g *Guard) createUser(ctx context.Context, c Cell) (why string, err error) 
 	words := append(acl.SetUserArgs(user, password, c.Prefix, cmds), "~"+acl.KeyPattern(c.WarmupPrefix))
 	// Recorded first: a run killed from here on leaves a record of the
 	// user under its prefix, by which rlbench cleanup finds it.
-	if err := g.target.RecordObject(ctx, g.runPrefix, target.ObjectACLUser, user, ""); err != nil {
+	if err := g.target.RecordObject(ctx, g.runPrefix, keyspace.ObjectACLUser, user, ""); err != nil {
 		return "", err
 	}
 	args := make([]any, len(words))
@@ -179,7 +180,7 @@ func (g *Guard) createUser(ctx context.Context, c Cell) (why string, err error) 
 	for i, n := range g.nodes {
 		if err := n.Do(ctx, args...).Err(); err != nil {
 			if i == 0 { // made nowhere: its record goes
-				_ = g.target.ForgetObject(ctx, g.runPrefix, target.ObjectACLUser, user)
+				_ = g.target.ForgetObject(ctx, g.runPrefix, keyspace.ObjectACLUser, user)
 			} else {
 				g.user = user
 				g.dropUser(ctx) // on the nodes done so far, then its record
@@ -265,7 +266,7 @@ func (g *Guard) dropUser(ctx context.Context) error {
 		}
 	}
 	if len(errs) == 0 {
-		errs = append(errs, g.target.ForgetObject(ctx, g.runPrefix, target.ObjectACLUser, g.user))
+		errs = append(errs, g.target.ForgetObject(ctx, g.runPrefix, keyspace.ObjectACLUser, g.user))
 	}
 	return errors.Join(errs...)
 }

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/verify"
 )
@@ -67,7 +67,7 @@ func TestRunHoldsTheClaim(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := redistest.Client(t, srv)
 	prefix := redistest.Prefix(t)
-	claim := &claimWatch{rdb: rdb, key: prefix + audit.ClaimName}
+	claim := &claimWatch{rdb: rdb, key: keyspace.ClaimKey(prefix)}
 	if _, err := verify.Run(t.Context(), verify.Config{
 		Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Addr: srv.Addr(), Prefix: prefix, Log: claim,
 	}); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/serverinfo"
@@ -56,7 +57,7 @@ func newRow(cfg Config, info strategies.Info, clientName string, server Server, 
 		server:        server,
 		privateServer: privateServer,
 		observer:      observer,
-		prefix:        cfg.Prefix + info.Name + ":" + clientName + ":",
+		prefix:        keyspace.Cell(cfg.Prefix, info.Name, clientName),
 		cells:         make([]Cell, len(allChecks)),
 	}
 	for i, c := range allChecks {

@@ -37,6 +37,7 @@ import (
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
@@ -186,7 +187,7 @@ func (c Config) withDefaults() Config {
 		c.Workers = DefaultWorkers
 	}
 	if c.Prefix == "" {
-		c.Prefix = audit.NewPrefix("rlbench-verify")
+		c.Prefix = keyspace.NewVerifyPrefix()
 	}
 	if c.ScriptTimeout == 0 {
 		c.ScriptTimeout = usercode.DefaultScriptTimeout

@@ -1,6 +1,6 @@
 package workload
 
-import "strconv"
+import "github.com/rlbench/rlbench/keyspace"
 
 // KeyNames returns the n counter names of a run under prefix: KeyName of
 // 0 to n-1.
@@ -12,19 +12,10 @@ func KeyNames(prefix string, n int) []string {
 	return keys
 }
 
-// KeyName returns the name of counter i under prefix: prefix{i}. The
-// {hash-tag} puts everything one decision touches in one cluster slot.
-func KeyName(prefix string, i int) string {
-	return string(appendKeyName(nil, prefix, i))
-}
-
-// appendKeyName appends KeyName(prefix, i) to b.
-func appendKeyName(b []byte, prefix string, i int) []byte {
-	b = append(b, prefix...)
-	b = append(b, '{')
-	b = strconv.AppendInt(b, int64(i), 10)
-	return append(b, '}')
-}
+// KeyName returns the name of counter i under prefix, a cell's prefix
+// (keyspace.Cell): prefix{i} (keyspace.Key). The {hash-tag} puts
+// everything one decision touches in one cluster slot.
+func KeyName(prefix string, i int) string { return keyspace.Key(prefix, i) }
 
 // KeyTable returns the table of a run's first key names that its
 // KeyNamers share: KeyNames of the first min(n, KeyTableMax).
@@ -53,7 +44,7 @@ func (n *KeyNamer) Name(i int) string {
 	if i < len(n.table) {
 		return n.table[i]
 	}
-	n.buf = appendKeyName(n.buf[:0], n.prefix, i)
+	n.buf = keyspace.AppendKey(n.buf[:0], n.prefix, i)
 	// A copy, not the buffer itself: a client may still hold the name
 	// after Decide returns (rueidis writes a command whose caller's
 	// context ended later, from its queue).

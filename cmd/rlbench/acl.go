@@ -12,15 +12,16 @@ import (
 
 	"github.com/rlbench/rlbench/acl"
 	"github.com/rlbench/rlbench/faults"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/strategies"
 )
 
 // Defaults of rlbench acl.
 const (
 	// defaultACLPrefix is the key prefix the printed user may touch. The
-	// load run's own default prefix, "rlbench:<run-id>:", starts with it,
-	// so that runs with no --prefix fit the user.
-	defaultACLPrefix = "rlbench:"
+	// load run's own default prefix, "rlbench:<run-id>:", starts with it
+	// (keyspace.RunPrefix), so that runs with no --prefix fit the user.
+	defaultACLPrefix = keyspace.DefaultPrefix
 	// defaultACLUser is the name of the printed user.
 	defaultACLUser = "rlbench"
 )

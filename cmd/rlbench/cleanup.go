@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/keyspace"
 )
 
 // cleanup is `rlbench cleanup --prefix P --addr A`: it deletes the keys of
@@ -25,7 +26,7 @@ func (c cli) cleanup(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.Var(targetValue{specs: &addrs, flag: "--addr", kind: targetAddr}, "addr", "[LABEL=]host:port of the server the run used, repeatable")
 	fs.Var(targetValue{specs: &clusters, flag: "--cluster", kind: targetCluster}, "cluster", "[LABEL=]host:port[,host:port...] of nodes of the Redis Cluster the run used, repeatable; every master is cleaned")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "count the keys under --prefix and name a sample of them; delete nothing")
-	fs.BoolVar(&opts.Yes, "yes", false, fmt.Sprintf("delete without counting first: more than %d keys, or keys that do not look like rlbench's (%s)", rlbench.CleanupConfirmAbove, rlbench.RunKeyShape))
+	fs.BoolVar(&opts.Yes, "yes", false, fmt.Sprintf("delete without counting first: more than %d keys, or keys that do not look like rlbench's (%s)", rlbench.CleanupConfirmAbove, keyspace.RunKeyShape))
 	var conn connectionFlags
 	conn.add(fs)
 	fs.Usage = func() {
@@ -96,7 +97,7 @@ func printDryRun(w io.Writer, rep rlbench.CleanupReport) error {
 		fmt.Fprintf(&b, "  ... and %d more\n", n)
 	}
 	if rep.Foreign > 0 {
-		fmt.Fprintf(&b, "%d of them do not look like rlbench's (%s), such as:\n", rep.Foreign, rlbench.RunKeyShape)
+		fmt.Fprintf(&b, "%d of them do not look like rlbench's (%s), such as:\n", rep.Foreign, keyspace.RunKeyShape)
 		for _, k := range rep.ForeignSample {
 			fmt.Fprintf(&b, "  %q\n", k)
 		}

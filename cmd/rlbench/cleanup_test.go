@@ -12,9 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/rlbench/rlbench"
-	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 )
 
 // seedRunKeys writes n keys under prefix as a run's lua/go-redis cell
@@ -212,7 +211,7 @@ func TestCleanupRefusesALiveRun(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	seedRunKeys(t, rdb, prefix, 3)
 	holder := "run 20261201T000000-deadbeef (pid 1 on h, since 2026-12-01T00:00:00Z)"
-	if err := rdb.Set(t.Context(), prefix+audit.ClaimName, holder, time.Minute).Err(); err != nil {
+	if err := rdb.Set(t.Context(), keyspace.ClaimKey(prefix), holder, time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	res := mustRun(t, exitUsage, "cleanup", "--prefix", prefix, "--addr", srv.Addr(), "--yes")
@@ -239,7 +238,7 @@ func TestCleanupRefusesANestedLiveRun(t *testing.T) {
 	run := nest + "C:"
 	seedRunKeys(t, rdb, run, 100)
 	holder := "run 20261203T000000-0000000c (pid 1 on h, since 2026-12-03T00:00:00Z)"
-	if err := rdb.Set(t.Context(), run+audit.ClaimName, holder, time.Minute).Err(); err != nil {
+	if err := rdb.Set(t.Context(), keyspace.ClaimKey(run), holder, time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -336,7 +335,7 @@ func TestCleanupAfterSIGKILL(t *testing.T) {
 	cmd := exec.Command(rlbenchBinary(t), "--addr", srv.Addr(), "--prefix", prefix, "--clients", "2", "--keys", "10", "--duration", "2m",
 		"--function", "example_fixed_window=../../examples/fixed_window_function.lua")
 	cmd.Stderr = &stderr
-	_ = signalMidLoad(t, rdb, cmd, &stderr, rlbench.CellPrefix(prefix, "example_fixed_window", "go-redis"), syscall.SIGKILL)
+	_ = signalMidLoad(t, rdb, cmd, &stderr, keyspace.Cell(prefix, "example_fixed_window", "go-redis"), syscall.SIGKILL)
 	runUsers := func() []string {
 		var users []string
 		all, err := rdb.Do(ctx, "ACL", "USERS").StringSlice()
@@ -359,7 +358,7 @@ func TestCleanupAfterSIGKILL(t *testing.T) {
 		t.Fatalf("after SIGKILL: run users %q, library rlbench_example loaded %t; want the one user and the library left\nstderr:\n%s", users, library("rlbench_example"), stderr.String())
 	}
 	// The killed run's claim expires within 30 s: gone at once here.
-	rdb.Del(ctx, prefix+audit.ClaimName)
+	rdb.Del(ctx, keyspace.ClaimKey(prefix))
 
 	res := mustRun(t, exitUsage, "--addr", srv.Addr(), "--prefix", prefix, "--requests", "10")
 	if want := "rlbench cleanup --prefix '" + prefix + "'"; !strings.Contains(res.stderr, want) {

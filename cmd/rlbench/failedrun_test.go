@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 )
 
 // TestVerifyRefusesAReplica checks that `rlbench verify` on a read-only
@@ -46,7 +46,7 @@ func TestLoadStoppedByAFailure(t *testing.T) {
 	go func() {
 		deadline := time.Now().Add(30 * time.Second)
 		for time.Now().Before(deadline) {
-			if keys, err := rdb.Keys(context.Background(), rlbench.CellPrefix(prefix, "lua", "go-redis")+"*").Result(); err == nil && len(keys) > 0 {
+			if keys, err := rdb.Keys(context.Background(), keyspace.Cell(prefix, "lua", "go-redis")+"*").Result(); err == nil && len(keys) > 0 {
 				revoked <- rdb.Do(context.Background(), "ACL", "SETUSER", "default", "-scan").Err()
 				return
 			}

@@ -219,7 +219,7 @@ func (o *loadOptions) complete(fs *pflag.FlagSet) error {
 		return err
 	}
 	if !fs.Changed("rueidis-flush-delay") {
-		o.cfg.FlushDelay = rlbench.DefaultFlushDelay(o.cfg.Workload)
+		o.cfg.FlushDelay = workload.DefaultFlushDelay(o.cfg.Workload)
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/internal/porttest"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 )
@@ -692,7 +693,7 @@ func TestRunKeepKeys(t *testing.T) {
 			if got := runs[0].Audit.Keys; got != 3 {
 				t.Errorf("run(%q): audit.keys = %v; want 3", args, got)
 			}
-			cell := rlbench.CellPrefix(prefix, "lua", "go-redis")
+			cell := keyspace.Cell(prefix, "lua", "go-redis")
 			keys := scanKeys(t, rdb, "*")
 			if len(keys) != tc.wantKeys {
 				t.Errorf("after run(%q): keys = %q; want %d keys under %q", args, keys, tc.wantKeys, cell)

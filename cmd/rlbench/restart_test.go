@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 )
 
 // TestServerRestartedMidCell is issue 34, item 9: an --addr server killed
@@ -57,7 +57,7 @@ func TestCountersWipedMidCell(t *testing.T) {
 	wiped := make(chan error, 1)
 	go func() {
 		time.Sleep(1500 * time.Millisecond)
-		keys := scanKeys(t, rdb, rlbench.CellPrefix(prefix, "incr-expire", "go-redis")+"*")
+		keys := scanKeys(t, rdb, keyspace.Cell(prefix, "incr-expire", "go-redis")+"*")
 		if len(keys) == 0 {
 			wiped <- nil
 			return

@@ -21,6 +21,7 @@ import (
 
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/keyspace"
 )
 
 // TestMain removes the binary that rlbenchBinary built.
@@ -101,7 +102,7 @@ func TestSIGHUP(t *testing.T) {
 	cmd := exec.Command(rlbenchBinary(t), args...)
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := signalMidLoad(t, rdb, cmd, &stderr, rlbench.CellPrefix(prefix, "naive", "go-redis"), syscall.SIGHUP)
+	err := signalMidLoad(t, rdb, cmd, &stderr, keyspace.Cell(prefix, "naive", "go-redis"), syscall.SIGHUP)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != exitFailure {
 		t.Errorf("rlbench %q after SIGHUP = %v; want exit status %d\nstderr:\n%s", args, err, exitFailure, stderr.String())
@@ -175,7 +176,7 @@ func TestSignalsTogether(t *testing.T) {
 			var stdout, stderr syncBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			// Enough keys that the audit and clean-up outlast the gap.
-			err := signalsMidLoad(t, rdb, cmd, &stderr, rlbench.CellPrefix(prefix, "naive", "go-redis"), 10000, tc.gap, syscall.SIGTERM, syscall.SIGTERM)
+			err := signalsMidLoad(t, rdb, cmd, &stderr, keyspace.Cell(prefix, "naive", "go-redis"), 10000, tc.gap, syscall.SIGTERM, syscall.SIGTERM)
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) || exit.ExitCode() != exitFailure {
 				t.Errorf("rlbench %q after two SIGTERMs %s apart = %v; want exit status %d\nstderr:\n%s", args, tc.gap, err, exitFailure, stderr.String())
@@ -324,7 +325,7 @@ func TestSIGQUIT(t *testing.T) {
 			}
 			var stdout, stderr syncBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := signalMidLoad(t, rdb, cmd, &stderr, rlbench.CellPrefix(prefix, "naive", "go-redis"), syscall.SIGQUIT)
+			err := signalMidLoad(t, rdb, cmd, &stderr, keyspace.Cell(prefix, "naive", "go-redis"), syscall.SIGQUIT)
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) || exit.ExitCode() != exitFailure {
 				t.Errorf("rlbench %q after SIGQUIT = %v; want exit status %d\nstderr:\n%s", args, err, exitFailure, stderr.String())
