@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/plan"
+	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/target"
 
@@ -131,5 +133,46 @@ func TestBuildUserStrategies(t *testing.T) {
 	}
 	if _, err := plan.Build(plan.Settings{Strategies: []string{"mine"}, Clients: []string{"go-redis"}, Targets: []target.Spec{single}}); err == nil {
 		t.Errorf("Build(mine) with no registry = nil; want it unknown: no plan registers into the process")
+	}
+}
+
+// TestLeaveOut checks the plan's second step on a server older than the
+// hash-field TTLs (the 7.0 on PATH): the strategies "all" brought in that
+// it cannot run are left out of its cells, each saying what the server
+// lacks, and the target's header says so once per version needed.
+func TestLeaveOut(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	if serverinfo.VersionAtLeast(srv.Info().RedisVersion, "7.4.0") {
+		t.Skipf("the server is %s, which has hash-field TTLs; set %s to a redis-server before 7.4", srv.Info().Version, redistest.BinaryEnv)
+	}
+	spec := target.Label([]target.Spec{{Addr: srv.Addr()}})[0]
+	tg, err := target.Open(t.Context(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	nodes, err := tg.Nodes(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build(plan.Settings{Strategies: []string{"all", "lua"}, Clients: []string{"go-redis"}, Targets: []target.Spec{spec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := p.LeaveOut(t.Context(), 0, tg, nodes, redistest.Prefix(t)+"preflight")
+	if err != nil || slices.Contains(runs, "hash-lua") || !slices.Contains(runs, "lua") {
+		t.Fatalf("LeaveOut() = %v, %v; want lua kept and hash-lua left out", runs, err)
+	}
+	for _, c := range p.Cells(0) {
+		lacks, ok := errors.AsType[*plan.ServerLacks](c.LeftOut)
+		if want := c.Info.Layout == strategies.LayoutHashField; ok != want || ok && !slices.Contains(lacks.Lacks, "HEXPIRE") {
+			t.Errorf("cell %s: LeftOut = %v; want left out for lacking HEXPIRE: %t", c.Info.Name, c.LeftOut, want)
+		}
+	}
+	var log strings.Builder
+	p.LogHeader(&log, 0, tg)
+	if want := "--strategy all leaves out hash-incr-expire, hash-lua, hash-multi-nx: they need Redis >= 7.4.0"; !strings.Contains(log.String(), want) {
+		t.Errorf("LogHeader() = %q; want it to say %q", log.String(), want)
 	}
 }
