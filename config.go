@@ -182,7 +182,7 @@ func (c Config) plan() (Config, *plan.Plan, error) {
 		return c, nil, err
 	}
 	p, err := plan.Build(plan.Settings{
-		Strategies: c.Strategies, UserStrategies: c.userStrategyNames(), Clients: c.Clients, Registry: reg,
+		Strategies: c.Strategies, Clients: c.Clients, Registry: reg,
 		Targets: c.Targets, Options: clients.Options{
 			Retries: c.Retries, Connections: c.Connections,
 			DialTimeout: c.DialTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout,

@@ -29,11 +29,9 @@ import (
 // Settings are what a plan is built from.
 type Settings struct {
 	// Strategies are strategy names as Registry holds them, or "all": the
-	// built-in strategies, and UserStrategies after them.
+	// built-in strategies, and Registry's user strategies after them
+	// (strategies.Registry.Select).
 	Strategies []string
-	// UserStrategies are the names of the run's own user strategies (in
-	// Registry), which "all" brings in beside the built-in ones.
-	UserStrategies []string
 	// Clients are client names (clients.Names), or "all": every client
 	// that supports the topology of every target.
 	Clients []string
@@ -128,12 +126,7 @@ func (e *ServerLacks) Error() string {
 // target's client settings.
 func Build(s Settings) (*Plan, error) {
 	given, givenClients := s.Strategies, s.Clients
-	names := given
-	if slices.Contains(given, "all") {
-		// "all" is the built-in strategies; the run's own join them.
-		names = append(slices.Clone(given), s.UserStrategies...)
-	}
-	selected, err := s.Registry.Select(names)
+	selected, err := s.Registry.Select(given)
 	if err != nil {
 		return nil, usage("Strategies", err)
 	}

@@ -120,7 +120,7 @@ func TestBuildUserStrategies(t *testing.T) {
 		if err := reg.RegisterSequence("mine=" + spec); err != nil {
 			t.Fatalf("plan %d: RegisterSequence = %v", i, err)
 		}
-		p, err := plan.Build(plan.Settings{Strategies: []string{"all"}, UserStrategies: []string{"mine"}, Clients: []string{"go-redis"}, Registry: reg, Targets: []target.Spec{single}})
+		p, err := plan.Build(plan.Settings{Strategies: []string{"all"}, Clients: []string{"go-redis"}, Registry: reg, Targets: []target.Spec{single}})
 		if err != nil {
 			t.Fatalf("plan %d: Build = %v", i, err)
 		}

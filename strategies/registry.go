@@ -55,6 +55,8 @@ func register(i Info) {
 type Registry struct {
 	mu   sync.RWMutex
 	user map[string]Info
+	// order is the names of user, in the order they were registered.
+	order []string
 }
 
 // NewRegistry returns a Registry holding the built-in strategies alone.
@@ -72,7 +74,19 @@ func (r *Registry) add(i Info) error {
 		return fmt.Errorf("%w: %q", ErrDuplicateStrategy, i.Name)
 	}
 	r.user[i.Name] = i
+	r.order = append(r.order, i.Name)
 	return nil
+}
+
+// userNames returns the names of r's user strategies, in the order they
+// were registered.
+func (r *Registry) userNames() []string {
+	if r == nil {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Clone(r.order)
 }
 
 // infos returns every strategy r holds, by name.
@@ -150,9 +164,9 @@ func (r *Registry) Lookup(name string) (Info, error) {
 }
 
 // Select expands "all" in names to every built-in strategy (Source ""),
-// drops repeats, and returns ErrUnknownStrategy, with the accepted names,
-// for a name that r does not hold. A user strategy is selected by its
-// name: a caller whose run has its own adds their names beside "all".
+// then r's user strategies in the order they were registered, drops
+// repeats, and returns ErrUnknownStrategy, with the accepted names, for a
+// name that r does not hold.
 func (r *Registry) Select(names []string) ([]string, error) {
 	for _, n := range names {
 		if n != "all" {
@@ -161,7 +175,13 @@ func (r *Registry) Select(names []string) ([]string, error) {
 			}
 		}
 	}
-	return SelectFrom(names, append(BuiltinNames(), slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "all" })...), ErrUnknownStrategy)
+	all := append(BuiltinNames(), r.userNames()...)
+	for _, n := range names {
+		if n != "all" && !slices.Contains(all, n) {
+			all = append(all, n) // known: a built-in one outside BuiltinNames
+		}
+	}
+	return SelectFrom(names, all, ErrUnknownStrategy)
 }
 
 // New builds the strategy r holds under name. It validates cfg after

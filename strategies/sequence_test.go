@@ -297,6 +297,9 @@ func TestRegistryPerRun(t *testing.T) {
 	if err := regs[0].RegisterSequence("lua=" + specs[0]); !errors.Is(err, strategies.ErrDuplicateStrategy) {
 		t.Errorf("RegisterSequence(lua=...) = %v; want ErrDuplicateStrategy", err)
 	}
+	if all, err := regs[0].Select([]string{"all"}); err != nil || all[len(all)-1] != name || !slices.Equal(all[:len(all)-1], strategies.BuiltinNames()) {
+		t.Errorf("Select(all) = %v, %v; want the built-in strategies, then %q", all, err, name)
+	}
 	if names := regs[0].Names(); !slices.Contains(names, name) || !slices.Contains(names, "lua") || slices.Contains(strategies.Names(), name) {
 		t.Errorf("Names() = %v, strategies.Names() = %v; want the registry's with %q and lua, the built-ins' without", names, strategies.Names(), name)
 	}

@@ -33,10 +33,7 @@ func registerUserStrategies(fs *pflag.FlagSet, scripts, functions, sequences []s
 		names = append(names, name)
 	}
 	if names != nil && !fs.Changed("strategy") {
-		*run = names
-	} else if slices.Contains(*run, "all") {
-		// "all" is the built-in strategies; the invocation's own join them.
-		*run = append(slices.Clone(*run), names...)
+		*run = names // "all" brings them in beside the built-in ones (strategies.Registry.Select)
 	}
 	return reg, nil
 }
