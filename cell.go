@@ -15,6 +15,7 @@ import (
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/netproxy"
+	"github.com/rlbench/rlbench/plan"
 	"github.com/rlbench/rlbench/redirects"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/samplers"
@@ -30,8 +31,12 @@ import (
 type cell struct {
 	cfg    Config
 	target *target.Target
-	// strategy and client are the registered names.
+	// strategy and client are the registered names; info is the
+	// strategy's, from the plan's cell, and registry the run's
+	// strategies, which hold it.
 	strategy, client string
+	info             strategies.Info
+	registry         *strategies.Registry
 	// runPrefix is the run's key prefix on this target; prefix is the
 	// cell's own, under it.
 	runPrefix, prefix string
@@ -57,19 +62,20 @@ type cell struct {
 	recorded   []string
 }
 
-// newCell returns the cell of strategy x client on t.
-func newCell(cfg Config, t *target.Target, runPrefix, strategy, client string) (*cell, error) {
-	impl, err := strategies.New(strategy, strategies.Config{Limit: cfg.Limit, Window: cfg.Window, Fields: cfg.Fields})
+// newCell returns the cell pc of the run's plan, on t; registry holds
+// the run's strategies.
+func newCell(cfg Config, t *target.Target, registry *strategies.Registry, pc plan.Cell) (*cell, error) {
+	impl, err := pc.Info.Build(strategies.Config{Limit: cfg.Limit, Window: cfg.Window, Fields: cfg.Fields})
 	if err != nil {
 		return nil, usage("Strategies", err)
 	}
-	label := strategy + "/" + client
+	label := pc.Info.Name + "/" + pc.Client
 	if len(cfg.Targets) > 1 {
 		label = t.Spec.Label + ": " + label
 	}
 	return &cell{
-		cfg: cfg, target: t, strategy: strategy, client: client,
-		runPrefix: runPrefix, prefix: keyspace.Cell(runPrefix, strategy, client),
+		cfg: cfg, target: t, strategy: pc.Info.Name, client: pc.Client, info: pc.Info, registry: registry,
+		runPrefix: pc.RunPrefix, prefix: pc.Prefix,
 		label: label, impl: impl,
 	}, nil
 }
@@ -108,7 +114,7 @@ type measurement struct {
 // (usercode.go).
 func (c *cell) run(ctx context.Context, log, progress io.Writer, abort context.Context) (results.Run, error) {
 	ctx, guard, err := usercode.Confine(ctx, log, usercode.Cell{
-		Strategy: c.strategy, Label: c.label, Prefix: c.prefix, WarmupPrefix: c.warmupPrefix(), RunPrefix: c.runPrefix,
+		Strategy: c.strategy, Info: c.info, Registry: c.registry, Label: c.label, Prefix: c.prefix, WarmupPrefix: c.warmupPrefix(), RunPrefix: c.runPrefix,
 		ScriptTimeout: c.cfg.ScriptTimeout, Faults: c.cfg.Faults, Target: c.target,
 	})
 	if err != nil {
@@ -398,7 +404,7 @@ func countFirstIncrements(events []faults.Event, fs []faults.Fault, created []in
 // registered one, but for a user strategy whose counts are not ranks
 // (userShape.ranked), which no figure may read as a fixed window's.
 func (c *cell) measuredInfo() strategies.Info {
-	info, _ := strategies.Lookup(c.strategy) // registered: newCell built it
+	info := c.info
 	if info.Source != "" && !c.shape.ranked {
 		info.FixedWindow = false
 	}
@@ -430,7 +436,7 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 	}
 	run.Target, run.Server = c.target.Spec.Label, &c.target.Server
 	run.Strategy, run.Client, run.ClientOptions, run.Workers = c.strategy, c.client, c.conn.Options(), c.cfg.Workload.Workers
-	info, _ := strategies.Lookup(c.strategy) // registered: newCell built it
+	info := c.info
 	run.ImmortalKeysLeak = !info.FixedWindow || info.Heals
 	run.ImmortalByDesign = info.NoTTL
 	run.Environment = results.EnvironmentOf(clients.Modules[c.client], clients.Version(c.client))
@@ -502,7 +508,7 @@ func isStall(e faults.Event) bool { return e.Kind() == faults.Stall }
 // outlive the run; only abort (a second interrupt) stops them.
 func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
 	opts := target.KeyAudit(c.prefix, c.maxTTL(), !c.cfg.KeepKeys, c.fieldAudit())
-	info, _ := strategies.Lookup(c.strategy)
+	info := c.info
 	if info.Stamp != "" && info.Stamp != strategies.StampHashed && !info.StampHidden && info.WindowEnd == nil {
 		// The window is the name's last number (strategies.Info.Stamp).
 		opts.WindowStamp, opts.Window = info.Stamp, time.Duration(c.cfg.Window)*time.Second
@@ -555,15 +561,9 @@ var ErrAuditFailed = errors.New("the audit of the cell's keys failed")
 // maxTTL is the longest TTL, in seconds, the cell's strategy gives a key
 // by design (Info.MaxTTL: the window, or spring-gateway's two, and
 // Info.TTLSlack); a longer one counts as "ttl>win".
-func (c *cell) maxTTL() int64 {
-	info, _ := strategies.Lookup(c.strategy)
-	return info.MaxTTL(c.cfg.Window)
-}
+func (c *cell) maxTTL() int64 { return c.info.MaxTTL(c.cfg.Window) }
 
-func (c *cell) fieldAudit() bool {
-	info, _ := strategies.Lookup(c.strategy)
-	return info.Layout == strategies.LayoutHashField
-}
+func (c *cell) fieldAudit() bool { return c.info.Layout == strategies.LayoutHashField }
 
 // ErrAborted is returned, wrapped, when a second interrupt stopped the
 // audit or the clean-up of a cell; the error names the keys it left.

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench/clients"
-	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/keyspace"
+	"github.com/rlbench/rlbench/plan"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/target"
 	"github.com/rlbench/rlbench/usercode"
@@ -101,14 +101,14 @@ type Config struct {
 	// MinReplicas; 0 means redisserver.DefaultMinReplicasMaxLag.
 	MinReplicasMaxLag int `json:"min_replicas_max_lag_s,omitempty"`
 	// Scripts registers user strategies from Lua scripts, each "NAME=FILE"
-	// (strategies.RegisterScript); with no Strategies, they are the ones run.
+	// (Config.Registry); with no Strategies, they are the ones run.
 	Scripts []string `json:"scripts,omitempty"`
 	// Functions registers user strategies from Redis Functions libraries,
-	// each "NAME=FILE" (strategies.RegisterFunction); with no Strategies,
+	// each "NAME=FILE" (Config.Registry); with no Strategies,
 	// they are run, after Scripts.
 	Functions []string `json:"functions,omitempty"`
 	// Sequences registers user strategies written as the commands they
-	// send, each "NAME=SPEC" (strategies.RegisterSequence); with no
+	// send, each "NAME=SPEC" (Config.Registry); with no
 	// Strategies, they are run, after Functions.
 	Sequences []string `json:"sequences,omitempty"`
 	// StartAt, when not zero, is the instant the first cell's measured load
@@ -119,11 +119,6 @@ type Config struct {
 	// (faults.ServerWide: a stall pauses every client, a script flush
 	// empties every tenant's cache) run on a server rlbench did not start.
 	AllowServerWideFaults bool `json:"allow_server_wide_faults,omitempty"`
-
-	// optional are the strategies that "all" brought in and that were not
-	// named too (set by validate): a target that cannot run one leaves it
-	// out (target.leaveOut) rather than refusing the run.
-	optional []string
 }
 
 // DefaultWarmup is the command line's warm-up before each cell.
@@ -177,46 +172,40 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// selected returns c with "all" expanded in the strategy and client
-// lists (and the strategies "all" brought in noted, c.optional): the
-// strategies must be registered (RegisterUserStrategies). It changes
-// nothing of c.
-func (c Config) selected() (Config, error) {
-	givenStrategies, givenClients := c.Strategies, c.Clients
-	if slices.Contains(c.Strategies, "all") {
-		// "all" is the built-in strategies; the run's own join them.
-		c.Strategies = append(slices.Clone(c.Strategies), c.userStrategyNames()...)
+// plan builds the run's plan of c, which has its defaults (plan.Build):
+// its registry (c.Registry), then the cells, "all" expanded. It returns c
+// with its strategy and client lists expanded, the plan, and the error
+// Run would refuse c with; it changes nothing of c.
+func (c Config) plan() (Config, *plan.Plan, error) {
+	reg, err := c.Registry()
+	if err != nil {
+		return c, nil, err
 	}
-	var err error
-	if c.Strategies, err = strategies.Select(c.Strategies); err != nil {
-		return c, usage("Strategies", err)
+	p, err := plan.Build(plan.Settings{
+		Strategies: c.Strategies, Clients: c.Clients, Registry: reg,
+		Targets: c.Targets, Options: clients.Options{
+			Retries: c.Retries, Connections: c.Connections,
+			DialTimeout: c.DialTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout,
+		},
+		Prefix: c.Workload.Prefix,
+	})
+	if err != nil {
+		return c, nil, err
 	}
-	if slices.Contains(givenStrategies, "all") {
-		c.optional = slices.DeleteFunc(slices.Clone(c.Strategies), func(s string) bool { return slices.Contains(givenStrategies, s) })
-	}
-	if c.Clients, err = clients.Select(c.Clients); err != nil {
-		return c, usage("Clients", err)
-	}
-	if slices.Contains(givenClients, "all") {
-		c.Clients = c.clientsForTargets()
-	}
-	if err := checkClientSupport(givenStrategies, givenClients, c.Strategies, c.Clients); err != nil {
-		return c, err
-	}
-	return c, c.validate()
+	c.Strategies, c.Clients = p.Strategies, p.Clients
+	return c, p, c.validate()
 }
 
-// Cells returns the strategies and clients the run's cells are made of,
-// "all" expanded as Run expands it (a target may still leave out a
-// strategy it cannot run), and the error Run would refuse the Config with.
-func (c Config) Cells() (strategies, clients []string, err error) {
-	s, err := c.withDefaults().selected()
-	return s.Strategies, s.Clients, err
+// Plan returns the plan of the run of c (plan.Build: the cells, "all"
+// expanded as Run expands it; a target may still leave out a strategy it
+// cannot run, plan.Plan.LeaveOut), and the error Run would refuse c with.
+func (c Config) Plan() (*plan.Plan, error) {
+	_, p, err := c.withDefaults().plan()
+	return p, err
 }
 
-// validate checks everything that can be checked without a server, once
-// the strategy and client lists are expanded (selected); it changes
-// nothing.
+// validate checks everything that can be checked without a server but
+// the cells (plan.Build); it changes nothing.
 func (c Config) validate() error {
 	checks := []struct {
 		field string
@@ -268,9 +257,6 @@ func (c Config) validate() error {
 	}
 	for _, t := range c.Targets {
 		if err := c.validateTarget(t); err != nil {
-			return err
-		}
-		if err := c.checkClientOptions(t); err != nil {
 			return err
 		}
 	}
@@ -342,28 +328,29 @@ func negativeDB(specs []TargetSpec) int {
 	return 0
 }
 
-// RegisterUserStrategies registers c's Scripts, Functions and Sequences
-// as strategies (strategies.RegisterScript, RegisterFunction,
-// RegisterSequence), in the process's registry: the one step of a run
-// that writes it, before the strategies are selected. Registering the
-// same ones again is allowed. Errors are *UsageError.
-func RegisterUserStrategies(c Config) error {
+// Registry returns the strategies a run of c may name: the built-in
+// ones, and c's Scripts, Functions and Sequences registered into a
+// registry of its own (strategies.Registry.RegisterScript,
+// RegisterFunction, RegisterSequence), which nothing else sees: the
+// process's registry never changes. Errors are *UsageError.
+func (c Config) Registry() (*strategies.Registry, error) {
+	reg := strategies.NewRegistry()
 	for _, spec := range c.Scripts {
-		if err := strategies.RegisterScript(spec); err != nil {
-			return usage("Scripts", err)
+		if err := reg.RegisterScript(spec); err != nil {
+			return nil, usage("Scripts", err)
 		}
 	}
 	for _, spec := range c.Functions {
-		if err := strategies.RegisterFunction(spec); err != nil {
-			return usage("Functions", err)
+		if err := reg.RegisterFunction(spec); err != nil {
+			return nil, usage("Functions", err)
 		}
 	}
 	for _, spec := range c.Sequences {
-		if err := strategies.RegisterSequence(spec); err != nil {
-			return usage("Sequences", err)
+		if err := reg.RegisterSequence(spec); err != nil {
+			return nil, usage("Sequences", err)
 		}
 	}
-	return nil
+	return reg, nil
 }
 
 // userStrategyNames returns the names of Config.Scripts, Config.Functions
@@ -375,82 +362,6 @@ func (c Config) userStrategyNames() []string {
 		names = append(names, name)
 	}
 	return names
-}
-
-// checkClientSupport refuses a strategy named on a client named, both
-// given by name (not by "all"), that the strategy cannot run on (a
-// published library written for go-redis, on rueidis). A pair that "all"
-// made is skipped by the run instead (unsupportedCell).
-func checkClientSupport(given, givenClients, selected, selectedClients []string) error {
-	for _, s := range selected {
-		info, err := strategies.Lookup(s)
-		if err != nil {
-			return usage("Strategies", err)
-		}
-		for _, c := range selectedClients {
-			if !info.Supports(c) && slices.Contains(given, s) && slices.Contains(givenClients, c) {
-				return usage("Clients", fmt.Errorf("strategy %s runs on %s only (a library written for it); it cannot run on %s",
-					s, strings.Join(info.Clients, ", "), c))
-			}
-		}
-	}
-	return nil
-}
-
-// clientOptionsOn are the client settings of c on target t, with t's
-// topology, as clients.CheckOptions and clients.Topologies read them.
-func (c Config) clientOptionsOn(t TargetSpec) clients.Options {
-	o := clients.Options{
-		Retries: c.Retries, Connections: c.Connections,
-		DialTimeout: c.DialTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout,
-	}
-	switch {
-	case t.IsSentinel():
-		o.Sentinel = connection.Sentinel{Master: "sentinel"}
-	case t.IsCluster():
-		o.Cluster = []string{"cluster"}
-	}
-	return o
-}
-
-// clientsForTargets is c.Clients (--client all, expanded) without the
-// clients that do not support the topology of one of c's targets (redigo
-// on a cluster or Sentinel): all leaves them out instead of refusing.
-func (c Config) clientsForTargets() []string {
-	return slices.DeleteFunc(slices.Clone(c.Clients), func(name string) bool {
-		return slices.ContainsFunc(c.Targets, func(t TargetSpec) bool {
-			return !slices.Contains(clients.Topologies[name], clients.TopologyOf(c.clientOptionsOn(t)))
-		})
-	})
-}
-
-// checkClientOptions refuses, before anything touches Redis, the client
-// settings that a client under test cannot take on target t
-// (clients.CheckOptions): a topology it does not support (redigo on a
-// cluster or Sentinel), a connection shape it cannot open, retries on
-// redigo, differing read and write timeouts on rueidis or valkey-go.
-func (c Config) checkClientOptions(t TargetSpec) error {
-	o := c.clientOptionsOn(t)
-	for _, name := range c.Clients {
-		err := clients.CheckOptions(name, o)
-		if err == nil {
-			continue
-		}
-		field := "Clients"
-		switch {
-		case errors.Is(err, clients.ErrConnections):
-			field = "Connections"
-		case errors.Is(err, clients.ErrNoRetries):
-			field = "Retries"
-		case errors.Is(err, clients.ErrRueidisTimeouts):
-			field = "ReadTimeout"
-		}
-		if t.Label != "" && field == "Clients" {
-			err = fmt.Errorf("%s: %w", t.Label, err)
-		}
-		return usage(field, err)
-	}
-	return nil
 }
 
 // privateSpec is t with the settings of c that a private target is started

@@ -3,6 +3,7 @@ package rlbench
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,11 +13,12 @@ import (
 
 // TestValidateChangesNothing checks that validation is a check (issue 25):
 // it neither expands the lists of c nor registers c's user strategies in
-// the process's registry, which only RegisterUserStrategies writes.
+// the process's registry, which nothing writes at run time: the plan's
+// registry holds them (issue 36), and a second plan may register them
+// again.
 func TestValidateChangesNothing(t *testing.T) {
 	t.Parallel()
 	const name = "validate-changes-nothing"
-	t.Cleanup(func() { strategies.Unregister(name) })
 	c := Config{Strategies: []string{"all"}, Clients: []string{"all"}, Scripts: []string{name + "=examples/fixed_window.lua"}}.withDefaults()
 	before := c
 	before.Strategies, before.Clients = []string{"all"}, []string{"all"}
@@ -24,14 +26,20 @@ func TestValidateChangesNothing(t *testing.T) {
 	if !reflect.DeepEqual(c, before) {
 		t.Errorf("validate() changed the config: %+v; want %+v", c, before)
 	}
-	if _, err := strategies.Lookup(name); err == nil {
-		t.Errorf("after validate(), Lookup(%q) found it; want it unregistered (validation has no side effect)", name)
-	}
-	if err := RegisterUserStrategies(c); err != nil {
-		t.Fatalf("RegisterUserStrategies() = %v", err)
-	}
-	if _, err := strategies.Lookup(name); err != nil {
-		t.Errorf("after RegisterUserStrategies(), Lookup(%q) = %v; want it registered", name, err)
+	for pass := range 2 {
+		p, err := c.Plan()
+		if err != nil {
+			t.Fatalf("pass %d: Plan() = %v", pass, err)
+		}
+		if !slices.Contains(p.Strategies, name) {
+			t.Errorf("pass %d: Plan().Strategies = %v; want %q among them (all brings in the run's own)", pass, p.Strategies, name)
+		}
+		if _, err := p.Registry.Lookup(name); err != nil {
+			t.Errorf("pass %d: the plan's Registry.Lookup(%q) = %v; want it registered there", pass, name, err)
+		}
+		if _, err := strategies.Lookup(name); err == nil {
+			t.Errorf("pass %d: after Plan(), strategies.Lookup(%q) found it; want the process's registry unchanged", pass, name)
+		}
 	}
 }
 
@@ -42,7 +50,7 @@ func TestMinReplicasManagedSentinelOnly(t *testing.T) {
 	t.Parallel()
 	sentinel, server := TargetSpec{ManagedSentinel: "1"}, TargetSpec{RedisServer: "redis-server"}
 	c := Config{Targets: []TargetSpec{sentinel, server}, MinReplicas: 1}.withDefaults()
-	if _, _, err := c.Cells(); err != nil {
+	if _, err := c.Plan(); err != nil {
 		t.Errorf("--managed-sentinel 1 --min-replicas 1 beside a private server: %v; want it accepted", err)
 	}
 	if got := c.privateSpec(server); got.MinReplicas != 0 {
@@ -52,7 +60,7 @@ func TestMinReplicasManagedSentinelOnly(t *testing.T) {
 		t.Errorf("privateSpec(managed Sentinel).MinReplicas = %d; want 1", got.MinReplicas)
 	}
 	c.Targets = []TargetSpec{server}
-	if _, _, err := c.Cells(); err == nil {
+	if _, err := c.Plan(); err == nil {
 		t.Errorf("--min-replicas 1 with no --managed-sentinel: accepted; want refused")
 	}
 }

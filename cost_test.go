@@ -8,7 +8,6 @@ import (
 
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/internal/redistest"
-	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -38,7 +37,6 @@ func TestCostPerDecision(t *testing.T) {
 	if err := os.WriteFile(file, []byte(busyFixedWindow), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { strategies.Unregister("busy-cost") })
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
 		Strategies: []string{"incr-expire", "busy-cost"},
 		Scripts:    []string{"busy-cost=" + file},

@@ -277,11 +277,6 @@ func TestUnclaimedUserStrategyFigures(t *testing.T) {
 	if err := os.WriteFile(left, []byte(body+"return {n <= tonumber(ARGV[1]) and 1 or 0, tonumber(ARGV[1]) - n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		for _, name := range []string{"mine-seq", "mine-sliding", "mine-script", "mine-left"} {
-			strategies.Unregister(name)
-		}
-	})
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
 		Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}},
 		Sequences: []string{"mine-seq=INCRBY {key} 1 | EXPIRE {key} {window}",
@@ -331,7 +326,6 @@ func TestOverAdmittedAlert(t *testing.T) {
 	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { strategies.Unregister("lenient") })
 	rep, err := rlbench.Run(context.Background(), rlbench.Config{
 		Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Scripts: []string{"lenient=" + script},
 		Strategies: []string{"lenient"}, Clients: []string{"go-redis"}, Limit: 5, Window: 60,

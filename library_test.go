@@ -211,7 +211,6 @@ func TestUserFunctionLibraryDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	const name, lib = "example_fixed_window", "rlbench_example"
-	t.Cleanup(func() { strategies.Unregister(name) })
 	rep, err := rlbench.Run(t.Context(), rlbench.Config{
 		Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, Functions: []string{name + "=examples/fixed_window_function.lua"}, Strategies: []string{name},
 		Workload: workload.Config{Workers: 2, Keys: 5, Requests: 200, Prefix: redistest.Prefix(t)},

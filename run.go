@@ -18,6 +18,7 @@ import (
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/failover"
 	"github.com/rlbench/rlbench/keyspace"
+	"github.com/rlbench/rlbench/plan"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/target"
 )
@@ -57,10 +58,7 @@ type LiveMetrics interface {
 // Bad input, an unreachable server and a cell the server cannot run are
 // *UsageError, returned before anything is written to Redis.
 func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error) {
-	if err := RegisterUserStrategies(cfg); err != nil {
-		return nil, err
-	}
-	cfg, err := cfg.withDefaults().selected()
+	cfg, p, err := cfg.withDefaults().plan()
 	if err != nil {
 		return nil, err
 	}
@@ -77,8 +75,8 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 			t.Close()
 		}
 	}()
-	for _, spec := range cfg.Targets {
-		t, err := openTarget(ctx, cfg, spec)
+	for i := range cfg.Targets {
+		t, err := openTarget(ctx, cfg, p, i)
 		if err != nil {
 			return nil, err
 		}
@@ -91,8 +89,8 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 		Server:  targets[0].Server,
 		Config:  cfg,
 	}
-	for _, t := range targets {
-		t.LogHeader(log)
+	for i, t := range targets {
+		p.LogHeader(log, i, t)
 	}
 	fmt.Fprintf(log, "rlbench: run %s, prefix %q (claimed: %s), %d clients, %d keys (%s), limit %d per %ds window\n",
 		cfg.RunID, cfg.Workload.Prefix, keyspace.ClaimKey(cfg.Workload.Prefix), cfg.Workload.Workers, cfg.Workload.Keys, cfg.Workload.KeyDist, cfg.Limit, cfg.Window)
@@ -109,25 +107,21 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 	defer cancel()
 	var failed []error
 	for i, t := range targets {
-		runPrefix := cfg.Workload.Prefix
-		if len(targets) > 1 {
-			// Two labels may name one server: cells never share keys.
-			runPrefix = keyspace.TargetPrefix(runPrefix, i+1)
-		}
-		for _, strategy := range cfg.Strategies {
-			for _, client := range cfg.Clients {
-				if t.LeftOut[strategy] != nil || unsupportedCell(strategy, client, log) {
-					continue
-				}
-				c, err := newCell(cfg, t, runPrefix, strategy, client)
-				if err != nil {
-					return rep, err
-				}
-				c.live = opts.Metrics
-				run, err := c.run(ctx, log, opts.Progress, abort)
-				if stop, err := settle(ctx, rep, c, run, err, &failed); stop {
-					return rep, err
-				}
+		for _, pc := range p.Cells(i) {
+			if unsupported, ok := errors.AsType[*plan.ClientUnsupported](pc.LeftOut); ok {
+				fmt.Fprintf(log, "rlbench: skipping %s/%s: %v\n", pc.Info.Name, pc.Client, unsupported)
+			}
+			if pc.LeftOut != nil {
+				continue
+			}
+			c, err := newCell(cfg, t, p.Registry, pc)
+			if err != nil {
+				return rep, err
+			}
+			c.live = opts.Metrics
+			run, err := c.run(ctx, log, opts.Progress, abort)
+			if stop, err := settle(ctx, rep, c, run, err, &failed); stop {
+				return rep, err
 			}
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/results"
-	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -99,7 +98,6 @@ func TestInRunAuditSplitsStaleKeys(t *testing.T) {
 			}
 			if tc.sequence != "" {
 				cfg.Sequences = []string{tc.strategy + "=" + tc.sequence}
-				t.Cleanup(func() { strategies.Unregister(tc.strategy) })
 			}
 			rep, err := rlbench.Run(ctx, cfg, rlbench.Options{Progress: w})
 			if err != nil || w.err != nil {

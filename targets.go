@@ -6,30 +6,36 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rlbench/rlbench/plan"
 	"github.com/rlbench/rlbench/target"
 )
 
-// checks are what cfg asks of each target before its first write.
-func (c Config) checks() target.Checks {
+// checks are what c asks of target i of plan p before its first write;
+// its pre-flight takes the plan's second step there (plan.Plan.LeaveOut).
+func (c Config) checks(p *plan.Plan, i int) target.Checks {
 	kinds := make([]string, len(c.Faults))
 	for i, f := range c.Faults {
 		kinds[i] = f.Kind
 	}
 	return target.Checks{
-		Prefix: c.Workload.Prefix, RunID: c.RunID, Strategies: c.Strategies, Optional: c.optional,
-		Clients: c.Clients, Workers: c.Workload.Workers, Faults: kinds,
+		Prefix: c.Workload.Prefix, RunID: c.RunID, Strategies: p.Strategies, Registry: p.Registry,
+		LeaveOut: func(ctx context.Context, t *target.Target, nodes []*redis.Client, probeKey string) ([]string, error) {
+			return p.LeaveOut(ctx, i, t, nodes, probeKey)
+		},
+		Clients: p.Clients, Workers: c.Workload.Workers, Faults: kinds,
 	}
 }
 
-// openTarget opens spec: starts or reaches its servers and checks that
-// every cell of cfg can run there, before anything is written.
-func openTarget(ctx context.Context, cfg Config, spec TargetSpec) (*target.Target, error) {
-	spec = cfg.privateSpec(spec)
+// openTarget opens target i of cfg: starts or reaches its servers and
+// checks that every cell of plan p can run there, before anything is
+// written.
+func openTarget(ctx context.Context, cfg Config, p *plan.Plan, i int) (*target.Target, error) {
+	spec := cfg.privateSpec(cfg.Targets[i])
 	t, err := target.Open(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.Preflight(ctx, cfg.checks()); err != nil {
+	if err := t.Preflight(ctx, cfg.checks(p, i)); err != nil {
 		t.Close()
 		return nil, err
 	}

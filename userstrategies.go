@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/rlbench/rlbench/keyspace"
@@ -20,17 +19,6 @@ import (
 // touched a key outside the cell's prefix.
 var ErrOutsidePrefix = errors.New("touches a key outside the cell's prefix")
 
-// unsupportedCell reports whether the strategy cannot run on the client;
-// the run skips such a cell, and says so in log.
-func unsupportedCell(strategy, client string, log io.Writer) bool {
-	info, err := strategies.Lookup(strategy)
-	if err != nil || info.Supports(client) {
-		return false
-	}
-	fmt.Fprintf(log, "rlbench: skipping %s/%s: %s runs on %s only\n", strategy, client, strategy, strings.Join(info.Clients, ", "))
-	return true
-}
-
 // checkUserStrategy makes the cell's first decisions of a user strategy
 // (--script, --function, --sequence) before its load, on the cell's client
 // (as the temporary ACL user, when the guard has one: see package
@@ -41,9 +29,9 @@ func unsupportedCell(strategy, client string, log io.Writer) bool {
 // strategy's counter (c.shape), whatever its claims, for the figures
 // that need one.
 func (c *cell) checkUserStrategy(ctx context.Context) error {
-	info, err := strategies.Lookup(c.strategy)
-	if err != nil || info.Source == "" {
-		return err
+	info := c.info
+	if info.Source == "" {
+		return nil
 	}
 	key := keyspace.Key(c.prefix, 0)
 	first, err := c.impl.Decide(ctx, c.conn, key)

@@ -29,12 +29,19 @@ type Command struct {
 	// Why says who sends it, e.g. "strategy lua (inside its script)" or
 	// "rlbench: the audit".
 	Why string
+	// MinRedis is the Redis version that the strategy which sends it
+	// needs (strategies.Info.MinRedis), for the error of a server that
+	// does not know it; "" when it needs none, or for rlbench's own.
+	MinRedis string
 }
 
 // Needs describes a set of cells: the commands they send follow from it.
 type Needs struct {
-	// Strategies are strategy names as strategies.Lookup takes them.
+	// Strategies are strategy names, as Registry holds them.
 	Strategies []string
+	// Registry holds the strategies: the run's, with its user strategies;
+	// nil means the built-in ones only.
+	Registry *strategies.Registry
 	// Faults are fault kinds (faults.Kinds) the cells inject.
 	Faults []string
 	// Cluster is true for a Redis Cluster target: the clients read the
@@ -96,43 +103,43 @@ func isFunction(info strategies.Info) bool { return strings.Contains(info.Comman
 // function runs, on which key) then FUNCTION KILL.
 func watchdogCommands(info strategies.Info) []Command {
 	if isFunction(info) {
-		return []Command{{"function|stats", "rlbench: the --script-timeout watchdog (which function runs)"}, {"function|kill", "rlbench: the --script-timeout watchdog"}}
+		return []Command{{Name: "function|stats", Why: "rlbench: the --script-timeout watchdog (which function runs)"}, {Name: "function|kill", Why: "rlbench: the --script-timeout watchdog"}}
 	}
-	return []Command{{"script|kill", "rlbench: the --script-timeout watchdog"}}
+	return []Command{{Name: "script|kill", Why: "rlbench: the --script-timeout watchdog"}}
 }
 
 // userProbe is what rlbench's own connection sends, beside ownCommands'
 // GET, to learn the shape of a user strategy's counter before its load:
 // INCRBY of its first key to the limit, whose next decision must reject.
-var userProbe = Command{"incrby", "rlbench: learning a user strategy's counter before its load (INCRBY of its first key to the limit)"}
+var userProbe = Command{Name: "incrby", Why: "rlbench: learning a user strategy's counter before its load (INCRBY of its first key to the limit)"}
 
 // ownCommands are what rlbench itself sends beside the strategies, to
 // every kind of target.
 var ownCommands = []Command{
-	{"ping", "rlbench: the first contact with the server"},
-	{"info", "rlbench: the self-check (INFO clients, INFO for CPU), the server's version, and the pre-flight check that it is no replica (INFO replication)"},
-	{"config|get", "rlbench: the self-check of maxclients (CONFIG GET maxclients); without it the check is skipped"},
-	{"client|setname", "rlbench: naming the run's connections"},
-	{"scan", "rlbench: the audit and the clean-up (SCAN MATCH prefix*)"},
-	{"pttl", "rlbench: the audit of each key's TTL"},
-	{"unlink", "rlbench: the clean-up (DEL on a server without UNLINK)"},
-	{"set", "rlbench: the run's claim on its prefix (SET NX), and the pre-flight check that the target takes writes (SET of one key under the prefix)"},
-	{"get", "rlbench: the run's claim on its prefix (which run holds it), and the exact counts: each counter the admission figures follow, read at the end of the load"},
-	{"watch", "rlbench: renewing and deleting the run's claim only while it is the run's (WATCH, MULTI, EXEC)"},
-	{"exec", "rlbench: renewing and deleting the run's claim (WATCH, MULTI, EXEC)"},
-	{"pexpire", "rlbench: renewing the run's claim on its prefix"},
-	{"del", "rlbench: the pre-flight check that the target takes writes (DEL of that key), and deleting the run's claim at its end"},
-	{"multi", "rlbench: the pre-flight permission check (MULTI with nothing executed)"},
-	{"command|info", "rlbench: the pre-flight check that the server knows every command"},
+	{Name: "ping", Why: "rlbench: the first contact with the server"},
+	{Name: "info", Why: "rlbench: the self-check (INFO clients, INFO for CPU), the server's version, and the pre-flight check that it is no replica (INFO replication)"},
+	{Name: "config|get", Why: "rlbench: the self-check of maxclients (CONFIG GET maxclients); without it the check is skipped"},
+	{Name: "client|setname", Why: "rlbench: naming the run's connections"},
+	{Name: "scan", Why: "rlbench: the audit and the clean-up (SCAN MATCH prefix*)"},
+	{Name: "pttl", Why: "rlbench: the audit of each key's TTL"},
+	{Name: "unlink", Why: "rlbench: the clean-up (DEL on a server without UNLINK)"},
+	{Name: "set", Why: "rlbench: the run's claim on its prefix (SET NX), and the pre-flight check that the target takes writes (SET of one key under the prefix)"},
+	{Name: "get", Why: "rlbench: the run's claim on its prefix (which run holds it), and the exact counts: each counter the admission figures follow, read at the end of the load"},
+	{Name: "watch", Why: "rlbench: renewing and deleting the run's claim only while it is the run's (WATCH, MULTI, EXEC)"},
+	{Name: "exec", Why: "rlbench: renewing and deleting the run's claim (WATCH, MULTI, EXEC)"},
+	{Name: "pexpire", Why: "rlbench: renewing the run's claim on its prefix"},
+	{Name: "del", Why: "rlbench: the pre-flight check that the target takes writes (DEL of that key), and deleting the run's claim at its end"},
+	{Name: "multi", Why: "rlbench: the pre-flight permission check (MULTI with nothing executed)"},
+	{Name: "command|info", Why: "rlbench: the pre-flight check that the server knows every command"},
 }
 
 // FieldAuditCommands are what the field audit sends (rlbench audit
 // --fields, and beside ownCommands when a cell's counters are hash fields,
 // strategies.LayoutHashField): it reads each hash's fields and their TTLs.
 var FieldAuditCommands = []Command{
-	{"type", "rlbench: the field audit (which keys are hashes)"},
-	{"hscan", "rlbench: the field audit (each hash's fields, HSCAN ... NOVALUES)"},
-	{"hpttl", "rlbench: the field audit of each field's TTL"},
+	{Name: "type", Why: "rlbench: the field audit (which keys are hashes)"},
+	{Name: "hscan", Why: "rlbench: the field audit (each hash's fields, HSCAN ... NOVALUES)"},
+	{Name: "hpttl", Why: "rlbench: the field audit of each field's TTL"},
 }
 
 // faultCommands are the commands each fault kind sends to the target. The
@@ -160,7 +167,7 @@ func Commands(n Needs) ([]Command, error) {
 	fieldAudit := false
 	var watchdog []Command
 	for _, s := range n.Strategies {
-		info, err := strategies.Lookup(s)
+		info, err := n.Registry.Lookup(s)
 		if err != nil {
 			return nil, fmt.Errorf("acl: %w", err)
 		}
@@ -180,6 +187,11 @@ func Commands(n Needs) ([]Command, error) {
 		}
 		for _, c := range cmds {
 			add(c, "strategy "+s)
+		}
+		for i := range out {
+			if out[i].Why == "strategy "+s {
+				out[i].MinRedis = info.MinRedis
+			}
 		}
 	}
 	for _, f := range n.Faults {

@@ -166,10 +166,11 @@ func TestSequenceCommands(t *testing.T) {
 		}
 	}
 	const name = "acl-test-sequence"
-	if err := strategies.RegisterSequence(name + "=MULTI; HINCRBY {key} f 1; HEXPIRE {key} {window} NX FIELDS 1 f; EXEC; ZCARD {key}:z -- rlbench: atomic"); err != nil {
+	reg := strategies.NewRegistry()
+	if err := reg.RegisterSequence(name + "=MULTI; HINCRBY {key} f 1; HEXPIRE {key} {window} NX FIELDS 1 f; EXEC; ZCARD {key}:z -- rlbench: atomic"); err != nil {
 		t.Fatal(err)
 	}
-	cmds, err := Commands(Needs{Strategies: []string{name}})
+	cmds, err := Commands(Needs{Strategies: []string{name}, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,9 @@ type MissingError struct {
 	Denied bool
 	// Needed says, for each of Commands unknown to the server, who needs
 	// it (Command.Why, e.g. "strategy hash-lua"); nil when not known.
-	Needed []string
+	// NeededRedis is, for each of Needed, the Redis version it needs
+	// (Command.MinRedis).
+	Needed, NeededRedis []string
 }
 
 // Error says which commands and why, e.g. "the server does not know
@@ -57,14 +59,13 @@ func (e *MissingError) Error() string {
 // Redis version each needs: " (strategy hash-lua needs Redis >= 7.4.0)".
 func (e *MissingError) neededText() string {
 	var needs []string
-	for _, why := range e.Needed {
-		name, ok := strings.CutPrefix(why, "strategy ")
-		if !ok {
+	for i, why := range e.Needed {
+		if !strings.HasPrefix(why, "strategy ") {
 			continue
 		}
 		note := why
-		if info, err := strategies.Lookup(name); err == nil && info.MinRedis != "" {
-			note += " needs Redis >= " + info.MinRedis
+		if i < len(e.NeededRedis) && e.NeededRedis[i] != "" {
+			note += " needs Redis >= " + e.NeededRedis[i]
 		}
 		if !slices.Contains(needs, note) {
 			needs = append(needs, note)
@@ -108,6 +109,7 @@ func Supported(ctx context.Context, rdb Doer, cmds []Command) ([]Command, error)
 		missing.Commands = append(missing.Commands, c.Name)
 		missing.Said = append(missing.Said, "COMMAND INFO answered nil")
 		missing.Needed = append(missing.Needed, c.Why)
+		missing.NeededRedis = append(missing.NeededRedis, c.MinRedis)
 	}
 	if len(missing.Commands) > 0 {
 		return out, missing

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"slices"
 	"strings"
+
+	"github.com/rlbench/rlbench/strategies"
 )
 
-// Unsupported asks the server whether it can run strategy: whether it
+// Unsupported asks the server whether it can run strategy, as reg holds
+// it (nil: the built-in strategies): whether it
 // knows the commands that the strategy and its audit send beyond what
 // every run sends (COMMAND INFO) and takes the options it needs (the
 // probes of SupportedOptions, on key, a key under the run's prefix that
@@ -15,8 +18,8 @@ import (
 // "HTTL"] or ["EXPIRE ... NX"], or nil when it can run it. Any other
 // failure (a connection error, a command the user may not send) is
 // returned as an error, for the pre-flight check to report.
-func Unsupported(ctx context.Context, rdb Doer, key, strategy string) ([]string, error) {
-	cmds, err := Commands(Needs{Strategies: []string{strategy}})
+func Unsupported(ctx context.Context, rdb Doer, reg *strategies.Registry, key, strategy string) ([]string, error) {
+	cmds, err := Commands(Needs{Strategies: []string{strategy}, Registry: reg})
 	if err != nil {
 		return nil, err
 	}

@@ -37,10 +37,11 @@ func writeFile(t *testing.T, name, src string) string {
 // allowed, then rejected, with the counter's TTL the window.
 func TestExamples(t *testing.T) {
 	t.Parallel()
-	if err := strategies.RegisterScript("example-script=fixed_window.lua"); err != nil {
+	reg := strategies.NewRegistry()
+	if err := reg.RegisterScript("example-script=fixed_window.lua"); err != nil {
 		t.Fatal(err)
 	}
-	if err := strategies.RegisterFunction("example_fixed_window=fixed_window_function.lua"); err != nil {
+	if err := reg.RegisterFunction("example_fixed_window=fixed_window_function.lua"); err != nil {
 		t.Fatal(err)
 	}
 	srv := redistest.Start(t)
@@ -53,7 +54,7 @@ func TestExamples(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			s, err := strategies.New(name, strategies.Config{Limit: 3, Window: 10})
+			s, err := reg.New(name, strategies.Config{Limit: 3, Window: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,14 +105,15 @@ return {n <= tonumber(ARGV[1]) and 1 or 0, n}
 // and its exit status, fail.
 func TestVerifyChecksClaims(t *testing.T) {
 	t.Parallel()
-	if err := strategies.RegisterFunction("honest_fw=" + writeFile(t, "honest.lua", honestFunction)); err != nil {
+	reg := strategies.NewRegistry()
+	if err := reg.RegisterFunction("honest_fw=" + writeFile(t, "honest.lua", honestFunction)); err != nil {
 		t.Fatal(err)
 	}
-	if err := strategies.RegisterScript("boastful=" + writeFile(t, "boastful.lua", boastfulScript)); err != nil {
+	if err := reg.RegisterScript("boastful=" + writeFile(t, "boastful.lua", boastfulScript)); err != nil {
 		t.Fatal(err)
 	}
 	srv := redistest.Start(t)
-	m, err := verify.Run(context.Background(), verify.Config{Strategies: []string{"honest_fw", "boastful"}, Addr: srv.Addr(), Window: 2})
+	m, err := verify.Run(context.Background(), verify.Config{Strategies: []string{"honest_fw", "boastful"}, Registry: reg, Addr: srv.Addr(), Window: 2})
 	if err != nil {
 		t.Fatalf("verify.Run error: %v", err)
 	}
@@ -249,11 +251,12 @@ return n
 // the request is allowed when it is at most the limit.
 func TestBareCountReply(t *testing.T) {
 	t.Parallel()
-	if err := strategies.RegisterScript("bare-count=" + writeFile(t, "bare.lua", bareCountScript)); err != nil {
+	reg := strategies.NewRegistry()
+	if err := reg.RegisterScript("bare-count=" + writeFile(t, "bare.lua", bareCountScript)); err != nil {
 		t.Fatal(err)
 	}
 	fn := "#!lua name=rlbench_test_bare\nredis.register_function('bare_count', function(KEYS, ARGV)\n" + bareCountScript + "end)\n"
-	if err := strategies.RegisterFunction("bare_count=" + writeFile(t, "bare_fn.lua", fn)); err != nil {
+	if err := reg.RegisterFunction("bare_count=" + writeFile(t, "bare_fn.lua", fn)); err != nil {
 		t.Fatal(err)
 	}
 	srv := redistest.Start(t)
@@ -265,7 +268,7 @@ func TestBareCountReply(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			s, err := strategies.New(name, strategies.Config{Limit: 3, Window: 10})
+			s, err := reg.New(name, strategies.Config{Limit: 3, Window: 10})
 			if err != nil {
 				t.Fatal(err)
 			}

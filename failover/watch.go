@@ -280,6 +280,10 @@ type watchedStrategy struct {
 	w *Watch
 }
 
+// Unwrap returns the strategy s watches (strategies.InfoOf reads its
+// Info through s).
+func (s *watchedStrategy) Unwrap() strategies.Strategy { return s.Strategy }
+
 // Decide decides as the strategy does, and shows the watch the outcome.
 func (s *watchedStrategy) Decide(ctx context.Context, c strategies.Client, key string) (strategies.Decision, error) {
 	sent := time.Now()

@@ -15,8 +15,9 @@ import (
 const SequenceSource = "--sequence"
 
 // RegisterSequence registers spec, "NAME=SPEC", as strategy NAME (see
-// ParseSequence). Registering the same name and spec again is allowed.
-func RegisterSequence(spec string) error {
+// ParseSequence) into r. Registering the same name and spec again is
+// allowed.
+func (r *Registry) RegisterSequence(spec string) error {
 	name, body, ok := strings.Cut(spec, "=")
 	if !ok || name == "" || strings.TrimSpace(body) == "" {
 		return fmt.Errorf("%w: %q: want NAME=SPEC, e.g. 'mine=INCRBY {key} {n} | EXPIRE {key} {window}'", ErrBadSequence, spec)
@@ -29,10 +30,10 @@ func RegisterSequence(spec string) error {
 		return err
 	}
 	info := seq.Info(name)
-	if old, err := Lookup(name); err == nil && old.Source == SequenceSource && old.Commands == info.Commands {
+	if old, err := r.Lookup(name); err == nil && old.Source == SequenceSource && old.Commands == info.Commands {
 		return nil
 	}
-	return Register(info)
+	return r.add(info)
 }
 
 // NewSequence builds the strategy of spec (without NAME=) as name, as New
@@ -42,11 +43,7 @@ func NewSequence(name, spec string, cfg Config) (Strategy, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	return withTap(seq.Info(name).New(cfg)), nil
+	return seq.Info(name).Build(cfg)
 }
 
 // Info returns the Info of the sequence as strategy name.

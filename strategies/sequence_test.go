@@ -61,7 +61,7 @@ func TestParseSequenceRefuses(t *testing.T) {
 			}
 		})
 	}
-	if err := strategies.RegisterSequence("no-spec"); !errors.Is(err, strategies.ErrBadSequence) {
+	if err := strategies.NewRegistry().RegisterSequence("no-spec"); !errors.Is(err, strategies.ErrBadSequence) {
 		t.Errorf("RegisterSequence(%q) error = %v; want ErrBadSequence", "no-spec", err)
 	}
 }
@@ -266,24 +266,41 @@ func TestSequenceInfo(t *testing.T) {
 	}
 }
 
-// TestUnregister checks that Unregister removes a user strategy, so that
-// the same name can be registered again from another source, and leaves
-// a built-in one registered.
-func TestUnregister(t *testing.T) {
+// TestRegistryPerRun checks that a user strategy is registered into one
+// Registry only: another one may register the same name from another
+// source, the built-in strategies (the package's Lookup) never see it,
+// and a built-in name cannot be taken.
+func TestRegistryPerRun(t *testing.T) {
 	t.Parallel()
-	const name = "unregister-me"
-	t.Cleanup(func() { strategies.Unregister(name) })
-	for _, spec := range []string{"INCR {key} | EXPIRE {key} {window} NX", "INCRBY {key} 1 | EXPIRE {key} {window} NX"} {
-		if err := strategies.RegisterSequence(name + "=" + spec); err != nil {
-			t.Fatalf("RegisterSequence(%q) = %v; want it registered (the one before unregistered)", spec, err)
+	const name = "mine"
+	specs := []string{"INCR {key} | EXPIRE {key} {window} NX", "INCRBY {key} 1 | EXPIRE {key} {window} NX"}
+	regs := []*strategies.Registry{strategies.NewRegistry(), strategies.NewRegistry()}
+	for i, r := range regs {
+		if err := r.RegisterSequence(name + "=" + specs[i]); err != nil {
+			t.Fatalf("registry %d: RegisterSequence(%q) = %v; want it registered (another registry's is not its)", i, specs[i], err)
 		}
-		strategies.Unregister(name)
-		if _, err := strategies.Lookup(name); err == nil {
-			t.Fatalf("after Unregister(%q), Lookup found it; want it gone", name)
+		if err := r.RegisterSequence(name + "=" + specs[i]); err != nil {
+			t.Errorf("registry %d: RegisterSequence(%q) again = %v; want the same one allowed", i, specs[i], err)
 		}
 	}
-	strategies.Unregister("lua")
-	if _, err := strategies.Lookup("lua"); err != nil {
-		t.Errorf("after Unregister(%q), Lookup = %v; want a built-in strategy kept", "lua", err)
+	for i, r := range regs {
+		if info, err := r.Lookup(name); err != nil || info.Commands != specs[i] {
+			t.Errorf("registry %d: Lookup(%q) = %q, %v; want its own %q", i, name, info.Commands, err, specs[i])
+		}
+	}
+	if err := regs[0].RegisterSequence(name + "=" + specs[1]); !errors.Is(err, strategies.ErrDuplicateStrategy) {
+		t.Errorf("RegisterSequence(%q) over another spec = %v; want ErrDuplicateStrategy", specs[1], err)
+	}
+	if _, err := strategies.Lookup(name); !errors.Is(err, strategies.ErrUnknownStrategy) {
+		t.Errorf("strategies.Lookup(%q) = %v; want ErrUnknownStrategy: a run's user strategy is not the process's", name, err)
+	}
+	if err := regs[0].RegisterSequence("lua=" + specs[0]); !errors.Is(err, strategies.ErrDuplicateStrategy) {
+		t.Errorf("RegisterSequence(lua=...) = %v; want ErrDuplicateStrategy", err)
+	}
+	if all, err := regs[0].Select([]string{"all"}); err != nil || all[len(all)-1] != name || !slices.Equal(all[:len(all)-1], strategies.BuiltinNames()) {
+		t.Errorf("Select(all) = %v, %v; want the built-in strategies, then %q", all, err, name)
+	}
+	if names := regs[0].Names(); !slices.Contains(names, name) || !slices.Contains(names, "lua") || slices.Contains(strategies.Names(), name) {
+		t.Errorf("Names() = %v, strategies.Names() = %v; want the registry's with %q and lua, the built-ins' without", names, strategies.Names(), name)
 	}
 }

@@ -66,11 +66,18 @@ func (t *Tap) begin(strategy string) {
 }
 
 // tapped is a Strategy that resets its context's Tap at the start of each
-// decision; New wraps every strategy in it. Like the strategies, it is
+// decision, and knows the Info it was built from (InfoOf); Info.Build
+// wraps every strategy in it. Like the strategies, it is
 // used by pointer: a value of two words in an interface would add the
 // compiler's pointer wrapper, a stack frame more, to every decision (stack
 // depth is what decides whether 10,000 workers each need 4 or 8 KiB).
-type tapped struct{ Strategy }
+type tapped struct {
+	Strategy
+	info Info
+}
+
+// builtFrom returns the Info s was built from.
+func (s *tapped) builtFrom() Info { return s.info }
 
 func (s *tapped) Decide(ctx context.Context, c Client, key string) (Decision, error) {
 	if t := TapFrom(ctx); t != nil {
@@ -87,10 +94,30 @@ type tappedPreparer struct {
 
 func (s *tappedPreparer) Prepare(ctx context.Context, c Client) error { return s.p.Prepare(ctx, c) }
 
-// withTap wraps s so that its decisions reset their context's Tap.
-func withTap(s Strategy) Strategy {
+// withTap wraps s, built from info, so that its decisions reset their
+// context's Tap.
+func withTap(s Strategy, info Info) Strategy {
 	if p, ok := s.(Preparer); ok {
-		return &tappedPreparer{tapped{s}, p}
+		return &tappedPreparer{tapped{s, info}, p}
 	}
-	return &tapped{s}
+	return &tapped{s, info}
+}
+
+// InfoOf returns the Info that s was built from (Info.Build,
+// Registry.New), through the wrappers around it that return what they
+// wrap from an Unwrap method; for another strategy, the built-in one
+// registered under its name. It reads no registry for a strategy built
+// from one: a run's user strategy is known to the run's Registry alone.
+func InfoOf(s Strategy) (Info, bool) {
+	for {
+		switch w := s.(type) {
+		case interface{ builtFrom() Info }:
+			return w.builtFrom(), true
+		case interface{ Unwrap() Strategy }:
+			s = w.Unwrap()
+			continue
+		}
+		info, err := Lookup(s.Name())
+		return info, err == nil
+	}
 }

@@ -87,15 +87,16 @@ var (
 var userName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // RegisterScript registers the Lua script of spec, "NAME=FILE", as
-// strategy NAME. Registering the same name and file again is allowed (it
-// must read the same), so that several runs in one process may each do it.
-func RegisterScript(spec string) error { return registerUser(spec, false) }
+// strategy NAME into r. Registering the same name and file again is
+// allowed (it must read the same).
+func (r *Registry) RegisterScript(spec string) error { return r.registerUser(spec, false) }
 
 // RegisterFunction registers the Redis Functions library of spec,
-// "NAME=FILE", as strategy NAME: it calls the library's function NAME.
-func RegisterFunction(spec string) error { return registerUser(spec, true) }
+// "NAME=FILE", as strategy NAME into r: it calls the library's function
+// NAME.
+func (r *Registry) RegisterFunction(spec string) error { return r.registerUser(spec, true) }
 
-func registerUser(spec string, function bool) error {
+func (r *Registry) registerUser(spec string, function bool) error {
 	name, file, ok := strings.Cut(spec, "=")
 	if !ok || name == "" || file == "" {
 		return fmt.Errorf("%w: %q: want NAME=FILE.lua", ErrBadUserStrategy, spec)
@@ -111,10 +112,10 @@ func registerUser(spec string, function bool) error {
 	if err != nil {
 		return err
 	}
-	if old, err := Lookup(name); err == nil && old.Source == file && old.Commands == info.Commands && sameSource(old, info) {
+	if old, err := r.Lookup(name); err == nil && old.Source == file && old.Commands == info.Commands && sameSource(old, info) {
 		return nil
 	}
-	return Register(info)
+	return r.add(info)
 }
 
 // MaxUserFileBytes is the largest file of user code (--script,

@@ -17,6 +17,7 @@ import (
 	"github.com/rlbench/rlbench/internal/excerpt"
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/serverinfo"
+	"github.com/rlbench/rlbench/strategies"
 )
 
 // Checks are what a run asks of a target before its first write
@@ -24,10 +25,15 @@ import (
 type Checks struct {
 	// Prefix is the run's key prefix; RunID names the run in its claim.
 	Prefix, RunID string
-	// Strategies are every strategy the cells run; Optional are those
-	// that "all" brought in, which a target that cannot run them leaves
-	// out (Target.LeftOut) rather than refusing the run.
-	Strategies, Optional []string
+	// Strategies are every strategy the cells run, as Registry holds
+	// them (nil: the built-in strategies).
+	Strategies []string
+	Registry   *strategies.Registry
+	// LeaveOut, when not nil, is asked once the target is found writable
+	// which of Strategies it runs (the plan's second step:
+	// plan.Plan.LeaveOut); the checks of commands check those. probeKey
+	// is a key under Prefix that does not exist.
+	LeaveOut func(ctx context.Context, t *Target, nodes []*redis.Client, probeKey string) ([]string, error)
 	// Clients are the clients under test; Workers their workers each.
 	Clients []string
 	Workers int
@@ -71,8 +77,10 @@ func (t *Target) Preflight(ctx context.Context, cfg Checks) error {
 	if err := t.checkWritable(ctx, cfg.Prefix); err != nil {
 		return err
 	}
-	if cfg, err = t.leaveOut(ctx, cfg, nodes); err != nil {
-		return err
+	if cfg.LeaveOut != nil {
+		if cfg.Strategies, err = cfg.LeaveOut(ctx, t, nodes, cfg.Prefix+"preflight"); err != nil {
+			return err
+		}
 	}
 	return t.checkCommands(ctx, cfg, nodes)
 }
@@ -83,7 +91,7 @@ func (t *Target) Preflight(ctx context.Context, cfg Checks) error {
 // (EXPIRE NX, SET EXAT), and whether the run's user may send them all
 // (nothing is executed). Each refusal names the commands.
 func (t *Target) checkCommands(ctx context.Context, cfg Checks, nodes []*redis.Client) error {
-	cmds, err := acl.Commands(acl.Needs{Strategies: cfg.Strategies, Faults: cfg.Faults, Cluster: t.Spec.IsCluster(), Sentinel: t.Spec.IsSentinel(), DB: t.Login.DB})
+	cmds, err := acl.Commands(acl.Needs{Strategies: cfg.Strategies, Registry: cfg.Registry, Faults: cfg.Faults, Cluster: t.Spec.IsCluster(), Sentinel: t.Spec.IsSentinel(), DB: t.Login.DB})
 	if err != nil {
 		return usage("Strategies", err)
 	}

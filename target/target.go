@@ -10,6 +10,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -50,9 +51,6 @@ type Target struct {
 	// unlinkToDel is true on a server without UNLINK (before Redis 4.0):
 	// the clean-up sends DEL.
 	unlinkToDel bool
-	// LeftOut are the strategies of --strategy all that the server cannot
-	// run, each with what it lacks (Target.leaveOut): no cell runs them.
-	LeftOut map[string][]string
 	// claim is the run's hold on its prefix (claim.go), released at
 	// close; nil when not taken, or taken by another target of the run
 	// on the same server.
@@ -150,6 +148,9 @@ func (t *Target) where(n *redis.Client) string {
 	return t.Spec.Label
 }
 
+// Field is the Config field that names t, for errors about it.
+func (t *Target) Field() string { return t.field() }
+
 // field is the Config field that names t, for errors about it.
 func (t *Target) field() string {
 	switch {
@@ -207,6 +208,12 @@ func (t *Target) NodeFor(ctx context.Context, key string, nodes []*redis.Client)
 		return c.MasterForKey(ctx, key)
 	}
 	return nodes[0], nil
+}
+
+// LogHeader writes t's line of the run's header: what it is (the plan
+// adds what it leaves out of it: plan.Plan.LogHeader).
+func (t *Target) LogHeader(log io.Writer) {
+	fmt.Fprintf(log, "rlbench: target %s: %s\n", t.Spec.Label, t.Describe())
 }
 
 // Describe says what the target is, for the run's header.

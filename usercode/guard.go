@@ -52,9 +52,12 @@ type Guard struct {
 
 // Cell is the cell a Guard confines.
 type Cell struct {
-	// Strategy is the name of the cell's strategy; Label names the cell
-	// in the log.
+	// Strategy is the name of the cell's strategy, Info its Info (the
+	// run's plan cell's), Registry the run's strategies, which hold it;
+	// Label names the cell in the log.
 	Strategy, Label string
+	Info            strategies.Info
+	Registry        *strategies.Registry
 	// Prefix and WarmupPrefix are those of the cell's keys and of its
 	// warm-up keys, which the temporary user may touch; RunPrefix is the
 	// run's on the target, which names the watchdog's scripts.
@@ -72,9 +75,9 @@ type Cell struct {
 // (Redis < 6.0), and then the parse-time check alone applies, and log
 // says why.
 func Confine(ctx context.Context, log io.Writer, c Cell) (context.Context, *Guard, error) {
-	info, err := strategies.Lookup(c.Strategy)
-	if err != nil || info.Source == "" {
-		return ctx, nil, err
+	info := c.Info
+	if info.Source == "" {
+		return ctx, nil, nil
 	}
 	nodes, err := c.Target.Nodes(ctx)
 	if err != nil {
@@ -110,9 +113,9 @@ const DefaultScriptTimeout = 5 * time.Second
 // left blocking the server; a nil guard for a built-in strategy or a
 // sequence.
 func Watch(ctx context.Context, c Cell) (context.Context, *Guard, error) {
-	info, err := strategies.Lookup(c.Strategy)
-	if err != nil || info.Source == "" || info.Source == strategies.SequenceSource {
-		return ctx, nil, err
+	info := c.Info
+	if info.Source == "" || info.Source == strategies.SequenceSource {
+		return ctx, nil, nil
 	}
 	nodes, err := c.Target.Nodes(ctx)
 	if err != nil {
@@ -157,7 +160,7 @@ func (c Cell) noACLUser() string {
 // refuses ACL SETUSER to the run's user (NOPERM) or does not have it
 // gives a reason to go without; another error is returned.
 func (g *Guard) createUser(ctx context.Context, c Cell) (why string, err error) {
-	cmds, err := acl.ClientCommands(acl.Needs{Strategies: []string{c.Strategy}, Cluster: c.Target.Spec.IsCluster(),
+	cmds, err := acl.ClientCommands(acl.Needs{Strategies: []string{c.Strategy}, Registry: c.Registry, Cluster: c.Target.Spec.IsCluster(),
 		Sentinel: c.Target.Spec.IsSentinel(), DB: c.Target.Login.DB})
 	if err != nil {
 		return "", err

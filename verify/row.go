@@ -251,7 +251,7 @@ func (r *row) prepare(ctx context.Context, client strategies.Client) error {
 
 // strategy builds the row's strategy with the row's limit and window seconds.
 func (r *row) strategy(window int64) (strategies.Strategy, error) {
-	return strategies.New(r.info.Name, strategies.Config{Limit: r.cfg.Limit, Window: window})
+	return r.info.Build(strategies.Config{Limit: r.cfg.Limit, Window: window})
 }
 
 // trial is one check's run on one row: what every check starts with.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/redis/go-redis/v9"
 
@@ -12,8 +11,6 @@ import (
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/redisserver"
-	"github.com/rlbench/rlbench/serverinfo"
-	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/target"
 )
 
@@ -143,23 +140,13 @@ func checkAddr(ctx context.Context, cfg Config) error {
 // preflight runs the load run's pre-flight (target.Preflight) on t before
 // any check writes: a replica, a server at maxmemory or a user who may not
 // write is bad input naming the server, not a matrix of FAIL cells that
-// blames the strategies. It checks the strategies that the server's
-// version runs on every client of cfg; the others are unsupported cells,
-// or are checked as they run. The claim on the prefix is released when t
-// closes.
+// blames the strategies. It checks the strategies of the plan that the
+// server's version runs on every client (plan.Plan.Runnable); the others
+// are unsupported cells, or are checked as they run. The claim on the
+// prefix is released when t closes.
 func preflight(ctx context.Context, cfg Config, t *target.Target) error {
-	var runnable []string
-	for _, name := range cfg.Strategies {
-		s, _ := strategies.Lookup(name) // validated
-		if serverinfo.VersionAtLeast(t.Info.RedisVersion, s.MinRedis) && !slices.ContainsFunc(cfg.Clients, func(c string) bool { return !s.Supports(c) }) {
-			runnable = append(runnable, name)
-		}
-	}
-	if len(runnable) == 0 {
-		runnable = []string{"lua"} // which every server runs
-	}
 	return fieldOf(t.Preflight(ctx, target.Checks{
-		Prefix: cfg.Prefix, RunID: audit.NewRunID(), Strategies: runnable,
+		Prefix: cfg.Prefix, RunID: audit.NewRunID(), Strategies: cfg.plan.Runnable(t.Info.RedisVersion), Registry: cfg.Registry,
 		Clients: cfg.Clients, Workers: cfg.Workers,
 	}))
 }

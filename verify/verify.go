@@ -30,14 +30,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/rlbench/rlbench/audit"
-	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/keyspace"
+	"github.com/rlbench/rlbench/plan"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
@@ -88,6 +87,10 @@ type Config struct {
 	Strategies []string
 	// Clients are client names (see clients.Names), or "all"; nil means all.
 	Clients []string
+	// Registry holds the strategies that Strategies names: the built-in
+	// ones, and the invocation's user strategies; nil means the built-in
+	// ones only.
+	Registry *strategies.Registry
 	// Limit is the requests allowed per key per window in every check; 0
 	// means DefaultLimit.
 	Limit int64
@@ -143,6 +146,10 @@ type Config struct {
 	// Log receives a line when the checks start and when each phase ends;
 	// nil discards them.
 	Log io.Writer
+
+	// plan is the rows, strategies x clients (plan.Build, set by
+	// validate).
+	plan *plan.Plan
 }
 
 // UsageError is bad input, as in rlbench.Run: the Config field at fault
@@ -196,21 +203,19 @@ func (c Config) withDefaults() Config {
 }
 
 // validate checks everything that can be checked without a server, and
-// expands "all" in the strategy and client lists.
+// builds the rows' plan (plan.Build, as the load run does: "all" leaves
+// out a client that does not support the target's topology, redigo on a
+// cluster or through Sentinel, and one named is bad input of Clients),
+// with "all" expanded in the strategy and client lists.
 func (c *Config) validate() error {
-	var err error
-	if c.Strategies, err = strategies.Select(c.Strategies); err != nil {
-		return usage("Strategies", err)
-	}
-	given := c.Clients
-	if c.Clients, err = clients.Select(c.Clients); err != nil {
-		return usage("Clients", err)
-	}
-	if err := c.validateTarget(); err != nil {
+	spec := c.spec()
+	spec.Label = "" // its errors name no target: verify has one
+	p, err := plan.Build(plan.Settings{Strategies: c.Strategies, Clients: c.Clients, Registry: c.Registry, Targets: []target.Spec{spec}, Matrix: true})
+	if err != nil {
 		return err
 	}
-	c.Clients, err = c.clientsForTopology(given)
-	return err
+	c.plan, c.Strategies, c.Clients = p, p.Strategies, p.Clients
+	return c.validateTarget()
 }
 
 // validateTarget checks the target's fields and the login.
@@ -236,31 +241,6 @@ func (c *Config) validateTarget() error {
 		return fieldOf(c.targetSpec().Validate())
 	}
 	return nil
-}
-
-// clientsForTopology returns c.Clients, expanded from given, fit for the
-// target's topology, as the load run does: "all" leaves out a client that
-// does not support it (redigo on a cluster or through Sentinel), and one
-// named is bad input of Clients (clients.ErrTopology).
-func (c *Config) clientsForTopology(given []string) ([]string, error) {
-	var o clients.Options
-	switch spec := c.spec(); {
-	case spec.IsSentinel():
-		o.Sentinel = connection.Sentinel{Master: "sentinel"}
-	case spec.IsCluster():
-		o.Cluster = []string{"cluster"}
-	}
-	all := slices.Contains(given, "all")
-	var out []string
-	for _, name := range c.Clients {
-		switch err := clients.CheckOptions(name, o); {
-		case err == nil:
-			out = append(out, name)
-		case !all:
-			return nil, usage("Clients", err)
-		}
-	}
-	return out, nil
 }
 
 // Run validates cfg, finds or starts the server, and runs every Check for
@@ -305,13 +285,10 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 		Checks:  checkNames(),
 	}
 	var rows []*row
-	for _, strategyName := range cfg.Strategies {
-		info, _ := strategies.Lookup(strategyName) // validated
-		for _, clientName := range cfg.Clients {
-			r := newRow(cfg, info, clientName, server, on.private, on.observer)
-			r.nodes, r.endpoint, r.tlsFiles, r.sentinel = on.nodes, on.endpoint, on.tlsFiles, on.sentinel
-			rows = append(rows, r)
-		}
+	for _, pc := range cfg.plan.Cells(0) {
+		r := newRow(cfg, pc.Info, pc.Client, server, on.private, on.observer)
+		r.nodes, r.endpoint, r.tlsFiles, r.sentinel = on.nodes, on.endpoint, on.tlsFiles, on.sentinel
+		rows = append(rows, r)
 	}
 	watch, err := watchUserCode(ctx, cfg, on.target)
 	if err != nil {

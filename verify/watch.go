@@ -26,7 +26,8 @@ type watches struct {
 func watchUserCode(ctx context.Context, cfg Config, t *target.Target) (*watches, error) {
 	w := &watches{ctxs: map[string]context.Context{}, guards: map[string]*usercode.Guard{}}
 	for _, name := range cfg.Strategies {
-		wctx, g, err := usercode.Watch(ctx, usercode.Cell{Strategy: name, Label: name, Prefix: cfg.Prefix,
+		info, _ := cfg.plan.Info(name)
+		wctx, g, err := usercode.Watch(ctx, usercode.Cell{Strategy: name, Info: info, Registry: cfg.Registry, Label: name, Prefix: cfg.Prefix,
 			RunPrefix: cfg.Prefix, ScriptTimeout: cfg.ScriptTimeout, Target: t})
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("verify: %s: %w", name, err), w.settle())

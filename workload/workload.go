@@ -313,7 +313,7 @@ func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Cl
 		defer t.Stop()
 	}
 
-	info, _ := strategies.Lookup(s.Name())
+	info, _ := strategies.InfoOf(s)
 	var wg sync.WaitGroup
 	r.start = time.Now()
 	go func() {

@@ -80,11 +80,11 @@ func (c cli) acl(_ context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	err := registerUserStrategies(fs, o.scripts, o.functions, o.sequences, &o.strategies)
+	reg, err := registerUserStrategies(fs, o.scripts, o.functions, o.sequences, &o.strategies)
 	if err != nil {
 		return err
 	}
-	if o.strategies, err = strategies.Select(o.strategies); err != nil {
+	if o.strategies, err = reg.Select(o.strategies); err != nil {
 		return badInput(fmt.Errorf("--strategy: %w", err))
 	}
 	if o.db < 0 {
@@ -97,7 +97,7 @@ func (c cli) acl(_ context.Context, args []string, stdout, stderr io.Writer) err
 	for i, f := range o.faults {
 		kinds[i] = f.Kind
 	}
-	cmds, err := acl.Commands(acl.Needs{Strategies: o.strategies, Faults: kinds, Cluster: o.cluster, Sentinel: o.sentinel, DB: o.db})
+	cmds, err := acl.Commands(acl.Needs{Strategies: o.strategies, Registry: reg, Faults: kinds, Cluster: o.cluster, Sentinel: o.sentinel, DB: o.db})
 	if err != nil {
 		return badInput(err)
 	}

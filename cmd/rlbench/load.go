@@ -119,11 +119,12 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	if err := registerUserStrategies(fs, o.cfg.Scripts, o.cfg.Functions, o.cfg.Sequences, &o.cfg.Strategies); err != nil {
+	reg, err := registerUserStrategies(fs, o.cfg.Scripts, o.cfg.Functions, o.cfg.Sequences, &o.cfg.Strategies)
+	if err != nil {
 		return err
 	}
 	if o.listStrategies {
-		return printed(listStrategies(stdout))
+		return printed(listStrategies(stdout, reg))
 	}
 	if o.debug && c.debug != nil {
 		c.debug.Store(true)
@@ -131,8 +132,8 @@ func (c cli) load(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := o.complete(fs); err != nil {
 		return err
 	}
-	if strats, cls, err := o.cfg.Cells(); err == nil { // else Run refuses the Config
-		if err := thresholds.CheckCells(o.thresholds, strats, cls); err != nil {
+	if p, err := o.cfg.Plan(); err == nil { // else Run refuses the Config
+		if err := thresholds.CheckCells(o.thresholds, p.Strategies, p.Clients); err != nil {
 			return badInput(fmt.Errorf("--threshold: %w", err))
 		}
 	}
@@ -374,10 +375,10 @@ func (out *loadOutputs) writeReport(rep *results.Report, stdout io.Writer) error
 	return errors.Join(errs...)
 }
 
-func listStrategies(w io.Writer) error {
+func listStrategies(w io.Writer, reg *strategies.Registry) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STRATEGY\tATOMIC\tHEALS\tREDIS\tCLIENTS\tCODE\tKEYS\tCOMMANDS\tDESCRIPTION")
-	for _, s := range strategies.All() {
+	for _, s := range reg.All() {
 		commands := s.Commands
 		if s.Module != "" {
 			// Recorded by a strategies.Tap on a real server (strategies/published).

@@ -10,20 +10,22 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/strategies"
 )
 
 // registerUserStrategies registers --script, --function and --sequence
-// strategies (rlbench.RegisterUserStrategies, the run's one way), so
-// that --list-strategies and --strategy know them, and, when --strategy is
-// not given, makes them the strategies to run (*run).
-func registerUserStrategies(fs *pflag.FlagSet, scripts, functions, sequences []string, run *[]string) error {
-	err := rlbench.RegisterUserStrategies(rlbench.Config{Scripts: scripts, Functions: functions, Sequences: sequences})
+// strategies into the invocation's registry (rlbench.Config.Registry, the
+// run's one way), which it returns, so that --list-strategies and
+// --strategy know them, and, when --strategy is not given, makes them the
+// strategies to run (*run).
+func registerUserStrategies(fs *pflag.FlagSet, scripts, functions, sequences []string, run *[]string) (*strategies.Registry, error) {
+	reg, err := rlbench.Config{Scripts: scripts, Functions: functions, Sequences: sequences}.Registry()
 	if uerr, ok := errors.AsType[*rlbench.UsageError](err); ok {
 		flag := map[string]string{"Scripts": "--script", "Functions": "--function", "Sequences": "--sequence"}[uerr.Field]
-		return badInput(fmt.Errorf("%s: %w", flag, uerr.Err))
+		return nil, badInput(fmt.Errorf("%s: %w", flag, uerr.Err))
 	}
 	if err != nil {
-		return badInput(err)
+		return nil, badInput(err)
 	}
 	var names []string
 	for _, spec := range slices.Concat(scripts, functions, sequences) {
@@ -31,12 +33,9 @@ func registerUserStrategies(fs *pflag.FlagSet, scripts, functions, sequences []s
 		names = append(names, name)
 	}
 	if names != nil && !fs.Changed("strategy") {
-		*run = names
-	} else if slices.Contains(*run, "all") {
-		// "all" is the built-in strategies; the invocation's own join them.
-		*run = append(slices.Clone(*run), names...)
+		*run = names // "all" brings them in beside the built-in ones (strategies.Registry.Select)
 	}
-	return nil
+	return reg, nil
 }
 
 // addScriptTimeoutFlag adds --script-timeout, the user code's watchdog,

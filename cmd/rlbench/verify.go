@@ -78,9 +78,11 @@ func (c cli) verify(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	if err := registerUserStrategies(fs, o.scripts, o.functions, o.sequences, &o.cfg.Strategies); err != nil {
+	reg, err := registerUserStrategies(fs, o.scripts, o.functions, o.sequences, &o.cfg.Strategies)
+	if err != nil {
 		return err
 	}
+	o.cfg.Registry = reg
 	flags, err := o.login(fs)
 	if err != nil {
 		return err
