@@ -131,7 +131,7 @@ func TestFailoverWatchCompare(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		var rec results.Recorder
-		_, err := workload.Run(ctx, workload.Config{Workers: 8, Keys: keys, Duration: 3 * time.Second, Prefix: prefix}, w.Strategy(impl), conn, &rec, nil)
+		_, err := workload.Run(ctx, workload.Config{Workers: 8, Keys: keys, Duration: 3 * time.Second, Prefix: prefix}, impl, conn, &rec, w)
 		done <- err
 	}()
 	time.Sleep(1500 * time.Millisecond)
