@@ -16,6 +16,7 @@ import (
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/netproxy"
 	"github.com/rlbench/rlbench/plan"
+	"github.com/rlbench/rlbench/probe"
 	"github.com/rlbench/rlbench/redirects"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/samplers"
@@ -87,22 +88,13 @@ type measurement struct {
 	load      workload.Result
 	// err is why the load stopped early; nil or context.Canceled after an
 	// interrupt.
-	err       error
-	events    []faults.Event
-	series    []results.Second
-	admission admission.Result
-	// connected, before and after are the servers' readings before the
-	// client connected, before and after the load; their errors leave
-	// the saturation figures unknown.
-	connected, before, after target.ServerSamples
-	samplesErr               error
-	redirectsBefore          redirects.Snapshot
-	redirectsAfter           redirects.Snapshot
-	// failover is what a sentinel-failover fault did (failover.go).
-	failover results.Failover
-	// peakOfRun says that the peak RSS could not be reset at the cell's
-	// start: the samples' peak is the run's so far.
-	peakOfRun bool
+	err    error
+	events []faults.Event
+	// probes are the cell's measurements (cell.probes), saturation among
+	// them: made before the client connects, it also says whether a server
+	// restarted under the cell.
+	probes     *probe.List
+	saturation *saturation.Probe
 	// fallbacksBefore is the client's NOSCRIPT fallbacks when the measured
 	// load started: the warm-up's, which the run's figure leaves out.
 	fallbacksBefore int64
@@ -131,11 +123,8 @@ func (c *cell) run(ctx context.Context, log, progress io.Writer, abort context.C
 
 // load connects, warms up, measures, audits and cleans up.
 func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.Context) (run results.Run, err error) {
-	var m measurement
-	// The cell's own peak RSS, not the earlier cells'.
-	m.peakOfRun = saturation.ResetPeakRSS() != nil
 	// Before the client connects, so that its connections are counted.
-	m.connected, m.samplesErr = c.target.Sample(ctx)
+	m := measurement{saturation: saturation.NewProbe(ctx, c.target.Sample)}
 	defer func() { c.proxy.Close() }() // after the client's connections
 	if err := c.connect(ctx, log); err != nil {
 		return results.Run{}, err
@@ -184,12 +173,7 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 // wrapped, when the cell's counters were wiped under it and none of its
 // faults explains it, and says so in run's lost increments (failover.Wiped).
 func (c *cell) countersWiped(ctx context.Context, m *measurement, run *results.Run) error {
-	after := m.after
-	if len(after.Samples) == 0 {
-		// The first reading after a restart may meet a closed connection.
-		after, _ = c.target.Sample(ctx)
-	}
-	return failover.Wiped(c.cfg.Faults, m.connected.Restarted(after), run.LostIncrements)
+	return failover.Wiped(c.cfg.Faults, m.saturation.Restarted(ctx), run.LostIncrements)
 }
 
 // connect connects the client under test and prepares the strategy on it.
@@ -331,73 +315,46 @@ func (c *cell) awaitStart(ctx context.Context, log io.Writer) error {
 	}
 }
 
-// measure runs the measured load into rec, with the samplers and the
-// faults around it, and fills m.
+// measure runs the measured load into rec, with the faults and the cell's
+// probes around it, and fills m.
 func (c *cell) measure(ctx context.Context, progress io.Writer, rec *results.Recorder, m *measurement) {
-	t := c.target
-	// CPU counts from here: the measured load, not the set-up and warm-up.
-	before, beforeErr := t.Sample(ctx)
-	m.before, m.samplesErr = before, errors.Join(m.samplesErr, beforeErr)
-	m.redirectsBefore = t.Redirects(ctx)
-
-	wl := c.workload()
-	latestImmortal, stopAudits := samplers.PeriodicAudit(ctx, t, wl.Prefix, c.cfg.Window, c.cfg.AuditEvery, c.fieldAudit())
-	stopMonitor := samplers.Monitor(progress, c.label, rec, latestImmortal)
-	ft := t.FaultSubject(wl.Prefix, c.cfg.AllowServerWideFaults)
+	ft := c.target.FaultSubject(c.prefix, c.cfg.AllowServerWideFaults)
 	ft.Proxy = c.proxy
-	info := c.measuredInfo()
-	watch := failover.New(&ft, failover.Options{ // nil for a cell that neither counts increments nor fails over
-		Strategy: info, Increments: c.shape.increments, Admin: t.Admin, Server: t.Server.Addr, Prefix: wl.Prefix, Keys: c.cfg.Workload.Keys,
-		Limit: c.cfg.Limit, Window: c.cfg.Window, Fallbacks: c.conn.Fallbacks,
-		Managed: t.ManagedSentinel(), Faults: c.cfg.Faults,
-	})
-	fault, liveDone := c.measuring(rec, latestImmortal)
-	stopFaults := faults.ScheduleNotify(ctx, c.cfg.Faults, ft, fault)
-	admitted := admission.New(info, wl.Keys, c.cfg.Limit, c.cfg.Window)
-	admitted.WatchSpans(faultSpans(c.cfg.Faults))
+	m.probes = c.probes(progress, rec, &ft, m.saturation)
+	m.probes.Start(ctx)
+	stopFaults := faults.ScheduleNotify(ctx, c.cfg.Faults, ft, m.probes.Fault)
 	m.fallbacksBefore = c.conn.Fallbacks()
 	m.startedAt = time.Now()
-	m.load, m.err = workload.Run(ctx, wl, watch.Strategy(c.impl), c.conn, rec, admitted)
+	m.load, m.err = workload.Run(ctx, c.workload(), c.impl, c.conn, rec, m.probes)
 	m.events = stopFaults()
-	countFirstIncrements(m.events, c.cfg.Faults, admitted.Creations())
-	m.series = stopMonitor()
-	wl.LabelSeries(m.series)
-	liveDone()
-	stopAudits()
-	m.admission = admitted.Result()
-	// Before the audit: its pipeline opens a connection of its own.
-	after, afterErr := t.Sample(context.WithoutCancel(ctx))
-	m.after, m.samplesErr = after, errors.Join(m.samplesErr, afterErr)
-	m.redirectsAfter = t.Redirects(context.WithoutCancel(ctx))
-	m.failover = watch.Result(ctx, m.startedAt) // once its comparisons are done, before the audit deletes the keys
+	m.probes.Stop(ctx, m.startedAt)
 }
 
-// faultSpans are the spans of faults on the load's clock, from each
-// fault's time to its end (faults.Fault.Arg; none for a fault of no
-// length), for admission.Tracker.WatchSpans.
-func faultSpans(fs []faults.Fault) []admission.Span {
-	spans := make([]admission.Span, len(fs))
-	for i, f := range fs {
-		spans[i] = admission.Span{From: f.At, To: f.At + f.Arg}
+// probes are the cell's measurements besides its recorder, each a probe
+// of its own package: the one registration of each. They start in this
+// order and stop in the reverse one: the failover watch reads the
+// counters last, once the servers' readings after the load are taken.
+// The watch wraps ft's failover faults: call it before the faults start.
+func (c *cell) probes(progress io.Writer, rec *results.Recorder, ft *faults.Subject, sat *saturation.Probe) *probe.List {
+	t, wl, info := c.target, c.workload(), c.measuredInfo()
+	list := probe.NewList()
+	if watch := failover.New(ft, failover.Options{ // nil for a cell that neither counts increments nor fails over
+		Strategy: info, Increments: c.shape.increments, Admin: t.Admin, Server: t.Server.Addr, Prefix: wl.Prefix, Keys: wl.Keys,
+		Limit: c.cfg.Limit, Window: c.cfg.Window, Fallbacks: c.conn.Fallbacks,
+		Managed: t.ManagedSentinel(), Faults: c.cfg.Faults,
+	}); watch != nil {
+		list.Add(watch)
 	}
-	return spans
-}
-
-// countFirstIncrements gives each event of a fault with a span the fresh
-// counters created during it (created, per fault of fs: Tracker.Creations;
-// nil when the strategy's windows are not delimited). Events name their
-// fault in faults.Parse's syntax; two faults of the same name have the
-// same span.
-func countFirstIncrements(events []faults.Event, fs []faults.Fault, created []int64) {
-	if created == nil {
-		return
+	audits := samplers.NewPeriodicAudit(t, wl.Prefix, c.cfg.Window, c.cfg.AuditEvery, c.fieldAudit())
+	list.Add(redirects.NewProbe(t.Redirects))
+	list.Add(sat)
+	list.Add(audits)
+	list.Add(samplers.NewMonitor(progress, c.label, rec, audits.Latest(), wl.LabelSeries))
+	if c.live != nil {
+		list.Add(c.live.Probe(t.Spec.Label, c.strategy, c.client, rec, audits.Latest()))
 	}
-	for i := range events {
-		j := slices.IndexFunc(fs, func(f faults.Fault) bool { return f.String() == events[i].Fault })
-		if j >= 0 && fs[j].Arg > 0 && events[i].Error == "" {
-			events[i].FirstIncrements = &created[j]
-		}
-	}
+	list.Add(admission.NewProbe(info, wl.Keys, c.cfg.Limit, c.cfg.Window, c.cfg.Faults))
+	return list
 }
 
 // measuredInfo is the Info the cell's figures read of its strategy: the
@@ -411,29 +368,12 @@ func (c *cell) measuredInfo() strategies.Info {
 	return info
 }
 
-// measuring tells c.live, when there is one, that the measured load
-// starts: its fault and done functions, no-ops without it.
-func (c *cell) measuring(rec *results.Recorder, immortal func() *int64) (fault func(faults.Event), done func()) {
-	if c.live == nil {
-		return nil, func() {}
-	}
-	return c.live.Measuring(c.target.Spec.Label, c.strategy, c.client, rec, immortal)
-}
-
 // result is the cell's results.Run, before the audit.
 func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 	run := results.NewRun(rec, m.load.Elapsed)
 	run.StartedAt = m.startedAt.UTC()
 	run.Incomplete = m.err != nil // the load was cut short
-	if m.load.Rate > 0 {
-		if run.OpenLoop == nil { // NewRun's, unless no request was sent
-			run.OpenLoop = &results.OpenLoop{}
-		}
-		run.Rate, run.AchievedRatePerS, run.RateNote = m.load.Rate, m.load.Achieved(), m.load.Note()
-		run.ScheduleLagMS = float64(m.load.WorstLag) / float64(time.Millisecond)
-		run.ScheduleLagLastMS = float64(m.load.Lag) / float64(time.Millisecond)
-		run.Unsent = m.load.Unsent
-	}
+	m.load.Report(&run)
 	run.Target, run.Server = c.target.Spec.Label, &c.target.Server
 	run.Strategy, run.Client, run.ClientOptions, run.Workers = c.strategy, c.client, c.conn.Options(), c.cfg.Workload.Workers
 	info := c.info
@@ -441,66 +381,15 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 	run.ImmortalByDesign = info.NoTTL
 	run.Environment = results.EnvironmentOf(clients.Modules[c.client], clients.Version(c.client))
 	run.ScriptFallbacks = c.conn.Fallbacks() - m.fallbacksBefore
-	if m.redirectsBefore != nil && m.redirectsAfter != nil {
-		run.ClusterErrors = redirects.Delta(m.redirectsBefore, m.redirectsAfter)
-	}
 	run.OnError, run.Admitted = c.cfg.OnError, run.Allowed
 	if c.cfg.OnError == "open" {
 		// A simulated crash served no one: it is not admitted.
 		run.Admitted += run.Errors - run.ErrorKinds[results.KindCrashed]
 	}
-	run.Faults, run.PerSecond, run.Stages = m.events, m.series, m.load.Stages
-	run.Failover = m.failover
-	run.Saturation = c.saturation(m, run.Decisions)
-	if run.Saturation != nil && run.Decisions == 0 {
-		// No load, no verdict: the CPUs measured the set-up.
-		run.Saturation.Verdict = ""
-	}
-	run.Admission = m.admission
+	run.Faults = m.events
+	m.probes.Report(&run)
 	return run
 }
-
-// saturation compares the servers' readings around the load; nil when a
-// reading failed, the masters changed (by address, or by process: a
-// Sentinel target's master failed over by hand), or a fault left the
-// figures unknown. Its CPU per decision is over the load's decisions.
-func (c *cell) saturation(m *measurement, decisions int64) *saturation.Report {
-	if m.samplesErr != nil || saturationUnknown(m.events) ||
-		!sameServers(m.connected, m.before) || !sameServers(m.before, m.after) {
-		return nil
-	}
-	sat := saturation.Compare(m.before.Samples, m.after.Samples)
-	saturation.PerDecision(&sat, m.before.Samples, m.after.Samples, decisions)
-	// Connections count from before the client connected.
-	sat.ConnectionsOpened = saturation.Compare(m.connected.Samples, m.after.Samples).ConnectionsOpened
-	sat.PeakRSSOfRun = m.peakOfRun
-	if c.cfg.Workload.Rate > 0 && m.load.Reached() || slices.ContainsFunc(m.events, isStall) {
-		// The schedule set the pace, or a stall paused the server: neither
-		// side's CPU tells what bound the load.
-		sat.Verdict = ""
-	}
-	return &sat
-}
-
-// sameServers reports whether a and b were read from the same server
-// processes: the same addresses and the same run_ids.
-func sameServers(a, b target.ServerSamples) bool {
-	return slices.Equal(a.Addrs, b.Addrs) && slices.EqualFunc(a.Samples, b.Samples, func(x, y saturation.Sample) bool {
-		return x.ServerRunID == y.ServerRunID
-	})
-}
-
-// saturationUnknown reports whether a fault left the saturation figures
-// unknown: a restart starts the server's CPU counters again from zero, and a
-// failover changes which nodes are masters.
-func saturationUnknown(events []faults.Event) bool {
-	return slices.ContainsFunc(events, func(e faults.Event) bool {
-		return e.Kind() == faults.Restart || e.Kind() == faults.Failover || e.Kind() == faults.SentinelFailover
-	})
-}
-
-// isStall reports whether e is a stall, which pauses the server.
-func isStall(e faults.Event) bool { return e.Kind() == faults.Stall }
 
 // auditAndCleanUp audits the cell's keys into run and, unless KeepKeys,
 // deletes them in the same pass, under abort rather than the run's context: both run even

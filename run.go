@@ -19,6 +19,7 @@ import (
 	"github.com/rlbench/rlbench/failover"
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/plan"
+	"github.com/rlbench/rlbench/probe"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/target"
 )
@@ -42,12 +43,14 @@ type Options struct {
 
 // LiveMetrics is what Run tells while each cell's measured load runs.
 type LiveMetrics interface {
-	// Measuring is called as a cell's measured load starts: its workers
-	// record into rec; immortal, when not nil (AuditEvery), gives the
-	// periodic audit's latest count (nil before its first). Run calls
-	// fault as each injected fault ends, and done once the load has ended
-	// and rec holds the figures of the cell's results.Run.
-	Measuring(target, strategy, client string, rec *results.Recorder, immortal func() *int64) (fault func(results.FaultEvent), done func())
+	// Probe returns the probe (package probe) of a cell whose measured
+	// load is about to start: its workers record into rec; immortal, when
+	// not nil (AuditEvery), gives the periodic audit's latest count (nil
+	// before its first). The cell starts it before the load's first
+	// decision, tells it each injected fault as it ends when it is a
+	// probe.FaultObserver, and stops it once the load has ended and rec
+	// holds the figures of the cell's results.Run.
+	Probe(target, strategy, client string, rec *results.Recorder, immortal func() *int64) probe.Probe
 }
 
 // Run validates cfg, opens every target and checks that it can run every

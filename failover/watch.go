@@ -22,6 +22,7 @@ import (
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/faults"
 	"github.com/rlbench/rlbench/keyspace"
+	"github.com/rlbench/rlbench/probe"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
@@ -50,8 +51,8 @@ const (
 // counters with the increments the clients were told of (lost and phantom
 // increments). It also measures what the sentinel-failover fault does to
 // one cell: when its decisions fail and succeed again (recovery), and the
-// increments that the promoted replica never saw. It sees each decision of
-// the measured load through watchedStrategy, which only a cell of such a
+// increments that the promoted replica never saw. It observes each
+// decision of the measured load (Observe), which only a cell of such a
 // strategy, or with that fault, pays for, and it follows the keys that
 // package admission follows, with the same bound.
 type Watch struct {
@@ -95,6 +96,8 @@ type Watch struct {
 	// load left out, by why (watchedKey.abandoned, turned).
 	cutShort, turned int64
 	errs             []error
+	// failover is what Stop found, for Report.
+	failover results.Failover
 }
 
 // watchedKey is what the watch follows of one key in its current window.
@@ -158,9 +161,9 @@ type Options struct {
 // increments it counts (countsIncrements), or a sentinel-failover fault on
 // a managed Sentinel set-up, whose ft.Failover it wraps so that each
 // failover's lost increments are read once it is done (and a split-brain
-// fault's ft.SplitBrain, once the old master has rejoined); nil (a watch that
-// does nothing) for any other cell. The cell decides through
-// Watch.Strategy, and reads the figures with Watch.Result.
+// fault's ft.SplitBrain, once the old master has rejoined); nil for any
+// other cell, which then has no such probe. The cell's load shows it each
+// decision (Observe); its Report fills the run's Failover group.
 func New(ft *faults.Subject, o Options) *Watch {
 	info, managed := o.Strategy, o.Managed
 	failovers := managed != nil && ft.Failover != nil &&
@@ -266,47 +269,45 @@ func (w *Watch) awaitClients(ctx context.Context, name string, began time.Time) 
 	return fmt.Sprintf(" (the cell's clients reached it %s after the failover began)", switched.Round(time.Millisecond))
 }
 
-// Strategy returns s, watched; s itself when w is nil.
-func (w *Watch) Strategy(s strategies.Strategy) strategies.Strategy {
-	if w == nil {
-		return s
-	}
-	return &watchedStrategy{Strategy: s, w: w}
-}
+// Start does nothing: the watch follows the load from its first decision.
+func (w *Watch) Start(context.Context) {}
 
-// watchedStrategy is a strategy whose decisions a Watch sees.
-type watchedStrategy struct {
-	strategies.Strategy
-	w *Watch
-}
-
-// Unwrap returns the strategy s watches (strategies.InfoOf reads its
-// Info through s).
-func (s *watchedStrategy) Unwrap() strategies.Strategy { return s.Strategy }
-
-// Decide decides as the strategy does, and shows the watch the outcome.
-func (s *watchedStrategy) Decide(ctx context.Context, c strategies.Client, key string) (strategies.Decision, error) {
-	sent := time.Now()
-	d, err := s.Strategy.Decide(ctx, c, key)
+// Observe shows the watch the outcome of a decision.
+func (w *Watch) Observe(d probe.Decision) {
 	switch {
-	case ctx.Err() != nil:
-		// The end of the load, or an interrupt: not the failover's doing,
+	case d.Cut:
+		// An interrupt, or --crash-rate's cut: not the failover's doing,
 		// and the decision's increment may yet run.
-		s.w.abandon(key)
-	case errors.Is(err, strategies.ErrCrashed):
+		w.abandon(d.Name)
+	case errors.Is(d.Err, strategies.ErrCrashed):
 		// A crash that --crash-rate simulates: not the failover's doing.
-	case err != nil:
-		if s.w.managed != nil { // only a failover's recovery is timed
-			s.w.clock.failed()
+	case d.Err != nil:
+		if w.managed != nil { // only a failover's recovery is timed
+			w.clock.failed()
 		}
 	default:
-		if s.w.managed != nil {
-			s.w.clock.succeeded()
+		if w.managed != nil {
+			w.clock.succeeded()
 		}
-		s.w.observe(key, d, sent, time.Now())
+		replied := time.Now()
+		w.observe(d.Name, strategies.Decision{Allowed: d.Allowed, Count: d.Count}, replied.Add(d.Sent-d.At), replied)
 	}
-	return d, err
 }
+
+// Stop waits for every failover's comparison, then compares the counters
+// at the end of the load that started at started (result), once its
+// decisions are done and before the audit deletes the keys.
+func (w *Watch) Stop(ctx context.Context, started time.Time) {
+	w.failover = w.result(ctx, started)
+}
+
+// Report fills run.Failover.
+func (w *Watch) Report(run *results.Run) { run.Failover = w.failover }
+
+var (
+	_ probe.Probe    = (*Watch)(nil)
+	_ probe.Observer = (*Watch)(nil)
+)
 
 // abandon marks key's counter as not to be compared at the end of the load
 // (watchedKey.abandoned).
@@ -381,14 +382,11 @@ func (wk *watchedKey) closeWindow(limit int64) {
 	wk.acked, wk.allowed, wk.lost, wk.openedAt = 0, 0, 0, time.Time{}
 }
 
-// Result returns, once every failover's comparison is done, the lost and
+// result returns, once every failover's comparison is done, the lost and
 // phantom increments of the load that started at start, compared at its
-// end (settleAtEnd), and the figures of its failovers; empty when w is nil,
-// or when it counts no increments and no failover began.
-func (w *Watch) Result(ctx context.Context, start time.Time) results.Failover {
-	if w == nil {
-		return results.Failover{}
-	}
+// end (settleAtEnd), and the figures of its failovers; empty when it
+// counts no increments and no failover began.
+func (w *Watch) result(ctx context.Context, start time.Time) results.Failover {
 	w.reads.Wait()
 	w.settleAtEnd(ctx)
 	w.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/internal/redistest"
+	"github.com/rlbench/rlbench/probe"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
@@ -103,7 +104,7 @@ func TestFailoverWatchCompare(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		var rec results.Recorder
-		_, err := workload.Run(ctx, workload.Config{Workers: 8, Keys: keys, Duration: 3 * time.Second, Prefix: prefix}, w.Strategy(impl), conn, &rec, nil)
+		_, err := workload.Run(ctx, workload.Config{Workers: 8, Keys: keys, Duration: 3 * time.Second, Prefix: prefix}, impl, conn, &rec, w)
 		done <- err
 	}()
 	time.Sleep(1500 * time.Millisecond)
@@ -186,5 +187,28 @@ func TestWatchLateReply(t *testing.T) {
 	w.observe(key, strategies.Decision{Count: 1, Allowed: true}, next, next)
 	if l := w.lostIncrements(next); l.Increments != 0 || l.Keys != 0 {
 		t.Errorf("lostIncrements = %+v; want none: the window ended a window after its first decision was sent", *l)
+	}
+}
+
+// TestWatchObserve checks what the watch makes of each decision it is
+// shown: one cut short marks its key as not to compare, a crash between
+// commands counts nothing, and one whose reply came before --crash-rate's
+// cut counts as told (the server ran it), as a plain success does.
+func TestWatchObserve(t *testing.T) {
+	t.Parallel()
+	w := &Watch{prefix: "p:", limit: 10, window: time.Minute, counts: true, keys: make([]watchedKey, 4)}
+	name := func(k int) string { return workload.KeyName("p:", k) }
+	w.Observe(probe.Decision{Key: 0, Name: name(0), Allowed: true, Count: 1, Cut: true})
+	w.Observe(probe.Decision{Key: 1, Name: name(1), Err: strategies.ErrCrashed})
+	w.Observe(probe.Decision{Key: 2, Name: name(2), Allowed: true, Count: 1, Crashed: true})
+	w.Observe(probe.Decision{Key: 3, Name: name(3), Allowed: true, Count: 1})
+	for k, want := range []struct {
+		abandoned      bool
+		acked, allowed int64
+	}{{abandoned: true}, {}, {acked: 1, allowed: 1}, {acked: 1, allowed: 1}} {
+		got := &w.keys[k]
+		if got.abandoned != want.abandoned || got.acked != want.acked || got.allowed != want.allowed {
+			t.Errorf("key %d: abandoned %t, acked %d, allowed %d; want %t, %d, %d", k, got.abandoned, got.acked, got.allowed, want.abandoned, want.acked, want.allowed)
+		}
 	}
 }

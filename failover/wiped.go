@@ -24,7 +24,7 @@ var ErrServerRestarted = errors.New("the server restarted during the cell")
 var ErrCountersWiped = errors.New("the server's counters went below what the clients were told")
 
 // Wiped returns ErrServerRestarted, wrapped with restarted (which servers,
-// their run_ids: target.ServerSamples.Restarted), when restarted is not "",
+// their run_ids: saturation.Probe.Restarted), when restarted is not "",
 // or ErrCountersWiped when lost has lost increments; and says so in lost's
 // Error. It returns nil when neither, and when one of fs explains it: a
 // restart, a failover, a sentinel-failover or a split-brain.

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"maps"
 	"net/http"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/rlbench/rlbench/probe"
 	"github.com/rlbench/rlbench/results"
 )
 
@@ -94,40 +96,60 @@ func (e *Exporter) Handler() http.Handler {
 // Gatherer is the Exporter's registry.
 func (e *Exporter) Gatherer() prometheus.Gatherer { return e.reg }
 
-// Measuring adds a cell whose measured load starts: its workers record into
-// rec, which it makes count the decisions in flight (TrackInFlight: call
-// Measuring before the load's first decision); immortal, when not nil,
-// gives the periodic audit's latest count. It
-// returns fault, to call as each injected fault ends, and done, to call
-// once the load has ended and rec holds its final figures: the cell's
-// metrics then stay at those (rlbench.LiveMetrics).
-func (e *Exporter) Measuring(target, strategy, client string, rec *results.Recorder, immortal func() *int64) (fault func(results.FaultEvent), done func()) {
-	rec.TrackInFlight() // before the load's first decision
-	c := &cell{
-		labels: []string{target, strategy, client}, started: time.Now(),
-		rec: rec, immortal: immortal, faults: make(map[[2]string]int64),
-	}
-	e.mu.Lock()
-	e.cells = append(e.cells, c)
-	e.mu.Unlock()
-	fault = func(ev results.FaultEvent) {
-		outcome := "ok"
-		if ev.Error != "" {
-			outcome = "error"
-		}
-		e.mu.Lock()
-		c.faults[[2]string{ev.Kind(), outcome}]++
-		e.mu.Unlock()
-	}
-	done = func() {
-		f := read(rec, immortal)
-		f.inFlight = 0
-		e.mu.Lock()
-		c.final, c.rec, c.immortal = &f, nil, nil
-		e.mu.Unlock()
-	}
-	return fault, done
+// Probe returns the probe of a cell whose measured load is about to start
+// (rlbench.LiveMetrics): its workers record into rec, which the probe's
+// Start makes count the decisions in flight (TrackInFlight, before the
+// load's first decision) as it adds the cell; immortal, when not nil,
+// gives the periodic audit's latest count. It counts each injected fault
+// as it ends (probe.FaultObserver); at its Stop, once rec holds the
+// load's final figures, the cell's metrics stay at those.
+func (e *Exporter) Probe(target, strategy, client string, rec *results.Recorder, immortal func() *int64) probe.Probe {
+	return &cellProbe{e: e, c: &cell{
+		labels: []string{target, strategy, client},
+		rec:    rec, immortal: immortal, faults: make(map[[2]string]int64),
+	}}
 }
+
+// cellProbe is one cell's probe.
+type cellProbe struct {
+	e *Exporter
+	c *cell
+}
+
+// Start adds the cell, live.
+func (p *cellProbe) Start(context.Context) {
+	p.c.rec.TrackInFlight() // before the load's first decision
+	p.c.started = time.Now()
+	p.e.mu.Lock()
+	p.e.cells = append(p.e.cells, p.c)
+	p.e.mu.Unlock()
+}
+
+// Fault counts ev by kind and outcome.
+func (p *cellProbe) Fault(ev results.FaultEvent) {
+	outcome := "ok"
+	if ev.Error != "" {
+		outcome = "error"
+	}
+	p.e.mu.Lock()
+	p.c.faults[[2]string{ev.Kind(), outcome}]++
+	p.e.mu.Unlock()
+}
+
+// Stop reads the cell's final figures, which its metrics then keep.
+func (p *cellProbe) Stop(context.Context, time.Time) {
+	c := p.c
+	f := read(c.rec, c.immortal)
+	f.inFlight = 0
+	p.e.mu.Lock()
+	c.final, c.rec, c.immortal = &f, nil, nil
+	p.e.mu.Unlock()
+}
+
+// Report fills nothing: the run's figures are the recorder's.
+func (p *cellProbe) Report(*results.Run) {}
+
+var _ probe.FaultObserver = (*cellProbe)(nil)
 
 // read reads a live cell's figures.
 func read(rec *results.Recorder, immortal func() *int64) figures {

@@ -46,8 +46,9 @@ func BenchmarkScrapeOverhead(b *testing.B) {
 			var rec results.Recorder
 			exp := metrics.New()
 			if tc.on {
-				_, done := exp.Measuring("bench", "instant", "none", &rec, nil)
-				defer done()
+				p := exp.Probe("bench", "instant", "none", &rec, nil)
+				p.Start(b.Context())
+				defer p.Stop(b.Context(), time.Now())
 			}
 			stop := make(chan struct{})
 			var wg sync.WaitGroup

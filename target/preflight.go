@@ -78,7 +78,7 @@ func (t *Target) Preflight(ctx context.Context, cfg Checks) error {
 		return err
 	}
 	if cfg.LeaveOut != nil {
-		if cfg.Strategies, err = cfg.LeaveOut(ctx, t, nodes, cfg.Prefix+"preflight"); err != nil {
+		if cfg.Strategies, err = cfg.LeaveOut(ctx, t, nodes, keyspace.PreflightKey(cfg.Prefix)); err != nil {
 			return err
 		}
 	}

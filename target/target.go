@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -239,28 +238,7 @@ func (t *Target) FaultSubject(prefix string, allowServerWide bool) faults.Subjec
 }
 
 // ServerSamples is one saturation.Sample per master, by address.
-type ServerSamples struct {
-	Addrs   []string
-	Samples []saturation.Sample
-}
-
-// Restarted says which of s's servers restarted before later was read:
-// each address in both whose INFO run_id changed, "127.0.0.1:6379 (run_id
-// 3f1c..., then 9a0e...)", joined by "; "; "" when none did. An address in
-// one reading only (a failover) is no restart.
-func (s ServerSamples) Restarted(later ServerSamples) string {
-	var out []string
-	for i, addr := range s.Addrs {
-		j := slices.Index(later.Addrs, addr)
-		if j < 0 || i >= len(s.Samples) || j >= len(later.Samples) {
-			continue
-		}
-		if was, is := s.Samples[i].ServerRunID, later.Samples[j].ServerRunID; was != "" && is != "" && was != is {
-			out = append(out, fmt.Sprintf("%s (run_id %s, then %s)", addr, was, is))
-		}
-	}
-	return strings.Join(out, "; ")
-}
+type ServerSamples = saturation.Reading
 
 // Sample takes a saturation sample on every master.
 func (t *Target) Sample(ctx context.Context) (ServerSamples, error) {

@@ -70,6 +70,22 @@ func (r Result) Achieved() float64 {
 	return math.Min(float64(r.Sent)/span, r.Rate)
 }
 
+// Report fills run's open-loop group (OpenLoop, made when NewRun did not:
+// in a closed loop it stays nil) and its stages.
+func (r Result) Report(run *results.Run) {
+	run.Stages = r.Stages
+	if r.Rate <= 0 {
+		return
+	}
+	if run.OpenLoop == nil { // NewRun's, unless no request was sent
+		run.OpenLoop = &results.OpenLoop{}
+	}
+	run.Rate, run.AchievedRatePerS, run.RateNote = r.Rate, r.Achieved(), r.Note()
+	run.ScheduleLagMS = float64(r.WorstLag) / float64(time.Millisecond)
+	run.ScheduleLagLastMS = float64(r.Lag) / float64(time.Millisecond)
+	run.Unsent = r.Unsent
+}
+
 // Reached reports whether the open loop kept to its target rate: it
 // achieved at least 1 - RateTolerance of it, or it fell behind by no more
 // than ScheduleSlack (which short runs need), both in the requests it left
@@ -205,15 +221,12 @@ func (r *runner) openLoop(w int, wctx context.Context, pick picker, cr *crasher)
 		st.last, st.lag, st.dropped = t0, t0-due, -1
 		st.worst = max(st.worst, st.lag)
 		r.rec.Begin(w)
-		d, t1, err := r.decide(wctx, cr, key, t0)
+		d, t1, err := r.decide(wctx, cr, k, key, t0)
 		if err == errInterrupted {
 			r.rec.Abandon(w)
 			return
 		}
 		r.rec.RecordOpen(w, t1-due, t1-t0, d.Allowed, err)
-		if r.admitted != nil && err == nil {
-			r.admitted.Observe(k, d, t1)
-		}
 	}
 }
 

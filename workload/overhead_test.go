@@ -24,8 +24,9 @@ func (s *instant) Decide(context.Context, strategies.Client, string) (strategies
 
 // BenchmarkOverhead measures what rlbench's closed loop costs per decision
 // beyond the decision itself, over a strategy that answers at once:
-// loop=rlbench is Run with a Recorder and an admission Tracker (key choice
-// and naming, two clock reads, recording, admission tracking); loop=bare is
+// loop=rlbench is Run with a Recorder and an admission Tracker as its
+// observer (key choice and naming, two clock reads, recording, admission
+// tracking); loop=bare is
 // the bare loop of cmd/bareloop (key choice and naming, a count). The
 // difference of the two ns/op is rlbench's own cost per decision, which
 // scripts/bench-peers.sh sets against a real decision's. Each operation is
@@ -36,7 +37,7 @@ func BenchmarkOverhead(b *testing.B) {
 	b.Run("loop=rlbench", func(b *testing.B) {
 		cfg := Config{Workers: workers, Keys: keys, Requests: int64(b.N), Prefix: "rl:", Seed: 1}
 		var rec results.Recorder
-		tracker := admission.New(lua, keys, 1<<40, 60)
+		tracker := admission.NewProbe(lua, keys, 1<<40, 60, nil)
 		b.ReportAllocs()
 		b.ResetTimer()
 		if _, err := Run(b.Context(), cfg, &instant{}, nil, &rec, tracker); err != nil {

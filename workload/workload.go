@@ -23,7 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rlbench/rlbench/admission"
+	"github.com/rlbench/rlbench/probe"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 )
@@ -281,21 +281,23 @@ func (c *crasher) observe(latency time.Duration) {
 	}
 }
 
-// Run drives s through c with cfg.Clients workers, in a closed loop or, when
+// Run drives s through c with cfg.Workers workers, in a closed loop or, when
 // cfg.Rate is set, an open one, and records each decision in rec (with
-// Recorder.RecordOpen in an open loop), and each successful one in admitted when
-// admitted is not nil, until cfg.Duration passes, cfg.Requests decisions have
-// been made, or ctx ends. Decisions in flight at the end of the duration
-// complete and are recorded. The Result gives the wall time from the first
-// worker's start to the last worker's return and, in an open loop, how
-// closely the schedule was kept.
-func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Client, rec *results.Recorder, admitted *admission.Tracker) (Result, error) {
+// Recorder.RecordOpen in an open loop), until cfg.Duration passes,
+// cfg.Requests decisions have been made, or ctx ends. It shows each
+// decision to obs, when obs is not nil, as the strategy returned it
+// (probe.Decision), before recording it: a probe.List is the cell's
+// probes. Decisions in flight at the end of the duration complete and are
+// recorded. The Result gives the wall time from the first worker's start to
+// the last worker's return and, in an open loop, how closely the schedule
+// was kept.
+func Run(ctx context.Context, cfg Config, s strategies.Strategy, c strategies.Client, rec *results.Recorder, obs probe.Observer) (Result, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
 	r := &runner{
-		ctx: ctx, cfg: cfg, strategy: s, client: c, rec: rec, admitted: admitted,
+		ctx: ctx, cfg: cfg, strategy: s, client: c, rec: rec, obs: obs,
 		keys:    KeyTable(cfg.Prefix, cfg.Keys),
 		limited: cfg.Requests > 0,
 	}
@@ -348,7 +350,7 @@ type runner struct {
 	strategy strategies.Strategy
 	client   strategies.Client
 	rec      *results.Recorder
-	admitted *admission.Tracker
+	obs      probe.Observer
 	// keys is the table of the first KeyTableMax key names.
 	keys []string
 	// limited is true when cfg.Requests bounds the run.
@@ -390,18 +392,21 @@ func (r *runner) namer() KeyNamer {
 // time.Now reads the wall clock too.
 func (r *runner) now() time.Duration { return time.Since(r.start) }
 
-// decide makes one decision on key for a worker and returns when it
-// completed, as r.now. Its error is errInterrupted when ctx ended it, and
-// strategies.ErrCrashed when the crasher killed the worker mid-request.
-// t0 is when the worker sent it, read by the caller: one clock read less.
-// The crasher's path is a function of its own, so that its locals do not
-// deepen every worker's stack.
-func (r *runner) decide(wctx context.Context, cr *crasher, key string, t0 time.Duration) (strategies.Decision, time.Duration, error) {
+// decide makes one decision on key (key number k) for a worker, shows it
+// to r.obs, and returns when it completed, as r.now. Its error is
+// errInterrupted when ctx ended it, and strategies.ErrCrashed when the
+// crasher killed the worker mid-request. t0 is when the worker sent it,
+// read by the caller: one clock read less. The crasher's path is a function
+// of its own, so that its locals do not deepen every worker's stack.
+func (r *runner) decide(wctx context.Context, cr *crasher, k int, key string, t0 time.Duration) (strategies.Decision, time.Duration, error) {
 	if cr != nil {
-		return r.decideCrashing(wctx, cr, key, t0)
+		return r.decideCrashing(wctx, cr, k, key, t0)
 	}
 	d, err := r.strategy.Decide(wctx, r.client, key)
 	done := r.now()
+	if r.obs != nil {
+		r.observe(wctx, k, key, d, t0, done, err, false)
+	}
 	if err != nil && r.ctx.Err() != nil {
 		return d, done, errInterrupted
 	}
@@ -412,7 +417,7 @@ func (r *runner) decide(wctx context.Context, cr *crasher, key string, t0 time.D
 // itself is decide's, under a context the crasher may cut.
 //
 //go:noinline
-func (r *runner) decideCrashing(wctx context.Context, cr *crasher, key string, t0 time.Duration) (strategies.Decision, time.Duration, error) {
+func (r *runner) decideCrashing(wctx context.Context, cr *crasher, k int, key string, t0 time.Duration) (strategies.Decision, time.Duration, error) {
 	dctx := wctx
 	cut, crash := cr.cut()
 	if crash {
@@ -420,15 +425,28 @@ func (r *runner) decideCrashing(wctx context.Context, cr *crasher, key string, t
 		dctx, cancel = context.WithTimeout(wctx, cut)
 		defer cancel()
 	}
-	d, done, err := r.decide(dctx, nil, key, t0)
-	if err == errInterrupted {
-		return d, done, err
+	d, err := r.strategy.Decide(dctx, r.client, key)
+	done := r.now()
+	if r.obs != nil {
+		r.observe(dctx, k, key, d, t0, done, err, crash)
+	}
+	if err != nil && r.ctx.Err() != nil {
+		return d, done, errInterrupted
 	}
 	if crash {
 		return strategies.Decision{}, done, strategies.ErrCrashed
 	}
 	cr.observe(done - t0)
 	return d, done, err
+}
+
+// observe shows r.obs one decision as the strategy returned it under dctx
+// (probe.Decision).
+func (r *runner) observe(dctx context.Context, k int, key string, d strategies.Decision, sent, done time.Duration, err error, crashed bool) {
+	r.obs.Observe(probe.Decision{
+		Key: k, Name: key, Allowed: d.Allowed, Count: d.Count, Err: err, At: done, Sent: sent,
+		Cut: dctx.Err() != nil, Crashed: crashed,
+	})
 }
 
 // closedLoop is one closed-loop worker: send, wait for the reply, record,
@@ -446,14 +464,11 @@ func (r *runner) closedLoop(w int, wctx context.Context, pick picker, cr *crashe
 		key := names.Name(k)
 		t0 := r.now()
 		r.rec.Begin(w)
-		d, t1, err := r.decide(wctx, cr, key, t0)
+		d, t1, err := r.decide(wctx, cr, k, key, t0)
 		if err == errInterrupted {
 			r.rec.Abandon(w)
 			return
 		}
 		r.rec.Record(w, t1-t0, d.Allowed, err)
-		if r.admitted != nil && err == nil {
-			r.admitted.Observe(k, d, t1)
-		}
 	}
 }
