@@ -111,7 +111,7 @@ func TestVerifyChecksClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := redistest.Start(t)
-	m, err := verify.Run(context.Background(), verify.Config{Strategies: []string{"honest_fw", "boastful"}, Addr: srv.Addr(), Window: 2})
+	m, err := verify.Run(context.Background(), verify.Config{Strategies: []string{"honest_fw", "boastful"}, Target: rlbench.TargetSpec{Addr: srv.Addr()}, Window: 2})
 	if err != nil {
 		t.Fatalf("verify.Run error: %v", err)
 	}
