@@ -30,7 +30,7 @@ func TestEveryBuild(t *testing.T) {
 			t.Parallel()
 			t.Run("verify", func(t *testing.T) {
 				t.Parallel()
-				m, err := verify.Run(t.Context(), verify.Config{RedisServer: bin})
+				m, err := verify.Run(t.Context(), verify.Config{Target: rlbench.TargetSpec{RedisServer: bin}})
 				if err != nil {
 					t.Fatalf("verify.Run(%s) = %v", bin, err)
 				}

@@ -113,7 +113,7 @@ func TestVerifyChecksClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := redistest.Start(t)
-	m, err := verify.Run(context.Background(), verify.Config{Strategies: []string{"honest_fw", "boastful"}, Registry: reg, Addr: srv.Addr(), Window: 2})
+	m, err := verify.Run(context.Background(), verify.Config{Strategies: []string{"honest_fw", "boastful"}, Registry: reg, Target: rlbench.TargetSpec{Addr: srv.Addr()}, Window: 2})
 	if err != nil {
 		t.Fatalf("verify.Run error: %v", err)
 	}

@@ -12,6 +12,7 @@ func init() {
 			"limit per window, burst limit, time from Redis TIME; PX until the bucket is empty; " +
 			"heals: n/a (no counter; every write sets the TTL)",
 		Commands:    "EVALSHA (EVAL on NOSCRIPT): TIME; GET; SET PX (when allowed)",
+		EVALSHA:     true,
 		Atomic:      true,
 		Heals:       false,
 		FixedWindow: false,

@@ -10,6 +10,7 @@ func init() {
 		Name:        "hash-lua",
 		Summary:     "the second seed's script on a hash field: HINCRBY, HEXPIRE when n == 1, returns {n, HTTL}; a field already immortal stays so",
 		Commands:    "EVALSHA (EVAL on NOSCRIPT): HINCRBY; HEXPIRE FIELDS 1 (when n == 1); HTTL",
+		EVALSHA:     true,
 		Atomic:      true,
 		Heals:       false,
 		FixedWindow: true,

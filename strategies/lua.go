@@ -10,6 +10,7 @@ func init() {
 		Name:        "lua",
 		Summary:     "the second seed's script: INCR, EXPIRE when n == 1, returns {n, TTL}; a key already immortal stays so",
 		Commands:    "EVALSHA (EVAL on NOSCRIPT): INCR; EXPIRE (when n == 1); TTL",
+		EVALSHA:     true,
 		Atomic:      true,
 		Heals:       false,
 		FixedWindow: true,

@@ -10,6 +10,7 @@ func init() {
 		Name:        "lua-heal",
 		Summary:     "the seed script, healed: INCR, EXPIRE whenever TTL < 0, returns {n, TTL}; a counter that lost its TTL gets one back",
 		Commands:    "EVALSHA (EVAL on NOSCRIPT): INCR; TTL; EXPIRE (when TTL < 0)",
+		EVALSHA:     true,
 		Atomic:      true,
 		Heals:       true,
 		FixedWindow: true,

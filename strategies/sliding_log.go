@@ -12,6 +12,7 @@ func init() {
 			"members unique per request (TIME in µs + a sequence in <key>:seq); " +
 			"heals: n/a (no counter; each admission sets the TTL)",
 		Commands:    "EVALSHA (EVAL on NOSCRIPT): TIME; ZREMRANGEBYSCORE; ZCARD; when under the limit INCR <key>:seq, ZADD, PEXPIRE x2",
+		EVALSHA:     true,
 		Keys:        "K, K:seq",
 		Atomic:      true,
 		Heals:       false,

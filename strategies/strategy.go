@@ -221,6 +221,10 @@ type Info struct {
 	Summary string
 	// Commands lists the Redis commands one decision sends.
 	Commands string
+	// EVALSHA is true when a decision runs a script by EVALSHA (with a
+	// fallback on NOSCRIPT), so that it meets NOSCRIPT once the server's
+	// script cache is flushed.
+	EVALSHA bool
 	// Atomic is true when one decision's reads and writes, the expiry
 	// included, run as one atomic unit (a transaction or a script).
 	Atomic bool

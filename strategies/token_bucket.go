@@ -12,6 +12,7 @@ func init() {
 			"PEXPIRE at the refill-to-full time in ms, at least 1 (never rounded to 0); " +
 			"heals: n/a (no counter; every decision sets the TTL)",
 		Commands:    "EVALSHA (EVAL on NOSCRIPT): TIME; HMGET; HSET; PEXPIRE",
+		EVALSHA:     true,
 		Atomic:      true,
 		Heals:       false,
 		FixedWindow: false,

@@ -218,6 +218,7 @@ func userInfo(name, file, src string, function bool) (Info, error) {
 		u.script = NewScript(src)
 		info.Summary = fmt.Sprintf("user script %s; claims: %s", file, claimText(claims))
 		info.Commands = fmt.Sprintf("EVALSHA (EVAL on NOSCRIPT) of %s", file)
+		info.EVALSHA = true
 		info.MinRedis = "2.6.0"
 	}
 	info.New = func(c Config) Strategy {

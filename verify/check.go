@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/rlbench/rlbench/serverinfo"
+	"github.com/rlbench/rlbench/strategies"
 )
 
 // Check describes one column of the matrix.
@@ -35,14 +36,14 @@ type checkDef struct {
 	// run runs the check on one row. The trial holds the strategy, the
 	// client and the check's keys; run returns the cell, without its Check.
 	run func(ctx context.Context, t *trial) Cell
-	// expected returns the outcomes that a strategy with properties p is
+	// expected returns the outcomes that a strategy of Info p is
 	// documented to give on the check against server s, the server's
 	// version already known to run the strategy. A check whose outcome
 	// depends on the client sets expectedOn instead.
-	expected func(p Properties, s Server) []Outcome
+	expected func(p strategies.Info, s Server) []Outcome
 	// expectedOn, when set, is expected for the client named client; ""
 	// (no client named) lists the outcomes of every client.
-	expectedOn func(client string, p Properties, s Server) []Outcome
+	expectedOn func(client string, p strategies.Info, s Server) []Outcome
 	// leakNotClaimed is set when the leak that expected may list comes
 	// from what rlbench reads of the strategy's commands, not from a
 	// claim: a user strategy is expected to leak there as a built-in one
@@ -105,7 +106,7 @@ func checkNames() []string {
 	return names
 }
 
-// Expected returns the outcomes that a strategy with properties p is
+// Expected returns the outcomes that a strategy of Info p is
 // documented to give on check against server s; any of them is as
 // documented. Where the documentation leaves the result open (a
 // non-atomic strategy may or may not show a given race), both pass and
@@ -113,20 +114,20 @@ func checkNames() []string {
 // outcome depends on the client (see ExpectedOn). An unknown check gives
 // nil: nothing is as documented.
 //
-// A user strategy (Properties.User) is documented by its claims, which
+// A user strategy (userStrategy) is documented by its claims, which
 // say what to expect and excuse no leak: where a built-in strategy of the
 // same properties may leak, a user strategy must pass (its leak is a
 // failure, whether claimed or not), but on a check whose leak comes from
 // no claim: one whose outcome depends on the client (the retry check's,
 // whose leak is the client's retries), or on what rlbench reads of the
 // strategy's commands (wrong-type's).
-func Expected(check string, p Properties, s Server) []Outcome {
+func Expected(check string, p strategies.Info, s Server) []Outcome {
 	return ExpectedOn(check, "", p, s)
 }
 
 // ExpectedOn is Expected for the client named client (see clients.Names),
 // whose retries decide the retry check's outcome; "" names no client.
-func ExpectedOn(check, client string, p Properties, s Server) []Outcome {
+func ExpectedOn(check, client string, p strategies.Info, s Server) []Outcome {
 	if !serverinfo.VersionAtLeast(s.RedisVersion, p.MinRedis) {
 		return []Outcome{Unsupported}
 	}
@@ -136,7 +137,7 @@ func ExpectedOn(check, client string, p Properties, s Server) []Outcome {
 		return nil
 	case allChecks[i].expectedOn != nil:
 		return allChecks[i].expectedOn(client, p, s)
-	case p.User && !allChecks[i].leakNotClaimed:
+	case userStrategy(p) && !allChecks[i].leakNotClaimed:
 		return noLeak(allChecks[i].expected(p, s))
 	}
 	return allChecks[i].expected(p, s)
@@ -152,15 +153,17 @@ func noLeak(outcomes []Outcome) []Outcome {
 	return out
 }
 
-// Expectations shared by several checks.
+// userStrategy reports whether p is a user strategy (--script,
+// --function, --sequence), whose claims say what to expect but excuse no
+// leak (see Expected).
+func userStrategy(p strategies.Info) bool { return p.Source != "" }
 
-// alwaysPass is the expectation of a check every strategy must pass.
-func alwaysPass(Properties, Server) []Outcome { return []Outcome{Pass} }
+// Expectations shared by several checks.
 
 // passUnlessNoTTL is the expectation of a check that audits the TTLs of
 // the keys it made: a strategy that sets none by design (Info.NoTTL)
 // leaks.
-func passUnlessNoTTL(p Properties, _ Server) []Outcome {
+func passUnlessNoTTL(p strategies.Info, _ Server) []Outcome {
 	if p.NoTTL {
 		return []Outcome{Leaks}
 	}
@@ -169,7 +172,7 @@ func passUnlessNoTTL(p Properties, _ Server) []Outcome {
 
 // passUnlessNotAtomic is the expectation of a race: an atomic strategy
 // passes; a non-atomic one may or may not show it.
-func passUnlessNotAtomic(p Properties, _ Server) []Outcome {
+func passUnlessNotAtomic(p strategies.Info, _ Server) []Outcome {
 	if p.Atomic {
 		return []Outcome{Pass}
 	}
@@ -180,10 +183,10 @@ func passUnlessNotAtomic(p Properties, _ Server) []Outcome {
 // counter at the decision's key: a stamped strategy's counter is at
 // another key, named after the window.
 func notStamped(r *row) string {
-	if r.properties.Stamp != "" {
+	if r.info.Stamp != "" {
 		return "the counter is at a key stamped with its window, not at the decision's key"
 	}
-	if r.properties.KeysBeside {
+	if r.info.KeysBeside {
 		return "the state is in keys named after the decision's key, not at the key"
 	}
 	return ""
@@ -193,7 +196,7 @@ func notStamped(r *row) string {
 // fixed-window counter.
 func onlyFixedWindow(reason string) func(r *row) string {
 	return func(r *row) string {
-		if r.properties.FixedWindow {
+		if r.info.FixedWindow {
 			return ""
 		}
 		return reason

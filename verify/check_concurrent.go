@@ -78,7 +78,7 @@ func (t *trial) admitted(admitted, immortal int64, total int, took time.Duration
 		return Cell{Outcome: Leaks, Note: what, late: took >= t.lateAfter()}
 	case admitted < t.cfg.Limit:
 		return failf("%s; want exactly %d", what, t.cfg.Limit)
-	case !t.properties.Atomic:
+	case !t.info.Atomic:
 		return Cell{Outcome: Pass, Note: what}
 	}
 	return Cell{Outcome: Pass}

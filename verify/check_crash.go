@@ -80,7 +80,7 @@ func checkCrash(ctx context.Context, t *trial) Cell {
 		return Cell{Outcome: Leaks, Note: fmt.Sprintf("no crash, yet %d %ss have no TTL", allImmortal, t.counterNoun())}
 	case allImmortal > 0:
 		return Cell{Outcome: Leaks, Note: fmt.Sprintf("%d %ss have no TTL, none of them a crashed decision's; %s", allImmortal, t.counterNoun(), note)}
-	case !reached && t.properties.Atomic:
+	case !reached && t.info.Atomic:
 		return Cell{Outcome: Pass}
 	case !reached:
 		return Cell{Outcome: Pass, Note: fmt.Sprintf("no gap between round trips reached in %d requests", t.cfg.Limit+1)}

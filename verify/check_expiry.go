@@ -27,7 +27,7 @@ func checkExpiry(ctx context.Context, t *trial) Cell {
 		return cell
 	}
 	window := time.Duration(t.window) * time.Second
-	if t.properties.FixedWindow {
+	if t.info.FixedWindow {
 		start := time.Now()
 		p, err := t.waitGone(ctx, key, window+expiryGrace)
 		if err != nil {

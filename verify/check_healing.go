@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/rlbench/rlbench/strategies"
 )
 
 // CheckHealing: fixed windows only: a counter seeded with SET k Limit and
@@ -15,7 +17,7 @@ func init() {
 		Check:         Check{Name: CheckHealing, Doc: "a counter seeded with SET k 5 and no TTL gets one back on the next request"},
 		notApplicable: onlyFixedWindow("not a fixed-window counter: no counter to heal"),
 		run:           checkHealing,
-		expected: func(p Properties, _ Server) []Outcome {
+		expected: func(p strategies.Info, _ Server) []Outcome {
 			switch {
 			case !p.FixedWindow:
 				return []Outcome{NotApplicable}

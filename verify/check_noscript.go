@@ -3,6 +3,8 @@ package verify
 import (
 	"context"
 	"fmt"
+
+	"github.com/rlbench/rlbench/strategies"
 )
 
 // CheckNoscript: strategies that send EVALSHA, on a private server: after
@@ -16,7 +18,7 @@ func init() {
 		window:        longWindow,
 		notApplicable: noscriptNotApplicable,
 		run:           checkNoscript,
-		expected: func(p Properties, s Server) []Outcome {
+		expected: func(p strategies.Info, s Server) []Outcome {
 			if !p.EVALSHA || !s.Managed {
 				return []Outcome{NotApplicable}
 			}
@@ -30,9 +32,9 @@ func init() {
 // FLUSH needs the private server.
 func noscriptNotApplicable(r *row) string {
 	switch {
-	case !r.properties.EVALSHA && r.scripts == 0:
+	case !r.info.EVALSHA && r.scripts == 0:
 		return "sends no EVALSHA: no script to lose"
-	case r.privateServer == nil:
+	case r.privateServer() == nil:
 		return "needs the private server: SCRIPT FLUSH empties the whole server's script cache"
 	}
 	return ""
@@ -40,7 +42,7 @@ func noscriptNotApplicable(r *row) string {
 
 func checkNoscript(ctx context.Context, t *trial) Cell {
 	undocumented := ""
-	if !t.properties.EVALSHA {
+	if !t.info.EVALSHA {
 		undocumented = "sends EVALSHA though its commands do not say so; "
 	}
 	if _, err := t.decide(ctx, t.key("warm")); err != nil {

@@ -3,6 +3,8 @@ package verify
 import (
 	"context"
 	"time"
+
+	"github.com/rlbench/rlbench/strategies"
 )
 
 // CheckNotExtended: fixed windows only: PTTL, read after each request, only
@@ -18,7 +20,7 @@ func init() {
 		Check:         Check{Name: CheckNotExtended, Doc: "traffic inside a window never pushes its end later (fixed windows only)"},
 		notApplicable: onlyFixedWindow("not a fixed-window strategy"),
 		run:           checkNotExtended,
-		expected: func(p Properties, _ Server) []Outcome {
+		expected: func(p strategies.Info, _ Server) []Outcome {
 			if !p.FixedWindow {
 				return []Outcome{NotApplicable}
 			}

@@ -18,7 +18,7 @@ func init() {
 		Check:         Check{Name: CheckRace, Doc: "a pause between the read and the write, held until the key expires"},
 		run:           checkRace,
 		notApplicable: notStamped,
-		expected: func(p Properties, s Server) []Outcome {
+		expected: func(p strategies.Info, s Server) []Outcome {
 			if p.Stamp != "" || p.KeysBeside {
 				return []Outcome{NotApplicable}
 			}
@@ -91,7 +91,7 @@ func checkRace(ctx context.Context, t *trial) Cell {
 			t.counterNoun(), gap.step, gap.request, paused.Round(time.Millisecond), v)}
 	}
 	switch {
-	case gap.step == "" && t.properties.Atomic:
+	case gap.step == "" && t.info.Atomic:
 		return Cell{Outcome: Pass}
 	case gap.step == "":
 		return Cell{Outcome: Pass, Note: fmt.Sprintf("no gap between a read and a write reached in requests 2 to %d", n)}

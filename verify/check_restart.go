@@ -37,13 +37,13 @@ func init() {
 		Check:  Check{Name: CheckRestart, Doc: "the private server restarts mid-check; errors are counted, the client reconnects, and decisions resume", ServerWide: true},
 		window: longWindow,
 		notApplicable: func(r *row) string {
-			if r.privateServer == nil {
+			if r.privateServer() == nil {
 				return "needs the private server"
 			}
 			return ""
 		},
 		run: checkRestart,
-		expected: func(p Properties, s Server) []Outcome {
+		expected: func(p strategies.Info, s Server) []Outcome {
 			if !s.Managed {
 				return []Outcome{NotApplicable}
 			}
@@ -96,7 +96,7 @@ func checkRestart(ctx context.Context, t *trial) Cell {
 func (t *trial) decideThroughRestart(ctx context.Context, key string, seen *restartSeen) error {
 	restarted := make(chan error, 1)
 	start := time.Now()
-	go func() { restarted <- t.privateServer.Restart(ctx) }()
+	go func() { restarted <- t.privateServer().Restart(ctx) }()
 	for {
 		select {
 		case err := <-restarted:

@@ -36,7 +36,7 @@ func init() {
 		Check:  Check{Name: CheckRetry, Doc: "the reply of a key's second decision's write (INCR, script) lost after the server ran it, with the client's retries (3): the request is counted once (go-redis sends it again: leaks, but for a MULTI/EXEC transaction)"},
 		window: longWindow,
 		notApplicable: func(r *row) string {
-			if !r.properties.FixedWindow {
+			if !r.info.FixedWindow {
 				return "needs a fixed-window counter"
 			}
 			if r.server.Cluster {
@@ -56,7 +56,7 @@ func init() {
 // (pass); rueidis and valkey-go send only read-only commands again and
 // redigo has no retries: the decision fails, the request counts once
 // (pass). No client named (""): both.
-func expectedRetry(client string, p Properties, s Server) []Outcome {
+func expectedRetry(client string, p strategies.Info, s Server) []Outcome {
 	switch {
 	case !p.FixedWindow || s.Cluster:
 		return []Outcome{NotApplicable}

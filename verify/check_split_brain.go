@@ -41,15 +41,15 @@ func init() {
 		window: splitBrainWindow,
 		notApplicable: func(r *row) string {
 			switch {
-			case r.sentinel == nil:
+			case r.sentinel() == nil:
 				return "needs a private Sentinel set-up with a replica and relays (--managed-sentinel R, R >= 1)"
-			case !r.properties.FixedWindow || r.properties.Stamp != "" || r.hashFields():
+			case !r.info.FixedWindow || r.info.Stamp != "" || r.hashFields():
 				return "reads a fixed-window counter at the decision's key"
 			}
 			return ""
 		},
 		run: checkSplitBrain,
-		expected: func(p Properties, s Server) []Outcome {
+		expected: func(p strategies.Info, s Server) []Outcome {
 			switch {
 			case !s.Sentinel || !p.FixedWindow || p.Stamp != "" || p.Layout == strategies.LayoutHashField:
 				return []Outcome{NotApplicable}
@@ -121,10 +121,10 @@ func (seen splitSeen) cell(since time.Duration, window int64) Cell {
 func (t *trial) cutAtFirstGap(ctx context.Context, fresh string, seen *splitSeen) (wait func() (redisserver.SplitBrain, error), err error) {
 	// The trial's ctx, not the decision's, which ends with the decision.
 	cut := func() error {
-		if err := t.sentinel.AwaitReplicated(ctx, t.key("probe")); err != nil {
+		if err := t.sentinel().AwaitReplicated(ctx, t.key("probe")); err != nil {
 			return err
 		}
-		wait, err = t.sentinel.StartSplitBrain(ctx, splitBrainHold)
+		wait, err = t.sentinel().StartSplitBrain(ctx, splitBrainHold)
 		return err
 	}
 	gapped := strategies.WithGap(ctx, func(_ context.Context, _, step string) error {

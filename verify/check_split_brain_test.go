@@ -7,13 +7,10 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/internal/redistest"
-	"github.com/rlbench/rlbench/netproxy"
-	"github.com/rlbench/rlbench/redisserver"
-	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/target"
 )
 
 // TestCheckSplitBrain runs the split-brain check on a private Sentinel
@@ -25,26 +22,22 @@ import (
 // the limit), not every decision during the split. Each outcome is the documented one.
 func TestCheckSplitBrain(t *testing.T) {
 	t.Parallel()
-	s, err := redisserver.StartSentinel(t.Context(), redisserver.SentinelOptions{Replicas: 1, Binary: os.Getenv(redistest.BinaryEnv),
-		Relay: func(addr string) (redisserver.Relay, error) { return netproxy.Start(addr) }})
+	cfg := Config{Prefix: redistest.Prefix(t), Target: target.Spec{ManagedSentinel: "1", RedisServer: os.Getenv(redistest.BinaryEnv)}}.withDefaults()
+	tg, err := target.Open(t.Context(), cfg.spec()) // with relays, as Run opens it
 	if err != nil {
-		t.Fatalf("StartSentinel error: %v", err)
+		t.Fatalf("target.Open error: %v", err)
 	}
-	t.Cleanup(func() { s.Close() })
-	master, err := s.MasterAddr(t.Context())
+	t.Cleanup(tg.Close)
+	observer, err := tg.NewAdmin(connection.Admin{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	observer := connection.Admin{}.PlainClient(master)
 	t.Cleanup(func() { observer.Close() })
-	info, err := serverinfo.Read(t.Context(), observer)
-	if err != nil {
-		t.Fatal(err)
+	server := serverOf(tg)
+	if !server.Sentinel {
+		t.Fatalf("serverOf(a private Sentinel set-up) = %+v; want Sentinel", server)
 	}
-	server := serverOf(master, info, false)
-	server.Sentinel = true
 	def := allChecks[slices.IndexFunc(allChecks, func(c checkDef) bool { return c.Name == CheckSplitBrain })]
-	cfg := Config{Prefix: redistest.Prefix(t)}.withDefaults()
 	for _, tc := range []struct {
 		strategy, client string
 		want             Outcome
@@ -57,9 +50,7 @@ func TestCheckSplitBrain(t *testing.T) {
 		{"naive", "go-redis", Fail},
 	} {
 		strategy, _ := strategies.Lookup(tc.strategy)
-		r := newRow(cfg, strategy, tc.client, server, nil, observer)
-		r.sentinel = s
-		r.endpoint = clients.Options{Sentinel: connection.Sentinel{Master: s.MasterName(), Addrs: s.SentinelAddrs(), Direct: s.Direct()}}
+		r := newRow(cfg, strategy, tc.client, server, tg, observer)
 		cell := r.runCheck(t.Context(), def, nil)
 		t.Logf("%s/%s: %s: %s", tc.strategy, tc.client, cell.Outcome, cell.Note)
 		if cell.Outcome != tc.want {
@@ -68,12 +59,12 @@ func TestCheckSplitBrain(t *testing.T) {
 		if m := toldOf.FindStringSubmatch(cell.Note); tc.strategy == "naive" && (m == nil || must(strconv.ParseInt(m[1], 10, 64)) > 2*cfg.Limit) {
 			t.Errorf("split-brain check of %s/%s: %q; want at most twice the limit (%d) increments told of: its rejections do not increment", tc.strategy, tc.client, cell.Note, 2*cfg.Limit)
 		}
-		if !slices.Contains(Expected(CheckSplitBrain, r.properties, server), cell.Outcome) {
-			t.Errorf("split-brain check of %s/%s = %s; want one of the documented %v", tc.strategy, tc.client, cell.Outcome, Expected(CheckSplitBrain, r.properties, server))
+		if !slices.Contains(Expected(CheckSplitBrain, r.info, server), cell.Outcome) {
+			t.Errorf("split-brain check of %s/%s = %s; want one of the documented %v", tc.strategy, tc.client, cell.Outcome, Expected(CheckSplitBrain, r.info, server))
 		}
 	}
 	// Without a Sentinel set-up the check does not apply.
-	if got := Expected(CheckSplitBrain, PropertiesOf(must(strategies.Lookup("lua"))), Server{RedisVersion: "7.0.15", Managed: true}); !slices.Equal(got, []Outcome{NotApplicable}) {
+	if got := Expected(CheckSplitBrain, must(strategies.Lookup("lua")), Server{RedisVersion: "7.0.15", Managed: true}); !slices.Equal(got, []Outcome{NotApplicable}) {
 		t.Errorf("Expected(split-brain, lua, a private server) = %v; want [n/a]", got)
 	}
 }

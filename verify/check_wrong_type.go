@@ -25,7 +25,7 @@ func init() {
 		// ChangesWrongType is read from the commands a decision sends
 		// (a sequence's TTL command after its counter's), not claimed.
 		leakNotClaimed: true,
-		expected: func(p Properties, _ Server) []Outcome {
+		expected: func(p strategies.Info, _ Server) []Outcome {
 			if p.Stamp != "" || p.KeysBeside {
 				return []Outcome{NotApplicable}
 			}

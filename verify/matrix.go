@@ -2,7 +2,6 @@ package verify
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/rlbench/rlbench/results"
@@ -55,82 +54,6 @@ type Cell struct {
 	noKey bool
 }
 
-// Properties are the documented properties of a strategy that decide what
-// each check should show. PropertiesOf reads them from strategies.Info.
-type Properties struct {
-	// Atomic: one decision's reads and writes, the expiry included, run as
-	// one atomic unit.
-	Atomic bool `json:"atomic"`
-	// Heals: a fixed-window counter that lost its TTL gets one back.
-	Heals bool `json:"heals"`
-	// FixedWindow: at most Limit per key per window, the window never
-	// extended by traffic.
-	FixedWindow bool `json:"fixed_window"`
-	// ChangesWrongType: a decision changes a key of another type at the
-	// counter's name instead of leaving it as it was.
-	ChangesWrongType bool `json:"changes_wrong_type"`
-	// EVALSHA: the strategy's commands include EVALSHA, so it meets
-	// NOSCRIPT when the script cache is empty.
-	EVALSHA bool `json:"evalsha"`
-	// MinRedis is the lowest Redis version that runs the strategy.
-	MinRedis string `json:"min_redis"`
-	// Commands lists the Redis commands one decision sends.
-	Commands string `json:"commands"`
-	// Clients lists the clients that can run the strategy; nil means every
-	// client. On the others every check is unsupported.
-	Clients []string `json:"clients,omitempty"`
-	// Layout is where the counter lives (strategies.Info.Layout): "" for
-	// a key, strategies.LayoutHashField for a field of the hash at the
-	// key, where the checks then read the counter and its TTL.
-	Layout string `json:"layout,omitempty"`
-	// Stamp is the stamp the counter's key carries after the decision's
-	// key (strategies.Info.Stamp); "" when the counter is at the key
-	// itself. The checks that read or seed the counter at the key do not
-	// apply, and those that need one window wait for room in the clock's.
-	Stamp string `json:"stamp,omitempty"`
-	// TTLSlack is how many seconds beyond the window a key's TTL may be
-	// by design (strategies.Info.TTLSlack).
-	TTLSlack int64 `json:"ttl_slack,omitempty"`
-	// TTLWindows is how many windows long a key's TTL may be by design
-	// (strategies.Info.TTLWindows); 0 means 1.
-	TTLWindows int64 `json:"ttl_windows,omitempty"`
-	// NoTTL: a decision never gives a key a TTL, by design
-	// (strategies.Info.NoTTL); the checks that audit TTLs report leaks.
-	NoTTL bool `json:"no_ttl,omitempty"`
-	// KeysBeside: the strategy's keys are named after the decision's key,
-	// never the key itself (strategies.Info.KeysBeside).
-	KeysBeside bool `json:"keys_beside,omitempty"`
-	// User: a user strategy (--script, --function, --sequence), whose
-	// claims say what to expect but excuse no leak (see Expected).
-	User bool `json:"user,omitempty"`
-}
-
-// supports reports whether the client named clientName can run the strategy.
-func (p Properties) supports(clientName string) bool {
-	return len(p.Clients) == 0 || slices.Contains(p.Clients, clientName)
-}
-
-// PropertiesOf returns the documented properties of the strategy i.
-func PropertiesOf(i strategies.Info) Properties {
-	return Properties{
-		Atomic:           i.Atomic,
-		Heals:            i.Heals,
-		FixedWindow:      i.FixedWindow,
-		ChangesWrongType: i.ChangesWrongType,
-		EVALSHA:          strings.Contains(i.Commands, "EVALSHA"),
-		MinRedis:         i.MinRedis,
-		Commands:         i.Commands,
-		Clients:          slices.Clone(i.Clients),
-		Layout:           i.Layout,
-		Stamp:            i.Stamp,
-		TTLSlack:         i.TTLSlack,
-		TTLWindows:       i.TTLWindows,
-		NoTTL:            i.NoTTL,
-		KeysBeside:       i.KeysBeside,
-		User:             i.Source != "",
-	}
-}
-
 // Server describes the server a Matrix was made against.
 type Server struct {
 	// Addr is the server's address, host:port.
@@ -154,16 +77,16 @@ type Server struct {
 	Sentinel bool `json:"sentinel,omitempty"`
 }
 
-// Row is one strategy x client: its documented properties and one Cell per
+// Row is one strategy x client: the strategy's Info and one Cell per
 // check, in the order of Matrix.Checks.
 type Row struct {
 	// Strategy is the strategy's name, e.g. "lua".
 	Strategy string `json:"strategy"`
 	// Client is the client's name, e.g. "rueidis".
 	Client string `json:"client"`
-	// Properties are the strategy's documented properties, from which the
-	// expected outcomes are derived.
-	Properties Properties `json:"properties"`
+	// Info documents the strategy's properties, from which the expected
+	// outcomes are derived; the JSON report writes them as "properties".
+	Info strategies.Info `json:"-"`
 	// Cells holds one result per check.
 	Cells []Cell `json:"cells"`
 	// Libraries are the libraries of Redis Functions the row's clients
@@ -176,13 +99,13 @@ type Row struct {
 func (r Row) Label() string { return r.Strategy + "/" + r.Client }
 
 // Expected returns the outcomes documented for the row on check against
-// server s: ExpectedOn for its client and properties, or unsupported on a
+// server s: ExpectedOn for its client and strategy, or unsupported on a
 // client that cannot run the strategy.
 func (r Row) Expected(check string, s Server) []Outcome {
-	if !r.Properties.supports(r.Client) {
+	if !r.Info.Supports(r.Client) {
 		return []Outcome{Unsupported}
 	}
-	return ExpectedOn(check, r.Client, r.Properties, s)
+	return ExpectedOn(check, r.Client, r.Info, s)
 }
 
 // Matrix is the result of Run: one Row per strategy x client.

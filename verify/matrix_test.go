@@ -10,21 +10,22 @@ import (
 	"time"
 
 	"github.com/rlbench/rlbench/internal/golden"
+	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/verify"
 )
 
-// Documented properties of strategies like the seeds', written out so that
+// The Info of strategies like the seeds', written out so that
 // these tests do not change when a strategy's documentation does.
 var (
-	naiveProps = verify.Properties{FixedWindow: true, MinRedis: "6.2.0", Commands: "GET; SET EXAT (when missing); INCR"}
-	multiProps = verify.Properties{Atomic: true, Heals: true, FixedWindow: true, MinRedis: "7.0.0", Commands: "MULTI; INCR; EXPIRE NX; EXEC"}
-	luaProps   = verify.Properties{Atomic: true, FixedWindow: true, EVALSHA: true, MinRedis: "2.6.0", Commands: "EVALSHA (EVAL on NOSCRIPT)"}
-	gcraProps  = verify.Properties{Atomic: true, EVALSHA: true, MinRedis: "3.2.0", Commands: "EVALSHA (EVAL on NOSCRIPT)"}
+	naiveProps = strategies.Info{FixedWindow: true, MinRedis: "6.2.0", Commands: "GET; SET EXAT (when missing); INCR"}
+	multiProps = strategies.Info{Atomic: true, Heals: true, FixedWindow: true, MinRedis: "7.0.0", Commands: "MULTI; INCR; EXPIRE NX; EXEC"}
+	luaProps   = strategies.Info{Atomic: true, FixedWindow: true, EVALSHA: true, MinRedis: "2.6.0", Commands: "EVALSHA (EVAL on NOSCRIPT)"}
+	gcraProps  = strategies.Info{Atomic: true, EVALSHA: true, MinRedis: "3.2.0", Commands: "EVALSHA (EVAL on NOSCRIPT)"}
 	// A user sequence that claims nothing: checked as a fixed window.
-	userProps = verify.Properties{FixedWindow: true, MinRedis: "2.6.0", Commands: "INCRBY {key} 1 | EXPIRE {key} {window}", ChangesWrongType: true, User: true}
+	userProps = strategies.Info{FixedWindow: true, MinRedis: "2.6.0", Commands: "INCRBY {key} 1 | EXPIRE {key} {window}", ChangesWrongType: true, Source: "--sequence"}
 	// bucket4j's and spring-gateway's: no TTL by design; state beside K.
-	noTTLProps  = verify.Properties{MinRedis: "2.6.12", Commands: "GET; EVAL", NoTTL: true}
-	besideProps = verify.Properties{Atomic: true, EVALSHA: true, MinRedis: "3.2.0", Commands: "EVALSHA (EVAL on NOSCRIPT)", KeysBeside: true, TTLWindows: 2}
+	noTTLProps  = strategies.Info{MinRedis: "2.6.12", Commands: "GET; EVAL", NoTTL: true}
+	besideProps = strategies.Info{Atomic: true, EVALSHA: true, MinRedis: "3.2.0", Commands: "EVALSHA (EVAL on NOSCRIPT)", KeysBeside: true, TTLWindows: 2}
 	private7    = verify.Server{Addr: "127.0.0.1:40123", Name: "redis", Version: "7.0.15", RedisVersion: "7.0.15", Managed: true}
 	external6   = verify.Server{Addr: "10.0.0.5:6379", Name: "redis", Version: "6.2.16", RedisVersion: "6.2.16"}
 )
@@ -34,7 +35,7 @@ func TestExpected(t *testing.T) {
 	tests := []struct {
 		name   string
 		check  string
-		props  verify.Properties
+		props  strategies.Info
 		server verify.Server
 		want   []verify.Outcome
 	}{
@@ -85,7 +86,7 @@ func TestExpectedOn(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		client string
-		props  verify.Properties
+		props  strategies.Info
 		want   verify.Outcome
 	}{
 		{"go-redis", luaProps, verify.Leaks},
@@ -105,8 +106,8 @@ func TestExpectedOn(t *testing.T) {
 
 // row builds a row with every check's expected outcome (the first one
 // listed) and a note on each non-pass cell, then applies set.
-func row(strategy, client string, p verify.Properties, s verify.Server, set map[string]verify.Cell) verify.Row {
-	r := verify.Row{Strategy: strategy, Client: client, Properties: p}
+func row(strategy, client string, p strategies.Info, s verify.Server, set map[string]verify.Cell) verify.Row {
+	r := verify.Row{Strategy: strategy, Client: client, Info: p}
 	for _, c := range verify.Checks() {
 		cell := verify.Cell{Check: c.Name, Outcome: r.Expected(c.Name, s)[0]}
 		if cell.Outcome != verify.Pass {
@@ -404,5 +405,24 @@ func TestVerdictNamesLeaks(t *testing.T) {
 	long := matrix(private7, append(rows, row("gcra", "rueidis", gcraProps, private7, nil))...) // not every row leaks
 	if got, want := verdict(long), "but 12 cells of 12 strategies leak (the notes say under which checks): seed-0, seed-1,"; !strings.Contains(got, want) || !strings.HasSuffix(got, "seed-11, as documented.") {
 		t.Errorf("verdict = %q; want it to contain %q and end with the last strategy", got, want)
+	}
+}
+
+// TestInfoEVALSHA checks the fact the noscript check reads of every
+// registered strategy: Info.EVALSHA is set exactly where its commands
+// start with EVALSHA (a script that meets NOSCRIPT once the cache is
+// flushed). A strategy registered without it would be expected n/a on
+// noscript and pass it with "sends EVALSHA though its commands do not say
+// so".
+func TestInfoEVALSHA(t *testing.T) {
+	t.Parallel()
+	for _, name := range strategies.BuiltinNames() {
+		info, err := strategies.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.HasPrefix(info.Commands, "EVALSHA"); info.EVALSHA != want {
+			t.Errorf("%s: Info.EVALSHA = %t; want %t for commands %q", name, info.EVALSHA, want, info.Commands)
+		}
 	}
 }

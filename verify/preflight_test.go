@@ -11,12 +11,13 @@ import (
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/redisserver"
+	"github.com/rlbench/rlbench/target"
 	"github.com/rlbench/rlbench/verify"
 )
 
 // TestRunRefusesATargetThatTakesNoWrites checks that verify runs the load
 // run's pre-flight first: a read-only replica and a server at maxmemory
-// are bad input (a *UsageError of Addr naming the server and what it
+// are bad input (a *UsageError of Target.Addr naming the server and what it
 // said), before any check writes, not a matrix in which every cell is a
 // FAIL that blames the strategies.
 func TestRunRefusesATargetThatTakesNoWrites(t *testing.T) {
@@ -46,11 +47,11 @@ func TestRunRefusesATargetThatTakesNoWrites(t *testing.T) {
 			tc.setUp(t, srv)
 			m, err := verify.Run(t.Context(), verify.Config{
 				Strategies: []string{"lua"}, Clients: []string{"go-redis"},
-				Addr: srv.Addr(), Prefix: redistest.Prefix(t),
+				Target: target.Spec{Addr: srv.Addr()}, Prefix: redistest.Prefix(t),
 			})
 			uerr, ok := errors.AsType[*verify.UsageError](err)
-			if !ok || uerr.Field != "Addr" || !strings.Contains(err.Error(), srv.Addr()) || !strings.Contains(err.Error(), tc.says) {
-				t.Errorf("verify.Run(%s) = %v; want a UsageError of Addr naming %s and saying %q", tc.name, err, srv.Addr(), tc.says)
+			if !ok || uerr.Field != "Target.Addr" || !strings.Contains(err.Error(), srv.Addr()) || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("verify.Run(%s) = %v; want a UsageError of Target.Addr naming %s and saying %q", tc.name, err, srv.Addr(), tc.says)
 			}
 			if m != nil {
 				t.Errorf("verify.Run(%s) matrix = %d rows; want none", tc.name, len(m.Rows))
@@ -69,7 +70,7 @@ func TestRunHoldsTheClaim(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	claim := &claimWatch{rdb: rdb, key: keyspace.ClaimKey(prefix)}
 	if _, err := verify.Run(t.Context(), verify.Config{
-		Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Addr: srv.Addr(), Prefix: prefix, Log: claim,
+		Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Target: target.Spec{Addr: srv.Addr()}, Prefix: prefix, Log: claim,
 	}); err != nil {
 		t.Fatalf("Run error: %v", err)
 	}

@@ -85,7 +85,7 @@ func (t *trial) lateAfter() time.Duration {
 // The window ends where the strategy's WindowEnd says, or else at the
 // next multiple of the window since the epoch.
 func (t *trial) roomInWindow(ctx context.Context, key string) error {
-	if t.properties.Stamp == "" {
+	if t.info.Stamp == "" {
 		return nil
 	}
 	w := time.Duration(t.window) * time.Second
@@ -119,7 +119,7 @@ func (t *trial) allowedFresh(ctx context.Context, key, what, when string) (Cell,
 	if !d.Allowed {
 		return failf("%s rejected (count %d); want allowed", what, d.Count), false
 	}
-	if t.properties.FixedWindow {
+	if t.info.FixedWindow {
 		return t.freshCounter(ctx, key, decided, when)
 	}
 	return Cell{}, true
@@ -142,7 +142,7 @@ func (t *trial) ttlsSetUnder(ctx context.Context, prefix string) Cell {
 // hashFields reports whether the row's counters are hash fields
 // (strategies.LayoutHashField): the counter of key is then the field
 // counterField of the hash at key, with a TTL of its own.
-func (r *row) hashFields() bool { return r.properties.Layout == strategies.LayoutHashField }
+func (r *row) hashFields() bool { return r.info.Layout == strategies.LayoutHashField }
 
 // counterField is the field a hash-field strategy counts in: the checks
 // build their strategies with one field per key.
@@ -336,7 +336,7 @@ func (r *row) counterAndPTTL(ctx context.Context, key string) (string, int64, er
 // TTLSlack); for a hash-field strategy, the same of their fields. Keys
 // with no TTL leak, and for a NoTTL strategy that is by design.
 func (r *row) ttlsSet(ctx context.Context, prefix string, window int64) Cell {
-	window = strategies.Info{TTLWindows: r.properties.TTLWindows, TTLSlack: r.properties.TTLSlack}.MaxTTL(window)
+	window = strategies.Info{TTLWindows: r.info.TTLWindows, TTLSlack: r.info.TTLSlack}.MaxTTL(window)
 	res, err := r.audit(ctx, prefix, window)
 	if err != nil {
 		return failf("%v", err)
@@ -350,7 +350,7 @@ func (r *row) ttlsSet(ctx context.Context, prefix string, window int64) Cell {
 		return failf("%d of %d fields have no TTL", res.ImmortalFields, res.Fields)
 	case r.hashFields() && res.FieldTTLOverWindow > 0:
 		return failf("%d of %d fields have a TTL beyond the %ds window", res.FieldTTLOverWindow, res.Fields, window)
-	case res.Immortal > 0 && r.properties.NoTTL:
+	case res.Immortal > 0 && r.info.NoTTL:
 		return Cell{Outcome: Leaks, Note: fmt.Sprintf("%d of %d keys have no TTL: the strategy sets none, by design", res.Immortal, res.Keys)}
 	case res.Immortal > 0:
 		return failf("%d of %d keys have no TTL", res.Immortal, res.Keys)

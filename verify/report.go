@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/rlbench/rlbench/results"
+	"github.com/rlbench/rlbench/strategies"
 )
 
 // Text returns a reporter for m as a table: a line naming the server, one
@@ -325,9 +326,46 @@ type jsonMatrix struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 }
 
+// jsonRow is the JSON form of a Row: its strategy's Info as the
+// "properties" that decide what each check should show.
 type jsonRow struct {
-	Row
-	Cells []jsonCell `json:"cells"`
+	Strategy   string            `json:"strategy"`
+	Client     string            `json:"client"`
+	Properties jsonProperties    `json:"properties"`
+	Cells      []jsonCell        `json:"cells"`
+	Libraries  []results.Library `json:"function_libraries,omitempty"`
+}
+
+// jsonProperties are the fields of strategies.Info that a verify report
+// writes, under the names it always has.
+type jsonProperties struct {
+	Atomic           bool     `json:"atomic"`
+	Heals            bool     `json:"heals"`
+	FixedWindow      bool     `json:"fixed_window"`
+	ChangesWrongType bool     `json:"changes_wrong_type"`
+	EVALSHA          bool     `json:"evalsha"`
+	MinRedis         string   `json:"min_redis"`
+	Commands         string   `json:"commands"`
+	Clients          []string `json:"clients,omitempty"`
+	Layout           string   `json:"layout,omitempty"`
+	Stamp            string   `json:"stamp,omitempty"`
+	TTLSlack         int64    `json:"ttl_slack,omitempty"`
+	TTLWindows       int64    `json:"ttl_windows,omitempty"`
+	NoTTL            bool     `json:"no_ttl,omitempty"`
+	KeysBeside       bool     `json:"keys_beside,omitempty"`
+	// User: a user strategy (Info.Source set), whose claims say what to
+	// expect but excuse no leak (see Expected).
+	User bool `json:"user,omitempty"`
+}
+
+// propertiesOf is the JSON form of i.
+func propertiesOf(i strategies.Info) jsonProperties {
+	return jsonProperties{
+		Atomic: i.Atomic, Heals: i.Heals, FixedWindow: i.FixedWindow, ChangesWrongType: i.ChangesWrongType,
+		EVALSHA: i.EVALSHA, MinRedis: i.MinRedis, Commands: i.Commands, Clients: i.Clients,
+		Layout: i.Layout, Stamp: i.Stamp, TTLSlack: i.TTLSlack, TTLWindows: i.TTLWindows,
+		NoTTL: i.NoTTL, KeysBeside: i.KeysBeside, User: userStrategy(i),
+	}
 }
 
 type jsonCell struct {
@@ -352,7 +390,7 @@ func JSON(m *Matrix) results.Reporter {
 			out.AsDocumented = new(true)
 		}
 		for _, r := range m.Rows {
-			jr := jsonRow{Row: r, Cells: []jsonCell{}}
+			jr := jsonRow{Strategy: r.Strategy, Client: r.Client, Properties: propertiesOf(r.Info), Cells: []jsonCell{}, Libraries: r.Libraries}
 			for _, c := range r.Cells {
 				cell := jsonCell{Cell: c, Expected: r.Expected(c.Check, m.Server)}
 				if c.Outcome != NotRun {

@@ -17,23 +17,20 @@ import (
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/target"
 )
 
 // row is one strategy x client while its checks run.
 type row struct {
-	cfg           Config
-	info          strategies.Info
-	properties    Properties // PropertiesOf(info)
-	clientName    string     // the client library, e.g. "rueidis"
-	server        Server
-	privateServer *redisserver.Server // nil for a server rlbench does not manage
-	// sentinel is the private Sentinel set-up with relays the row runs on
-	// (its clients follow the master the sentinels name); nil elsewhere.
-	sentinel *redisserver.Sentinel
+	cfg        Config
+	info       strategies.Info
+	clientName string // the client library, e.g. "rueidis"
+	server     Server
+	// target is the target the row's clients connect to (nil in tests
+	// of a row that never connects).
+	target   *target.Target
 	observer redis.UniversalClient // independent reads and seeds, through go-redis
 	nodes    []*redis.Client       // the masters, for the checks' SCANs
-	endpoint clients.Options       // where and how the clients connect, but TLS
-	tlsFiles *connection.TLSFiles  // the clients' TLS files; nil for plain TCP
 	prefix   string                // <Prefix><strategy>:<client>:
 	cells    []Cell                // one per allChecks
 	scripts  int64                 // EvalInts calls seen by the per-key checks
@@ -46,19 +43,18 @@ type row struct {
 	libraries []results.Library
 }
 
-// newRow returns the row of strategy info x the client named clientName,
-// its cells not run yet.
-func newRow(cfg Config, info strategies.Info, clientName string, server Server, privateServer *redisserver.Server, observer redis.UniversalClient) *row {
+// newRow returns the row of strategy info x the client named clientName
+// on t (described by server), its cells not run yet.
+func newRow(cfg Config, info strategies.Info, clientName string, server Server, t *target.Target, observer redis.UniversalClient) *row {
 	r := &row{
-		cfg:           cfg,
-		info:          info,
-		properties:    PropertiesOf(info),
-		clientName:    clientName,
-		server:        server,
-		privateServer: privateServer,
-		observer:      observer,
-		prefix:        keyspace.Cell(cfg.Prefix, info.Name, clientName),
-		cells:         make([]Cell, len(allChecks)),
+		cfg:        cfg,
+		info:       info,
+		clientName: clientName,
+		server:     server,
+		target:     t,
+		observer:   observer,
+		prefix:     keyspace.Cell(cfg.Prefix, info.Name, clientName),
+		cells:      make([]Cell, len(allChecks)),
 	}
 	for i, c := range allChecks {
 		r.cells[i] = Cell{Check: c.Name, Outcome: NotRun, Note: "not started"}
@@ -72,10 +68,29 @@ func (r *row) unsupported() string {
 	if !serverinfo.VersionAtLeast(r.server.RedisVersion, r.info.MinRedis) {
 		return fmt.Sprintf("%s needs Redis >= %s; server is %s %s", r.info.Name, r.info.MinRedis, r.server.Name, r.server.Version)
 	}
-	if !r.properties.supports(r.clientName) {
-		return fmt.Sprintf("%s runs only on %s", r.info.Name, joinNames(r.properties.Clients))
+	if !r.info.Supports(r.clientName) {
+		return fmt.Sprintf("%s runs only on %s", r.info.Name, joinNames(r.info.Clients))
 	}
 	return ""
+}
+
+// privateServer is the private single server the row runs on, which the
+// server-wide checks restart and flush; nil on any other target.
+func (r *row) privateServer() *redisserver.Server {
+	if !r.server.Managed {
+		return nil
+	}
+	return r.target.PrivateServer()
+}
+
+// sentinel is the private Sentinel set-up with relays the row runs on
+// (its clients follow the master the sentinels name), which the
+// split-brain check cuts; nil elsewhere.
+func (r *row) sentinel() *redisserver.Sentinel {
+	if !r.server.Sentinel {
+		return nil
+	}
+	return r.target.ManagedSentinel()
 }
 
 // run runs the row's per-key checks, or its server-wide ones. The per-key
@@ -194,9 +209,9 @@ func (r *row) connect(ctx context.Context) (*countingClient, error) {
 // (clients.Options.Retries). Through a proxy, the client is a plain one to
 // the server behind it (a Sentinel set-up's master).
 func (r *row) connectTo(ctx context.Context, addr string, retries int) (*countingClient, error) {
-	o := r.endpoint
+	o := r.target.ClientOptions(clients.Options{})
 	var err error
-	if o.TLS, err = r.tlsFiles.Config(); err != nil { // a *tls.Config of its own
+	if o.TLS, err = r.target.Login.TLS.Config(); err != nil { // a *tls.Config of its own
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	if addr != "" {

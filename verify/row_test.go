@@ -39,7 +39,7 @@ func TestRowUnsupportedClient(t *testing.T) {
 	}
 	server := Server{Addr: "127.0.0.1:1", Name: "redis", Version: "7.0.15", RedisVersion: "7.0.15", Managed: true}
 	r := newRow(Config{}.withDefaults(), info, "rueidis", server, nil, nil)
-	r.properties.Clients = []string{"go-redis"} // as a strategies.Info.Clients would set it
+	r.info.Clients = []string{"go-redis"} // as a strategies.Info.Clients would set it
 	r.run(t.Context(), false)
 	r.run(t.Context(), true)
 	const note = "lua runs only on go-redis"
@@ -48,7 +48,7 @@ func TestRowUnsupportedClient(t *testing.T) {
 			t.Errorf("cell %d = %+v; want {Check:%s Outcome:unsupported Note:%s}", i, c, allChecks[i].Name, note)
 		}
 	}
-	row := Row{Strategy: "lua", Client: "rueidis", Properties: r.properties, Cells: r.cells}
+	row := Row{Strategy: "lua", Client: "rueidis", Info: r.info, Cells: r.cells}
 	m := &Matrix{Server: server, Checks: checkNames(), Rows: []Row{row}}
 	if bad := m.Wrong(); len(bad) > 0 {
 		t.Errorf("Wrong() = %+v; want none: unsupported is documented on a client the strategy does not list", bad)

@@ -10,8 +10,8 @@
 // Each cell holds what was seen (pass, FAIL, leaks, unsupported, n/a, or
 // not-run when Run was interrupted) and one line saying why. What each
 // strategy should show is derived from its documented properties
-// (strategies.Info: Atomic, Heals, FixedWindow, MinRedis, and whether its
-// commands include EVALSHA) by Expected, and Matrix.AsDocumented says
+// (strategies.Info: Atomic, Heals, FixedWindow, MinRedis, EVALSHA...) by
+// Expected, and Matrix.AsDocumented says
 // whether every cell ran and is what its strategy documents. Text and JSON
 // report a Matrix.
 //
@@ -22,7 +22,7 @@
 // Every key Run writes starts with Config.Prefix, and Run deletes them at
 // the end. Two checks act on the whole server and so run only against a
 // private server that rlbench manages: "noscript" (SCRIPT FLUSH) and
-// "restart"; against --addr they are n/a.
+// "restart"; on any other target they are n/a.
 package verify
 
 import (
@@ -37,8 +37,6 @@ import (
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/plan"
-	"github.com/rlbench/rlbench/redisserver"
-	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
 	"github.com/rlbench/rlbench/target"
 	"github.com/rlbench/rlbench/usercode"
@@ -69,13 +67,11 @@ var (
 	ErrInvalidWindow = errors.New("window must be a whole number of seconds >= 2")
 	// ErrInvalidWorkers is returned for fewer than 2 concurrent workers.
 	ErrInvalidWorkers = errors.New("workers must be >= 2")
-	// ErrConflictingTarget is returned when both Addr and Server are set.
-	ErrConflictingTarget = errors.New("give either an address or a private server, not both")
 	// ErrInvalidScriptTimeout is returned for a negative script timeout.
 	ErrInvalidScriptTimeout = errors.New("script timeout must be > 0")
 	// ErrInvalidDB is returned for a negative database number.
 	ErrInvalidDB = errors.New("db must be >= 0")
-	// ErrTLSWithoutAddr is returned for TLS settings without Addr.
+	// ErrTLSWithoutAddr is returned for TLS settings on a private target.
 	ErrTLSWithoutAddr = errors.New("TLS needs the address of an existing server: the private server speaks plain TCP")
 )
 
@@ -109,39 +105,15 @@ type Config struct {
 	// usercode.DefaultScriptTimeout.
 	ScriptTimeout time.Duration
 
-	// Addr targets an existing server (host:port). It conflicts with
-	// Server. "noscript" and "restart" are n/a on it.
-	Addr string
-	// Username is the ACL user of every connection to the server; "" means
-	// the default user.
-	Username string
-	// Password authenticates Username against the server.
-	Password string
-	// DB is the database number used on Addr.
-	DB int
-	// TLS, when not nil, makes every connection to Addr use TLS with
-	// these files; it needs Addr (a private server speaks plain TCP).
-	TLS *connection.TLSFiles
-	// Login, when not nil, is how to log in (from a redis:// URL, whose
-	// errors then name --url), in place of Username, Password, DB and TLS.
-	Login *connection.Settings
-	// Server is a private server the caller started and still owns. Run
-	// restarts it for the restart check, which loses every key on it (it
-	// runs without persistence), and does not close it. It conflicts with
-	// Addr.
-	Server *redisserver.Server
-	// RedisServer is the binary of the private server that Run starts, and
-	// stops at the end, when neither Addr nor Server is set; "" means
-	// redis-server on PATH.
-	RedisServer string
-	// Target, when not nil, is the target to check, of any kind the load
-	// run takes (target.Spec: a Redis Cluster, a private one, a master
-	// that Sentinel manages, a private Sentinel set-up), in place of Addr
-	// and RedisServer; not with Server. It is logged in to as the fields
-	// above say, unless its own Login is set (not the zero one). The
+	// Target is the target to check, of any kind the load run takes
+	// (target.Spec: an existing server at Addr, a private one of
+	// RedisServer, a Redis Cluster, a private one, a master that Sentinel
+	// manages, a private Sentinel set-up), logged in to with its Login.
+	// Its zero value is a private redis-server on PATH, which Run starts
+	// and stops at the end, and restarts for the restart check. The
 	// server-wide checks need a private single server: on any other
 	// target they are n/a.
-	Target *target.Spec
+	Target target.Spec
 
 	// Log receives a line when the checks start and when each phase ends;
 	// nil discards them.
@@ -157,24 +129,6 @@ type Config struct {
 type UsageError = target.UsageError
 
 func usage(field string, err error) error { return &UsageError{Field: field, Err: err} }
-
-// login is how every connection of the run logs in.
-func (c Config) login() connection.Settings {
-	if c.Login != nil {
-		return *c.Login
-	}
-	return connection.Settings{Username: c.Username, Password: c.Password, DB: c.DB, TLS: c.TLS}
-}
-
-// targetSpec is Target, logged in to with c's login when its own Login
-// is the zero one.
-func (c Config) targetSpec() target.Spec {
-	spec := *c.Target
-	if spec.Login == (connection.Settings{}) {
-		spec.Login = c.login()
-	}
-	return spec
-}
 
 // withDefaults returns c with defaults applied and a prefix chosen.
 func (c Config) withDefaults() Config {
@@ -229,18 +183,12 @@ func (c *Config) validateTarget() error {
 		return usage("Workers", fmt.Errorf("%w, got %d", ErrInvalidWorkers, c.Workers))
 	case c.ScriptTimeout < 0:
 		return usage("ScriptTimeout", fmt.Errorf("%w, got %s", ErrInvalidScriptTimeout, c.ScriptTimeout))
-	case c.Addr != "" && c.Server != nil:
-		return usage("Addr", ErrConflictingTarget)
-	case c.login().DB < 0:
-		return usage("DB", fmt.Errorf("%w, got %d", ErrInvalidDB, c.login().DB))
-	case c.login().TLS != nil && c.spec().Private():
-		return usage("TLS", ErrTLSWithoutAddr)
-	case c.Target != nil && (c.Addr != "" || c.Server != nil || c.RedisServer != ""):
-		return usage("Addr", ErrConflictingTarget)
-	case c.Target != nil:
-		return fieldOf(c.targetSpec().Validate())
+	case c.Target.Login.DB < 0:
+		return usage("Target.Login.DB", fmt.Errorf("%w, got %d", ErrInvalidDB, c.Target.Login.DB))
+	case c.Target.Login.TLS != nil && c.Target.Private():
+		return usage("Target.Login.TLS", ErrTLSWithoutAddr)
 	}
-	return nil
+	return fieldOf(c.spec().Validate())
 }
 
 // Run validates cfg, finds or starts the server, and runs every Check for
@@ -249,7 +197,7 @@ func (c *Config) validateTarget() error {
 // "restart"), which run one row at a time after all the others. At the end
 // Run deletes every key under the prefix.
 //
-// Bad input, an unreachable Addr, a login or TLS handshake that Addr
+// Bad input, an unreachable Target.Addr, a login or TLS handshake it
 // refuses (connection.Check), a server that the load run's pre-flight
 // refuses (a replica, one at maxmemory, a user who may not write:
 // target.Preflight) and a missing redis-server are *UsageError, returned
@@ -267,12 +215,23 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	on, err := openTarget(ctx, cfg)
+	t, err := openTarget(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer on.close() // and the claim on the prefix, held while verify writes
-	server := on.server
+	defer t.Close() // and the claim on the prefix, held while verify writes
+	// The checks' own reads and seeds, through go-redis: a cluster client
+	// on a cluster, one that follows the master that Sentinel names.
+	observer, err := t.NewAdmin(connection.Admin{PoolSize: 32})
+	if err != nil {
+		return nil, usage("Target.Login.TLS", err) // target.Open has read the files already
+	}
+	defer observer.Close()
+	nodes, err := t.Nodes(ctx) // the masters, which the checks' SCANs walk
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	server := serverOf(t)
 
 	m := &Matrix{
 		Tool:    "rlbench verify",
@@ -286,16 +245,20 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 	}
 	var rows []*row
 	for _, pc := range cfg.plan.Cells(0) {
-		r := newRow(cfg, pc.Info, pc.Client, server, on.private, on.observer)
-		r.nodes, r.endpoint, r.tlsFiles, r.sentinel = on.nodes, on.endpoint, on.tlsFiles, on.sentinel
+		r := newRow(cfg, pc.Info, pc.Client, server, t, observer)
+		r.nodes = nodes
 		rows = append(rows, r)
 	}
-	watch, err := watchUserCode(ctx, cfg, on.target)
+	watch, err := watchUserCode(ctx, cfg, t)
 	if err != nil {
 		return nil, err
 	}
+	describe := t.Describe()
+	if !t.Spec.IsCluster() && !t.Spec.IsSentinel() {
+		describe = describeServer(server)
+	}
 	fmt.Fprintf(log, "rlbench verify: %s; prefix %q; %d rows x %d checks, limit %d, window %ds\n",
-		on.describe, cfg.Prefix, len(rows), len(allChecks), cfg.Limit, cfg.Window)
+		describe, cfg.Prefix, len(rows), len(allChecks), cfg.Limit, cfg.Window)
 	runRows(ctx, rows, log, watch)
 	// No script of a user strategy may be left running: the libraries'
 	// deletion and the clean-up below would meet a BUSY server, and so
@@ -304,11 +267,11 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 
 	for _, r := range rows {
 		m.Rows = append(m.Rows, Row{
-			Strategy:   r.info.Name,
-			Client:     r.clientName,
-			Properties: r.properties,
-			Cells:      r.cells,
-			Libraries:  r.libraries,
+			Strategy:  r.info.Name,
+			Client:    r.clientName,
+			Info:      r.info,
+			Cells:     r.cells,
+			Libraries: r.libraries,
 		})
 		for _, l := range r.libraries {
 			fmt.Fprintf(log, "rlbench verify: %s/%s: %s\n", r.info.Name, r.clientName, l)
@@ -318,7 +281,7 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 
 	// The clean-up runs even after an interrupt: it is short, and the
 	// user's server should not keep the checks' keys.
-	for _, n := range on.nodes {
+	for _, n := range nodes {
 		if _, err := audit.Cleanup(context.WithoutCancel(ctx), n, cfg.Prefix); err != nil {
 			return m, errors.Join(watchErr, fmt.Errorf("verify: %w", err))
 		}
@@ -353,10 +316,6 @@ func runRows(ctx context.Context, rows []*row, log io.Writer, watch *watches) {
 		r.run(watch.of(ctx, r.info.Name), true)
 	}
 	fmt.Fprintf(log, "rlbench verify: server-wide checks done in %s\n", time.Since(start).Round(time.Millisecond))
-}
-
-func serverOf(addr string, info serverinfo.Info, managed bool) Server {
-	return Server{Addr: addr, Name: info.Name, Version: info.Version, RedisVersion: info.RedisVersion, Managed: managed}
 }
 
 func describeServer(s Server) string {

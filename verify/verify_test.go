@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/strategies"
+	"github.com/rlbench/rlbench/target"
 	"github.com/rlbench/rlbench/verify"
 )
 
@@ -52,18 +54,16 @@ var pinned = []struct {
 // TestRunEveryStrategy runs every check for every registered strategy on
 // every client against a private server and requires every cell to be
 // what the strategy documents (Expected), the known findings to be exactly
-// as recorded, and the pinned cells to be as pinned. No key may be left:
-// (the restart check empties the private server, and the clean-up runs
-// after it; TestRunExistingServer checks the clean-up on its own).
+// as recorded, and the pinned cells to be as pinned. The private server
+// is Run's own, stopped at its end (the restart check empties it anyway;
+// TestRunExistingServer checks the clean-up).
 func TestRunEveryStrategy(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	rdb := redistest.Client(t, srv)
 	ctx := t.Context()
 	prefix := redistest.Prefix(t)
 
 	start := time.Now()
-	m, err := verify.Run(ctx, verify.Config{Server: srv, Prefix: prefix})
+	m, err := verify.Run(ctx, verify.Config{Target: privateTarget(), Prefix: prefix})
 	if err != nil {
 		t.Fatalf("Run error: %v", err)
 	}
@@ -139,10 +139,12 @@ func TestRunEveryStrategy(t *testing.T) {
 	if n := len(m.Wrong()); n != len(knownFindings)*len(clients.Names) {
 		t.Errorf("len(Wrong()) = %d; want %d (the known findings)", n, len(knownFindings)*len(clients.Names))
 	}
+}
 
-	if n, err := rdb.DBSize(ctx).Result(); n != 0 || err != nil {
-		t.Errorf("DBSIZE after Run = %d, %v; want 0", n, err)
-	}
+// privateTarget is the private server redistest.Start would run, as a
+// target that verify.Run starts, and restarts for the restart check.
+func privateTarget() target.Spec {
+	return target.Spec{RedisServer: os.Getenv(redistest.BinaryEnv)}
 }
 
 // TestRunExistingServer checks a server rlbench does not manage: the
@@ -161,7 +163,7 @@ func TestRunExistingServer(t *testing.T) {
 	m, err := verify.Run(ctx, verify.Config{
 		Strategies: []string{"lua", "incr-expire"},
 		Clients:    []string{"rueidis"},
-		Addr:       srv.Addr(),
+		Target:     target.Spec{Addr: srv.Addr()},
 		Prefix:     prefix,
 	})
 	if err != nil {
@@ -222,7 +224,6 @@ func (f logFunc) Write(p []byte) (int, error) {
 // text and JSON; Run returns the context's error.
 func TestRunInterrupted(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var once sync.Once
@@ -230,7 +231,7 @@ func TestRunInterrupted(t *testing.T) {
 	// alone waits a 2 s window, so 700 ms later the per-key checks are
 	// still running and the server-wide ones have not started.
 	log := logFunc(func(string) { once.Do(func() { time.AfterFunc(700*time.Millisecond, cancel) }) })
-	m, err := verify.Run(ctx, verify.Config{Server: srv, Prefix: redistest.Prefix(t), Strategies: []string{"naive", "lua"}, Log: log})
+	m, err := verify.Run(ctx, verify.Config{Target: privateTarget(), Prefix: redistest.Prefix(t), Strategies: []string{"naive", "lua"}, Log: log})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run error = %v; want %v", err, context.Canceled)
 	}
@@ -310,12 +311,12 @@ func TestRunBadInput(t *testing.T) {
 		{"negative limit", verify.Config{Limit: -1}, "Limit", strategies.ErrInvalidLimit},
 		{"one-second window", verify.Config{Window: 1}, "Window", verify.ErrInvalidWindow},
 		{"one worker", verify.Config{Workers: 1}, "Workers", verify.ErrInvalidWorkers},
-		{"negative db", verify.Config{Addr: closed, DB: -1}, "DB", verify.ErrInvalidDB},
-		{"address and server", verify.Config{Addr: closed, Server: new(redisserver.Server)}, "Addr", verify.ErrConflictingTarget},
-		{"unreachable address", verify.Config{Addr: closed}, "Addr", nil},
-		{"missing binary", verify.Config{RedisServer: "/nonexistent/redis-server"}, "RedisServer", redisserver.ErrNotFound},
-		{"TLS without an address", verify.Config{TLS: &connection.TLSFiles{}}, "TLS", verify.ErrTLSWithoutAddr},
-		{"login with a negative db", verify.Config{Addr: closed, Login: &connection.Settings{DB: -1}}, "DB", verify.ErrInvalidDB},
+		{"negative db", verify.Config{Target: target.Spec{Addr: closed, Login: connection.Settings{DB: -1}}}, "Target.Login.DB", verify.ErrInvalidDB},
+		{"two kinds of target", verify.Config{Target: target.Spec{Addr: closed, ManagedCluster: "3"}}, "Target.Cluster", nil},
+		{"unreachable address", verify.Config{Target: target.Spec{Addr: closed}}, "Target.Addr", nil},
+		{"missing binary", verify.Config{Target: target.Spec{RedisServer: "/nonexistent/redis-server"}}, "Target.RedisServer", redisserver.ErrNotFound},
+		{"TLS without an address", verify.Config{Target: target.Spec{Login: connection.Settings{TLS: &connection.TLSFiles{}}}}, "Target.Login.TLS", verify.ErrTLSWithoutAddr},
+		{"a cluster with a db", verify.Config{Target: target.Spec{ManagedCluster: "3", Login: connection.Settings{DB: 1}}}, "Target.Login.DB", clients.ErrClusterDB},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -363,7 +364,7 @@ func TestRunDeletesFunctionLibrary(t *testing.T) {
 	m, err := verify.Run(ctx, verify.Config{
 		Strategies: []string{"function"},
 		Clients:    clients.Names,
-		Addr:       srv.Addr(),
+		Target:     target.Spec{Addr: srv.Addr()},
 		Prefix:     redistest.Prefix(t),
 		Log:        &log,
 	})

@@ -50,24 +50,23 @@ var runFlags = map[string]string{
 
 // verifyFlags names the flag that sets each verify.Config field.
 var verifyFlags = map[string]string{
-	"Strategies":    "--strategy",
-	"Clients":       "--client",
-	"Limit":         "--limit",
-	"Window":        "--window",
-	"Workers":       "--workers",
-	"Addr":          "--addr",
-	"Username":      "--user",
-	"Prefix":        "--prefix",
-	"DB":            "--db",
-	"ScriptTimeout": "--script-timeout",
-	"RedisServer":   "--redis-server",
-	"TLS":           "--tls",
-	"Connection":    "",
-	// The target's own, as the load run names them.
-	"Targets.Cluster":         "--cluster",
-	"Targets.ManagedCluster":  "--managed-cluster",
-	"Targets.Sentinel":        "--sentinel",
-	"Targets.ManagedSentinel": "--managed-sentinel",
+	"Strategies":             "--strategy",
+	"Clients":                "--client",
+	"Limit":                  "--limit",
+	"Window":                 "--window",
+	"Workers":                "--workers",
+	"Prefix":                 "--prefix",
+	"ScriptTimeout":          "--script-timeout",
+	"Connection":             "",
+	"Target.Addr":            "--addr",
+	"Target.RedisServer":     "--redis-server",
+	"Target.Login.Username":  "--user",
+	"Target.Login.DB":        "--db",
+	"Target.Login.TLS":       "--tls",
+	"Target.Cluster":         "--cluster",
+	"Target.ManagedCluster":  "--managed-cluster",
+	"Target.Sentinel":        "--sentinel",
+	"Target.ManagedSentinel": "--managed-sentinel",
 }
 
 // usageMessage says what a *rlbench.UsageError says, with the flag that

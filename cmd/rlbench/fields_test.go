@@ -21,13 +21,7 @@ func TestFieldFlagsNameRealFields(t *testing.T) {
 		of    func(field string) reflect.Type
 	}{
 		{"runFlags", runFlags, func(string) reflect.Type { return reflect.TypeFor[rlbench.Config]() }},
-		// verify's own fields, and the target's as the load run names them.
-		{"verifyFlags", verifyFlags, func(field string) reflect.Type {
-			if strings.HasPrefix(field, "Targets.") {
-				return reflect.TypeFor[rlbench.Config]()
-			}
-			return reflect.TypeFor[verify.Config]()
-		}},
+		{"verifyFlags", verifyFlags, func(string) reflect.Type { return reflect.TypeFor[verify.Config]() }},
 	} {
 		for field := range tc.flags {
 			// Connection: the error names its flag itself; Targets.URL: a

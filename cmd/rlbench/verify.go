@@ -24,6 +24,8 @@ type verifyOptions struct {
 	sequences          []string
 	// connection holds the login flags, --url and --sentinel.
 	connection connectionFlags
+	// addr and redisServer are --addr and --redis-server.
+	addr, redisServer string
 	// targets are those of --cluster, --managed-cluster and
 	// --managed-sentinel: at most one, as of every target flag.
 	targets []rlbench.TargetSpec
@@ -36,12 +38,12 @@ func newVerifyFlagSet(o *verifyOptions, stderr io.Writer) *pflag.FlagSet {
 	c := &o.cfg
 	fs.Var(newListValue(&c.Strategies, []string{"all"}, "--strategy", strategies.Names()), "strategy", "strategies to check, comma-separated, or all ("+strings.Join(strategies.Names(), ", ")+")")
 	fs.Var(newListValue(&c.Clients, []string{"all"}, "--client", clients.Names), "client", "Redis clients to drive, comma-separated, or all ("+strings.Join(clients.Names, ", ")+")")
-	fs.Var(textValue{p: &c.Addr, flag: "--addr", check: checkAddr, hint: "give host:port, or leave out --addr to start a private server"}, "addr", "host:port of an existing server (default: start a private redis-server on a free loopback port); the noscript and restart checks need the private server")
+	fs.Var(textValue{p: &o.addr, flag: "--addr", check: checkAddr, hint: "give host:port, or leave out --addr to start a private server"}, "addr", "host:port of an existing server (default: start a private redis-server on a free loopback port); the noscript and restart checks need the private server")
 	fs.Var(targetValue{specs: &o.targets, flag: "--cluster", kind: targetCluster}, "cluster", "[LABEL=]host:port[,host:port...] of nodes of an existing Redis Cluster; the clients discover the rest and route by slot")
 	fs.Var(targetValue{specs: &o.targets, flag: "--managed-cluster", kind: targetManagedCluster}, "managed-cluster", "[LABEL=]N[xR]: start a private Redis Cluster of N masters with R replicas each (redis-server on PATH) on free loopback ports; stopped at the end")
 	fs.Var(targetValue{specs: &o.targets, flag: "--managed-sentinel", kind: targetManagedSentinel}, "managed-sentinel", "[LABEL=]R: start a private master with R replicas and three sentinels on free loopback ports; the clients reach it through the sentinels; stopped at the end")
 	o.connection.add(fs)
-	fs.Var(textValue{p: &c.RedisServer, flag: "--redis-server", hint: "give PATH, or leave out --redis-server for redis-server on PATH"}, "redis-server", "redis-server binary for the private server (default: redis-server on PATH)")
+	fs.Var(textValue{p: &o.redisServer, flag: "--redis-server", hint: "give PATH, or leave out --redis-server for redis-server on PATH"}, "redis-server", "redis-server binary for the private server (default: redis-server on PATH)")
 	fs.Var(textValue{p: &c.Prefix, flag: "--prefix", hint: `leave out --prefix for "rlbench-verify:<id>:"`}, "prefix", `key prefix; every key the checks write starts with it, and is deleted at the end (default "rlbench-verify:<id>:")`)
 	fs.StringVar(&o.jsonPath, "json", "", `write the matrix as JSON to this file ("-": to stdout, and the matrix to stderr)`)
 	addUserStrategyFlags(fs, &o.scripts, &o.functions, &o.sequences)
@@ -120,44 +122,44 @@ func (c cli) verify(ctx context.Context, args []string, stdout, stderr io.Writer
 	return errors.Join(append(errs, err)...)
 }
 
-// login puts the connection flags into o.cfg: the login, the server of a
-// --url in place of --addr, and the target of any other target flag
-// (Config.Target). verify checks one target, so it takes one target flag
-// at most, given once. It returns the flag of each Config field, for the
-// library's errors: --url sets Addr when it names the server.
+// login puts the target flags and the connection flags into o.cfg's
+// Target as the load run puts them into its targets (connectionFlags.apply):
+// --addr, --redis-server (or none: the private server), --cluster,
+// --managed-cluster or --managed-sentinel, each logged in with the flags'
+// login, or a --url or --sentinel target with its own. verify checks one
+// target, so it takes one target flag at most, given once. It returns the
+// flag of each Config field, for the library's errors: --url sets
+// Target.Addr when it names the server.
 func (o *verifyOptions) login(fs *pflag.FlagSet) (map[string]string, error) {
-	s, err := o.connection.settings(fs)
-	if err != nil {
+	if _, err := o.connection.settings(fs); err != nil {
 		return nil, badInput(err)
 	}
 	n := len(o.targets) + len(o.connection.urls) + len(o.connection.sentinels)
-	if o.cfg.Addr != "" {
+	if o.addr != "" {
 		n++
 	}
 	switch {
 	case len(o.connection.urls) > 1:
 		return nil, badInput(fmt.Errorf("--url: verify checks one server; got %d URLs", len(o.connection.urls)))
-	case len(o.connection.urls) == 1 && o.cfg.Addr != "":
+	case len(o.connection.urls) == 1 && o.addr != "":
 		return nil, badInput(errors.New("--url and --addr: give one server, not both"))
 	case n > 1:
 		return nil, badInput(fmt.Errorf("verify checks one target; got %d (give one of --addr, --url, --cluster, --managed-cluster, --sentinel and --managed-sentinel, once)", n))
-	case n == 1 && o.cfg.Addr == "" && o.cfg.RedisServer != "":
+	case n == 1 && o.addr == "" && o.redisServer != "":
 		return nil, badInput(errors.New("--redis-server: it starts a private server, a target of its own; verify checks one target"))
 	}
-	o.cfg.Username, o.cfg.Password, o.cfg.DB, o.cfg.TLS = s.Username, s.Password, s.DB, s.TLS
-	targets, err := o.connection.targets(s)
-	if err != nil {
-		return nil, badInput(err)
+	run := rlbench.Config{Targets: o.targets}
+	if len(o.targets)+len(o.connection.urls)+len(o.connection.sentinels) == 0 {
+		run.Targets = []rlbench.TargetSpec{{Addr: o.addr, RedisServer: o.redisServer}}
 	}
-	if targets = append(targets, o.targets...); len(targets) == 1 && len(o.connection.urls) == 0 {
-		o.cfg.Target = &targets[0]
+	if err := o.connection.apply(fs, &run); err != nil {
+		return nil, err
 	}
+	o.cfg.Target = run.Targets[0]
 	if len(o.connection.urls) == 0 {
 		return verifyFlags, nil
 	}
-	login := targets[0].Login
-	o.cfg.Addr, o.cfg.Login = targets[0].Addr, &login
 	flags := maps.Clone(verifyFlags)
-	flags["Addr"] = "--url"
+	flags["Target.Addr"] = "--url"
 	return flags, nil
 }

@@ -22,6 +22,20 @@ const Redis74Env = "RLBENCH_REDIS_74"
 // naming Redis74Env. args are the server's extra arguments (redisserver.Options.Args).
 func Start74(tb testing.TB, args ...string) *redisserver.Server {
 	tb.Helper()
+	binary := Binary74(tb)
+	srv, err := redisserver.Start(tb.Context(), redisserver.Options{Binary: binary, Args: args})
+	started(tb, err, srv.Close)
+	if !serverinfo.VersionAtLeast(srv.Info().RedisVersion, "7.4.0") {
+		tb.Skipf("%s is Redis %s; hash-field TTLs need 7.4 (set %s)", binary, srv.Info().RedisVersion, Redis74Env)
+	}
+	return srv
+}
+
+// Binary74 is the redis-server >= 7.4 that Start74 runs, for a test
+// whose server another package starts: $RLBENCH_REDIS_74 if set, else the
+// newest shared build; when neither is there it skips tb, as Start74 does.
+func Binary74(tb testing.TB) string {
+	tb.Helper()
 	binary := os.Getenv(Redis74Env)
 	if binary == "" {
 		binary = findRedis74()
@@ -29,12 +43,7 @@ func Start74(tb testing.TB, args ...string) *redisserver.Server {
 	if binary == "" {
 		tb.Skipf("no redis-server >= 7.4 for hash-field TTLs: set %s=/path/to/redis-server (7.4 or later)", Redis74Env)
 	}
-	srv, err := redisserver.Start(tb.Context(), redisserver.Options{Binary: binary, Args: args})
-	started(tb, err, srv.Close)
-	if !serverinfo.VersionAtLeast(srv.Info().RedisVersion, "7.4.0") {
-		tb.Skipf("%s is Redis %s; hash-field TTLs need 7.4 (set %s)", binary, srv.Info().RedisVersion, Redis74Env)
-	}
-	return srv
+	return binary
 }
 
 // findRedis74 returns the newest shared redis-7.4+ build, or "".

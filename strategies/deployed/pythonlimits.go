@@ -16,6 +16,7 @@ func init() {
 			"primary, as redis-py's RedisCluster sends it (the client adapters do so for any keyless SCRIPT LOAD). A key " +
 			"that lost its TTL is never given one again",
 		Commands:    "EVALSHA (SCRIPT LOAD, then EVALSHA, on NOSCRIPT): INCR; EXPIRE (when 1)",
+		EVALSHA:     true,
 		Atomic:      true,
 		FixedWindow: true,
 		MinRedis:    "2.6.0",

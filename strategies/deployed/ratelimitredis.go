@@ -16,6 +16,7 @@ func init() {
 			"source; on NOSCRIPT in the model, as the adapters' EvalInts). The script is the " +
 			"model's own, with the same commands. A key that lost its TTL gets one on its next request",
 		Commands:    "EVALSHA (EVAL on NOSCRIPT): INCR; PTTL; PEXPIRE (when PTTL < 0)",
+		EVALSHA:     true,
 		Atomic:      true,
 		Heals:       true,
 		FixedWindow: true,

@@ -22,6 +22,7 @@ func init() {
 			"same commands; the gateway's fail-open on a Redis error (allowed, -1 tokens left) is left out. Every call " +
 			"sets both TTLs, twice the fill time: nothing to heal",
 		Commands:    "EVALSHA (EVAL on NOSCRIPT): TIME; GET; GET; SETEX; SETEX",
+		EVALSHA:     true,
 		Atomic:      true,
 		MinRedis:    "3.2.0", // redis.replicate_commands, to write after TIME before 5.0
 		Keys:        "K.tokens, K.timestamp",

@@ -16,6 +16,7 @@ func init() {
 		Name:     "redis_rate",
 		Summary:  "go-redis/redis_rate v10's GCRA: Limiter.Allow(key, Limit{Rate: --limit, Burst: --limit, Period: --window})",
 		Commands: Observed["redis_rate"],
+		EVALSHA:  true,
 		Atomic:   true,
 		MinRedis: "3.2.0", // redis.replicate_commands
 		Clients:  GoRedisClients,

@@ -18,6 +18,7 @@ func init() {
 		Summary: "ulule/limiter v3's fixed window: limiter.New(store, Rate{Period: --window, Limit: --limit}).Get(key) " +
 			"on drivers/store/redis",
 		Commands:    Observed["ulule"],
+		EVALSHA:     true,
 		Atomic:      true,
 		FixedWindow: true,
 		MinRedis:    "2.6.0",
