@@ -14,7 +14,7 @@ import (
 
 	"github.com/rlbench/rlbench/acl"
 	"github.com/rlbench/rlbench/audit"
-	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/excerpt"
 	"github.com/rlbench/rlbench/serverinfo"
 )
 
