@@ -97,7 +97,9 @@ type measurement struct {
 	samplesErr               error
 	redirectsBefore          redirects.Snapshot
 	redirectsAfter           redirects.Snapshot
-	// failover is what a sentinel-failover fault did (failover.go).
+	// failover is what the failover watch measured: the lost and phantom
+	// increments, and what a failover fault did (package failover,
+	// Watch.Result).
 	failover results.Failover
 	// peakOfRun says that the peak RSS could not be reset at the cell's
 	// start: the samples' peak is the run's so far.
@@ -110,7 +112,7 @@ type measurement struct {
 // run runs the cell: its result, and an error when the cell could not be
 // measured or audited. The result is returned with the error whenever it
 // holds figures that explain it. A user strategy's cell runs confined
-// (usercode.go).
+// (package usercode, Confine).
 func (c *cell) run(ctx context.Context, log, progress io.Writer, abort context.Context) (results.Run, error) {
 	ctx, guard, err := usercode.Confine(ctx, log, usercode.Cell{
 		Strategy: c.strategy, Label: c.label, Prefix: c.prefix, WarmupPrefix: c.warmupPrefix(), RunPrefix: c.runPrefix,
@@ -217,7 +219,7 @@ func (c *cell) connect(ctx context.Context, log io.Writer) error {
 	c.conn = conn
 	fmt.Fprintf(log, "rlbench: running %s (%s)\n", c.label, conn.Options())
 	// A closed loop keeps every worker's connection busy; an open loop
-	// opens what its rate needs as it goes (--clients is its ceiling).
+	// opens what its rate needs as it goes (--workers is its ceiling).
 	conns := 1
 	if c.cfg.Workload.Rate == 0 {
 		conns = c.cfg.Workload.Workers
@@ -555,8 +557,6 @@ func claimLost(c *cell, err error) error {
 // its keys were not deleted. The run stops there (ErrStopped).
 var ErrAuditFailed = errors.New("the audit of the cell's keys failed")
 
-// fieldAudit reports whether the cell's counters are hash fields, which its
-// audit then reads field by field (audit.Options.Fields).
 // maxTTL is the longest TTL, in seconds, the cell's strategy gives a key
 // by design (Info.MaxTTL: the window, or spring-gateway's two, and
 // Info.TTLSlack); a longer one counts as "ttl>win".
@@ -565,6 +565,8 @@ func (c *cell) maxTTL() int64 {
 	return info.MaxTTL(c.cfg.Window)
 }
 
+// fieldAudit reports whether the cell's counters are hash fields, which its
+// audit then reads field by field (audit.Options.Fields).
 func (c *cell) fieldAudit() bool {
 	info, _ := strategies.Lookup(c.strategy)
 	return info.Layout == strategies.LayoutHashField

@@ -267,7 +267,7 @@ func checkConnections(ctx context.Context, nodes []*redis.Client, cfg Checks) er
 		if len(nodes) > 1 {
 			server = "master " + admin.Options().Addr
 		}
-		return usage("Workload.Workers", fmt.Errorf("go-redis opens one connection per worker: %d workers need %d connections, but %s accepts %d more (maxclients %d, %d in use); lower --clients, raise the server's maxclients, or use --client rueidis",
+		return usage("Workload.Workers", fmt.Errorf("go-redis opens one connection per worker: %d workers need %d connections, but %s accepts %d more (maxclients %d, %d in use); lower --workers, raise the server's maxclients, or use --client rueidis",
 			cfg.Workers, cfg.Workers, server, free, maxClients, inUse))
 	}
 	return nil
