@@ -103,7 +103,7 @@ type measurement struct {
 // run runs the cell: its result, and an error when the cell could not be
 // measured or audited. The result is returned with the error whenever it
 // holds figures that explain it. A user strategy's cell runs confined
-// (usercode.go).
+// (package usercode, Confine).
 func (c *cell) run(ctx context.Context, log, progress io.Writer, abort context.Context) (results.Run, error) {
 	ctx, guard, err := usercode.Confine(ctx, log, usercode.Cell{
 		Strategy: c.strategy, Info: c.info, Registry: c.registry, Label: c.label, Prefix: c.prefix, WarmupPrefix: c.warmupPrefix(), RunPrefix: c.runPrefix,
@@ -202,7 +202,7 @@ func (c *cell) connect(ctx context.Context, log io.Writer) error {
 	c.conn = conn
 	fmt.Fprintf(log, "rlbench: running %s (%s)\n", c.label, conn.Options())
 	// A closed loop keeps every worker's connection busy; an open loop
-	// opens what its rate needs as it goes (--clients is its ceiling).
+	// opens what its rate needs as it goes (--workers is its ceiling).
 	conns := 1
 	if c.cfg.Workload.Rate == 0 {
 		conns = c.cfg.Workload.Workers
@@ -445,13 +445,13 @@ func claimLost(c *cell, err error) error {
 // its keys were not deleted. The run stops there (ErrStopped).
 var ErrAuditFailed = errors.New("the audit of the cell's keys failed")
 
-// fieldAudit reports whether the cell's counters are hash fields, which its
-// audit then reads field by field (audit.Options.Fields).
 // maxTTL is the longest TTL, in seconds, the cell's strategy gives a key
 // by design (Info.MaxTTL: the window, or spring-gateway's two, and
 // Info.TTLSlack); a longer one counts as "ttl>win".
 func (c *cell) maxTTL() int64 { return c.info.MaxTTL(c.cfg.Window) }
 
+// fieldAudit reports whether the cell's counters are hash fields, which its
+// audit then reads field by field (audit.Options.Fields).
 func (c *cell) fieldAudit() bool { return c.info.Layout == strategies.LayoutHashField }
 
 // ErrAborted is returned, wrapped, when a second interrupt stopped the

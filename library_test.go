@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/internal/proctest"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
@@ -172,11 +173,7 @@ func TestFunctionLibraryReloadReported(t *testing.T) {
 // waitFor polls cond until it holds, for at most 30 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s in 30s", what)
-		}
-	}
+	proctest.WaitFor(t, what, cond)
 }
 
 // calls is the number of calls of cmd the server has served (INFO

@@ -86,21 +86,7 @@ func countIndependently(t *testing.T, rdb *redis.Client, prefix string) audit.Re
 // allKeys returns every key in the database, sorted, by a plain SCAN.
 func allKeys(t *testing.T, rdb *redis.Client) []string {
 	t.Helper()
-	var keys []string
-	var cursor uint64
-	for {
-		page, next, err := rdb.Scan(t.Context(), cursor, "", 100).Result()
-		if err != nil {
-			t.Fatalf("SCAN %d: %v", cursor, err)
-		}
-		keys = append(keys, page...)
-		if next == 0 {
-			break
-		}
-		cursor = next
-	}
-	sort.Strings(keys)
-	return keys
+	return redistest.KeysUnder(t, rdb, "")
 }
 
 func TestRunAndCleanup(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/internal/proctest"
 	"github.com/rlbench/rlbench/internal/redistest"
 )
 
@@ -114,15 +115,7 @@ func seedImmortal(t *testing.T, rdb *redis.Client, prefix string, n int) {
 // serverPid is the process id of rdb's server, from INFO server.
 func serverPid(t *testing.T, rdb *redis.Client) int {
 	t.Helper()
-	info, err := rdb.InfoMap(t.Context(), "server").Result()
-	if err != nil {
-		t.Fatalf("INFO server: %v", err)
-	}
-	pid, err := strconv.Atoi(info["Server"]["process_id"])
-	if err != nil {
-		t.Fatalf("INFO server process_id: %v", err)
-	}
-	return pid
+	return proctest.ServerPID(t, rdb)
 }
 
 // stallHook stops the server with SIGSTOP before the first pipeline that

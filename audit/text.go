@@ -15,7 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/excerpt"
 )
 
 // Text returns a reporter that writes r as the summary `rlbench audit`

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/excerpt"
 	"github.com/rlbench/rlbench/results"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlbench/rlbench/excerpt"
 	"github.com/rlbench/rlbench/faults"
-	"github.com/rlbench/rlbench/internal/excerpt"
 	"github.com/rlbench/rlbench/workload"
 )
 

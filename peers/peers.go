@@ -33,7 +33,7 @@ import (
 
 	"github.com/rlbench/rlbench/compare"
 	"github.com/rlbench/rlbench/connection"
-	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/excerpt"
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/saturation"

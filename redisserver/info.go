@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/rlbench/rlbench/connection"
-	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/excerpt"
 	"github.com/rlbench/rlbench/serverinfo"
 )
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/rlbench/rlbench/internal/porttest"
+	"github.com/rlbench/rlbench/internal/proctest"
 	"github.com/rlbench/rlbench/serverinfo"
 )
 
@@ -124,15 +125,7 @@ func TestRestart(t *testing.T) {
 // serverPID returns the process_id the server reports in INFO server.
 func serverPID(t *testing.T, rdb *redis.Client) string {
 	t.Helper()
-	text, err := rdb.Info(t.Context(), "server").Result()
-	if err != nil {
-		t.Fatalf("INFO server: %v", err)
-	}
-	pid := serverinfo.Parse(text)["process_id"]
-	if pid == "" {
-		t.Fatalf("INFO server has no process_id:\n%s", text)
-	}
-	return pid
+	return strconv.Itoa(proctest.ServerPID(t, rdb))
 }
 
 func TestStartPassesArgs(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/connection"
+	"github.com/rlbench/rlbench/internal/proctest"
 	"github.com/rlbench/rlbench/netproxy"
 )
 
@@ -213,11 +214,5 @@ func TestSentinelSplitBrainMinReplicas(t *testing.T) {
 // waitFor polls cond until it holds, at most 30 seconds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: gave up after 30s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	proctest.WaitFor(t, what, cond)
 }

@@ -2,21 +2,18 @@ package redisserver
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/rlbench/rlbench/internal/proctest"
 )
 
 // deadPID returns the id of a process that has exited.
 func deadPID(t *testing.T) int {
 	t.Helper()
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("run true: %v", err)
-	}
-	return cmd.Process.Pid
+	return proctest.DeadPID(t)
 }
 
 // TestRemoveStaleDirs leaves in the temporary directory what a run killed

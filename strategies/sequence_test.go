@@ -11,7 +11,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/results"
@@ -160,12 +159,7 @@ func TestSequenceRoundTrips(t *testing.T) {
 // keysWith lists the keys that start with prefix.
 func keysWith(t *testing.T, rdb *redis.Client, prefix string) []string {
 	t.Helper()
-	keys, err := rdb.Keys(context.Background(), audit.MatchPattern(prefix)).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(keys)
-	return keys
+	return redistest.KeysUnder(t, rdb, prefix)
 }
 
 // TestSequenceCrash runs a leaky and a safe spec under --crash-rate on

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/internal/clienttest"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/strategies"
@@ -153,12 +154,7 @@ func TestScriptSHA1(t *testing.T) {
 // connect returns a client of the named kind to srv, closed in t.Cleanup.
 func connect(t *testing.T, srv *redisserver.Server, cname string, workers int) clients.Conn {
 	t.Helper()
-	c, err := clients.New(cname, clients.Options{Addr: srv.Addr(), Workers: workers})
-	if err != nil {
-		t.Fatalf("clients.New(%q) error: %v", cname, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return clienttest.Connect(t, srv, cname, workers)
 }
 
 // newStrategy builds the named strategy and, as a run does, prepares it on c.

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/excerpt"
 )
 
 // DefaultLimit is the number of requests a key may make in one window.

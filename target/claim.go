@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/excerpt"
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/serverinfo"
 )

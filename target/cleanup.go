@@ -11,7 +11,7 @@ import (
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
-	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/excerpt"
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/workload"
 )

@@ -14,7 +14,7 @@ import (
 
 	"github.com/rlbench/rlbench/acl"
 	"github.com/rlbench/rlbench/audit"
-	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/excerpt"
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
@@ -276,7 +276,7 @@ func checkConnections(ctx context.Context, nodes []*redis.Client, cfg Checks) er
 		if len(nodes) > 1 {
 			server = "master " + admin.Options().Addr
 		}
-		return usage("Workload.Workers", fmt.Errorf("go-redis opens one connection per worker: %d workers need %d connections, but %s accepts %d more (maxclients %d, %d in use); lower --clients, raise the server's maxclients, or use --client rueidis",
+		return usage("Workload.Workers", fmt.Errorf("go-redis opens one connection per worker: %d workers need %d connections, but %s accepts %d more (maxclients %d, %d in use); lower --workers, raise the server's maxclients, or use --client rueidis",
 			cfg.Workers, cfg.Workers, server, free, maxClients, inUse))
 	}
 	return nil

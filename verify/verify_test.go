@@ -17,6 +17,7 @@ import (
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/internal/porttest"
+	"github.com/rlbench/rlbench/internal/proctest"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/strategies"
@@ -395,19 +396,4 @@ func TestRunDeletesFunctionLibrary(t *testing.T) {
 }
 
 // syncLog is a log safe for Run's rows to write at once.
-type syncLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type syncLog = proctest.Buffer

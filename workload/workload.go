@@ -88,8 +88,9 @@ var (
 
 // Config describes a workload. Its zero value, with a Prefix, means the defaults.
 type Config struct {
-	// Workers is the number of concurrent workers (--clients, as
-	// redis-benchmark names them); 0 means DefaultWorkers.
+	// Workers is the number of concurrent workers (--workers, or --clients
+	// as redis-benchmark names them; "clients" in the JSON); 0 means
+	// DefaultWorkers.
 	// In an open loop it is the most requests in flight at once: a rate R
 	// at a latency L needs at least R x L workers (10,000/s at 1 ms needs 10
 	// or more), or the schedule falls behind.

@@ -93,7 +93,7 @@ func check(fs *pflag.FlagSet, c peers.BareConfig) error {
 	case !slices.Contains(clients.Names, c.Client):
 		return fmt.Errorf("--client: unknown client %q (accepted: %s)", c.Client, strings.Join(clients.Names, ", "))
 	case c.Workers < 1:
-		return fmt.Errorf("--clients must be >= 1, got %d", c.Workers)
+		return fmt.Errorf("%s must be >= 1, got %d", workersFlag(fs), c.Workers)
 	case c.Keys < 1 || c.Keys > workload.MaxKeys:
 		return fmt.Errorf("--keys must be from 1 to %d, got %d", workload.MaxKeys, c.Keys)
 	case c.Prefix == "":
@@ -109,4 +109,13 @@ func check(fs *pflag.FlagSet, c peers.BareConfig) error {
 		return fmt.Errorf("--connections: %w", err)
 	}
 	return nil
+}
+
+// workersFlag names the flag that set the workers as the user typed it:
+// --clients, the alias, when only it was given; else --workers.
+func workersFlag(fs *pflag.FlagSet) string {
+	if fs.Changed("clients") && !fs.Changed("workers") {
+		return "--clients"
+	}
+	return "--workers"
 }

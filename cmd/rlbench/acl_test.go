@@ -33,11 +33,7 @@ func createACLUser(t *testing.T, admin *redis.Client, args ...string) string {
 // keysUnder returns the keys under prefix, as admin sees them.
 func keysUnder(t *testing.T, admin *redis.Client, prefix string) []string {
 	t.Helper()
-	keys, err := admin.Keys(t.Context(), prefix+"*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return keys
+	return redistest.KeysUnder(t, admin, prefix)
 }
 
 // TestACLUserRunsEveryStrategy proves `rlbench acl` complete for the load

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rlbench/rlbench/internal/proctest"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/keyspace"
 )
@@ -190,15 +191,7 @@ func cleanupInterrupted(t *testing.T) bool {
 // serverPid is the process id of rdb's server, from INFO server.
 func serverPid(t *testing.T, rdb *redis.Client) int {
 	t.Helper()
-	info, err := rdb.InfoMap(t.Context(), "server").Result()
-	if err != nil {
-		t.Fatalf("INFO server: %v", err)
-	}
-	pid, err := strconv.Atoi(info["Server"]["process_id"])
-	if err != nil {
-		t.Fatalf("INFO server process_id: %v", err)
-	}
-	return pid
+	return proctest.ServerPID(t, rdb)
 }
 
 // TestCleanupRefusesALiveRun checks that cleanup, even with --yes, deletes

@@ -36,7 +36,7 @@ var runFlags = map[string]string{
 	"Targets.RedisServer":     "--redis-server",
 	"Targets.Cluster":         "--cluster",
 	"Targets.ManagedCluster":  "--managed-cluster",
-	"Workload.Workers":        "--clients",
+	"Workload.Workers":        "--workers",
 	"Workload.Keys":           "--keys",
 	"Workload.KeyDist":        "--key-dist",
 	"Workload.Requests":       "--requests",

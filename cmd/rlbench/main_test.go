@@ -504,19 +504,11 @@ func reportPrefix(t *testing.T, rep *results.Report) string {
 	return cfg.Workload.Prefix
 }
 
-// scanKeys returns every key matching pattern.
+// scanKeys returns every key matching pattern, a prefix (with no glob
+// character) then "*", sorted.
 func scanKeys(t *testing.T, rdb *redis.Client, pattern string) []string {
 	t.Helper()
-	var keys []string
-	iter := rdb.Scan(t.Context(), 0, pattern, 1000).Iterator()
-	for iter.Next(t.Context()) {
-		keys = append(keys, iter.Val())
-	}
-	if err := iter.Err(); err != nil {
-		t.Fatalf("SCAN MATCH %s: %v", pattern, err)
-	}
-	slices.Sort(keys)
-	return slices.Compact(keys)
+	return redistest.KeysUnder(t, rdb, strings.TrimSuffix(pattern, "*"))
 }
 
 // tableRows returns the rows of the text report's table on stdout, each

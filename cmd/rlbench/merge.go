@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rlbench/rlbench/internal/excerpt"
+	"github.com/rlbench/rlbench/excerpt"
 	"github.com/rlbench/rlbench/merge"
 	"github.com/rlbench/rlbench/results"
 )

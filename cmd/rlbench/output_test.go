@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rlbench/rlbench/internal/proctest"
 )
 
 // writeString is a report that writes s.
@@ -272,11 +273,7 @@ func TestOutputRemovesStaleTemps(t *testing.T) {
 // deadPID returns the id of a process that has exited.
 func deadPID(t *testing.T) int {
 	t.Helper()
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("run true: %v", err)
-	}
-	return cmd.Process.Pid
+	return proctest.DeadPID(t)
 }
 
 func mustWrite(t *testing.T, path, content string, mode os.FileMode) {

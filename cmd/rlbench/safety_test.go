@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rlbench/rlbench"
+	"github.com/rlbench/rlbench/internal/proctest"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/keyspace"
 )
@@ -193,22 +194,7 @@ func TestSignalsTogether(t *testing.T) {
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader in two
 // goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = proctest.Buffer
 
 var _ io.Writer = (*syncBuffer)(nil)
 

@@ -9,6 +9,7 @@ package redistest
 import (
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,4 +92,23 @@ func Prefix(tb testing.TB) string {
 		return '_'
 	}, tb.Name())
 	return "rlbench-test:" + name + ":"
+}
+
+// KeysUnder returns the keys of rdb's database that start with prefix
+// (every key for ""), sorted, by a SCAN of the whole database: no glob
+// pattern, so that a prefix holding *, ? or [ means itself.
+func KeysUnder(tb testing.TB, rdb *redis.Client, prefix string) []string {
+	tb.Helper()
+	var keys []string
+	iter := rdb.Scan(tb.Context(), 0, "*", 1000).Iterator()
+	for iter.Next(tb.Context()) {
+		if strings.HasPrefix(iter.Val(), prefix) {
+			keys = append(keys, iter.Val())
+		}
+	}
+	if err := iter.Err(); err != nil {
+		tb.Fatalf("redistest: SCAN: %v", err)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }

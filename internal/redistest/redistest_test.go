@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,5 +69,30 @@ func TestStartMissingBinaryFails(t *testing.T) {
 	}
 	if strings.Contains(string(out), "--- SKIP") {
 		t.Errorf("child skipped; want a failure:\n%s", out)
+	}
+}
+
+// TestKeysUnder checks that KeysUnder returns the keys that start with its
+// prefix, sorted, and takes a prefix's glob characters as themselves.
+func TestKeysUnder(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t, redistest.Start(t))
+	for _, k := range []string{"p:b", "p:a", "p*x", "q:c"} {
+		if err := rdb.Set(t.Context(), k, 1, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		prefix string
+		want   []string
+	}{
+		{prefix: "p:", want: []string{"p:a", "p:b"}},
+		{prefix: "p*", want: []string{"p*x"}},
+		{prefix: "", want: []string{"p*x", "p:a", "p:b", "q:c"}},
+		{prefix: "r", want: nil},
+	} {
+		if got := redistest.KeysUnder(t, rdb, tc.prefix); !slices.Equal(got, tc.want) {
+			t.Errorf("KeysUnder(%q) = %q; want %q", tc.prefix, got, tc.want)
+		}
 	}
 }

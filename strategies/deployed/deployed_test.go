@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/internal/clienttest"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
@@ -34,30 +35,13 @@ const window = 60 // seconds: long, so that a test's decisions share one window
 
 func connect(t *testing.T, srv *redisserver.Server, cname string, workers int) clients.Conn {
 	t.Helper()
-	c, err := clients.New(cname, clients.Options{Addr: srv.Addr(), Workers: workers})
-	if err != nil {
-		t.Fatalf("clients.New(%q) error: %v", cname, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return clienttest.Connect(t, srv, cname, workers)
 }
 
 // keysUnder lists the keys that start with prefix, by SCAN.
 func keysUnder(t *testing.T, rdb *redis.Client, prefix string) []string {
 	t.Helper()
-	ctx := context.Background()
-	var keys []string
-	iter := rdb.Scan(ctx, 0, "*", 1000).Iterator()
-	for iter.Next(ctx) {
-		if strings.HasPrefix(iter.Val(), prefix) {
-			keys = append(keys, iter.Val())
-		}
-	}
-	if err := iter.Err(); err != nil {
-		t.Fatalf("SCAN: %v", err)
-	}
-	slices.Sort(keys)
-	return keys
+	return redistest.KeysUnder(t, rdb, prefix)
 }
 
 // immortalUnder counts the keys under prefix with no TTL, by SCAN and PTTL.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/clients"
+	"github.com/rlbench/rlbench/internal/clienttest"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/results"
@@ -30,12 +31,7 @@ var libraries = []string{"redis_rate", "ulule", "throttled"}
 
 func connect(t *testing.T, srv *redisserver.Server, cname string, workers int) clients.Conn {
 	t.Helper()
-	c, err := clients.New(cname, clients.Options{Addr: srv.Addr(), Workers: workers})
-	if err != nil {
-		t.Fatalf("clients.New(%q) error: %v", cname, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return clienttest.Connect(t, srv, cname, workers)
 }
 
 // independentCount counts the keys under prefix and those with no TTL by
