@@ -22,7 +22,7 @@ import (
 	"github.com/rlbench/rlbench/samplers"
 	"github.com/rlbench/rlbench/saturation"
 	"github.com/rlbench/rlbench/strategies"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 	"github.com/rlbench/rlbench/usercode"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -31,7 +31,7 @@ import (
 // make its results.Run: connect, warm up, measure, and audit and clean up.
 type cell struct {
 	cfg    Config
-	target *target.Target
+	target *topology.Target
 	// strategy and client are the registered names; info is the
 	// strategy's, from the plan's cell, and registry the run's
 	// strategies, which hold it.
@@ -57,7 +57,7 @@ type cell struct {
 	// counter (checkUserStrategy); the zero value for a built-in one.
 	shape userShape
 	// recorded are the libraries recorded under the run's prefix before
-	// their FUNCTION LOAD (target.RecordObject), under recordedMu: the
+	// their FUNCTION LOAD (topology.RecordObject), under recordedMu: the
 	// records of those that did not load go at the cell's end.
 	recordedMu sync.Mutex
 	recorded   []string
@@ -65,7 +65,7 @@ type cell struct {
 
 // newCell returns the cell pc of the run's plan, on t; registry holds
 // the run's strategies.
-func newCell(cfg Config, t *target.Target, registry *strategies.Registry, pc plan.Cell) (*cell, error) {
+func newCell(cfg Config, t *topology.Target, registry *strategies.Registry, pc plan.Cell) (*cell, error) {
 	impl, err := pc.Info.Build(strategies.Config{Limit: cfg.Limit, Window: cfg.Window, Fields: cfg.Fields})
 	if err != nil {
 		return nil, usage("Strategies", err)
@@ -133,7 +133,7 @@ func (c *cell) load(ctx context.Context, log, progress io.Writer, abort context.
 	// Last, after the audit: the libraries the client loaded go, even
 	// after an interrupt; only abort stops it.
 	defer func() { run.Libraries = c.deleteLibraries(abort, log) }()
-	if err := c.warmUp(ctx, abort); errors.Is(err, target.ErrClaimLost) {
+	if err := c.warmUp(ctx, abort); errors.Is(err, topology.ErrClaimLost) {
 		return results.Run{}, err // it names the cell
 	} else if err != nil {
 		return results.Run{}, fmt.Errorf("%s: warm-up: %w", c.label, err)
@@ -179,7 +179,7 @@ func (c *cell) countersWiped(ctx context.Context, m *measurement, run *results.R
 // connect connects the client under test and prepares the strategy on it.
 func (c *cell) connect(ctx context.Context, log io.Writer) error {
 	o := c.target.ClientOptions(clients.Options{
-		Workers: c.cfg.Workload.Workers, FlushDelay: c.cfg.FlushDelay, ClientName: target.ClientName(c.prefix), Connections: c.cfg.Connections,
+		Workers: c.cfg.Workload.Workers, FlushDelay: c.cfg.FlushDelay, ClientName: topology.ClientName(c.prefix), Connections: c.cfg.Connections,
 		Retries: c.cfg.Retries, DialTimeout: c.cfg.DialTimeout, ReadTimeout: c.cfg.ReadTimeout, WriteTimeout: c.cfg.WriteTimeout,
 	})
 	c.guard.Login(&o)
@@ -189,7 +189,7 @@ func (c *cell) connect(ctx context.Context, log io.Writer) error {
 		c.recordedMu.Lock()
 		c.recorded = append(c.recorded, name)
 		c.recordedMu.Unlock()
-		return c.target.RecordObject(ctx, c.runPrefix, keyspace.ObjectLibrary, name, target.CodeDigest(code))
+		return c.target.RecordObject(ctx, c.runPrefix, keyspace.ObjectLibrary, name, topology.CodeDigest(code))
 	}
 	var err error
 	if c.proxy, o.Addr, o.TLS, err = faults.StartProxy(c.cfg.Faults, o.Addr, o.TLS); err != nil {
@@ -396,7 +396,7 @@ func (c *cell) result(rec *results.Recorder, m *measurement) results.Run {
 // after an interrupt, since they are short and the user's keys should not
 // outlive the run; only abort (a second interrupt) stops them.
 func (c *cell) auditAndCleanUp(abort context.Context, run *results.Run) error {
-	opts := target.KeyAudit(c.prefix, c.maxTTL(), !c.cfg.KeepKeys, c.fieldAudit())
+	opts := topology.KeyAudit(c.prefix, c.maxTTL(), !c.cfg.KeepKeys, c.fieldAudit())
 	info := c.info
 	if info.Stamp != "" && info.Stamp != strategies.StampHashed && !info.StampHidden && info.WindowEnd == nil {
 		// The window is the name's last number (strategies.Info.Stamp).
@@ -434,7 +434,7 @@ func (c *cell) claimHeld(abort context.Context) error {
 }
 
 // claimLost is the error of cell c once the run's claim on its prefix is
-// lost (err, wrapping target.ErrClaimLost).
+// lost (err, wrapping topology.ErrClaimLost).
 func claimLost(c *cell, err error) error {
 	return fmt.Errorf("%s: %w: the run stopped its load there, audited nothing and deleted no key under %q on %s: those keys may be another run's now; run rlbench cleanup on that prefix only once no run holds it",
 		c.label, err, c.runPrefix, c.target.Server.Addr)

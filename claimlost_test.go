@@ -9,7 +9,7 @@ import (
 	"github.com/rlbench/rlbench"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/keyspace"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -38,8 +38,8 @@ func TestClaimLostOnAnotherTarget(t *testing.T) {
 		Targets: []rlbench.TargetSpec{{Addr: srv1.Addr()}, {Addr: srv2.Addr()}}, RunID: "run-a", Strategies: []string{"naive"}, Window: 60,
 		Workload: workload.Config{Workers: 2, Keys: 10, Duration: 2 * time.Minute, Prefix: prefix},
 	}, rlbench.Options{Log: &onWrite{substr: "rlbench: running", do: take}})
-	if !errors.Is(err, target.ErrClaimLost) || !strings.Contains(err.Error(), "0000000b") {
-		t.Fatalf("Run, its claim on %s taken by B = %v; want target.ErrClaimLost naming B's claim", srv2.Addr(), err)
+	if !errors.Is(err, topology.ErrClaimLost) || !strings.Contains(err.Error(), "0000000b") {
+		t.Fatalf("Run, its claim on %s taken by B = %v; want topology.ErrClaimLost naming B's claim", srv2.Addr(), err)
 	}
 	if strings.Contains(err.Error(), srv1.Addr()) && strings.Contains(err.Error(), "deleted no key") {
 		t.Errorf("Run error = %v; want it not to say that it left the keys on %s, whose claim it held", err, srv1.Addr())

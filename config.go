@@ -12,7 +12,7 @@ import (
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/plan"
 	"github.com/rlbench/rlbench/strategies"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 	"github.com/rlbench/rlbench/usercode"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -161,7 +161,7 @@ func (c Config) withDefaults() Config {
 	if len(c.Targets) == 0 {
 		c.Targets = []TargetSpec{{}}
 	}
-	c.Targets = target.Label(c.Targets)
+	c.Targets = topology.Label(c.Targets)
 	if c.RunID == "" {
 		c.RunID = keyspace.NewRunID()
 	}
@@ -304,18 +304,18 @@ func workloadField(err error) string {
 	return "Workload.Duration"
 }
 
-// TargetSpec names one server of a run (target.Spec).
-type TargetSpec = target.Spec
+// TargetSpec names one server of a run (topology.Spec).
+type TargetSpec = topology.Spec
 
 // UsageError is bad input: a Config field with a value rlbench does not
 // accept, or a target it cannot use. Nothing has been written to Redis when
 // Run returns one.
-type UsageError = target.UsageError
+type UsageError = topology.UsageError
 
 func usage(field string, err error) error { return &UsageError{Field: field, Err: err} }
 
 // ParseTarget reads "[LABEL=]VALUE", as --addr and --redis-server take it.
-func ParseTarget(s string, private bool) TargetSpec { return target.ParseTarget(s, private) }
+func ParseTarget(s string, private bool) TargetSpec { return topology.ParseTarget(s, private) }
 
 // negativeDB is the first database number below 0 among the logins of
 // specs, or 0 when there is none.

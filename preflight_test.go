@@ -17,7 +17,7 @@ import (
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/results"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 	"github.com/rlbench/rlbench/workload"
 )
 
@@ -404,8 +404,8 @@ func TestRunThatLostItsClaimStops(t *testing.T) {
 		Targets: []rlbench.TargetSpec{{Addr: srv.Addr()}}, RunID: "run-a", Strategies: []string{"naive"}, Window: 60,
 		Workload: workload.Config{Workers: 2, Keys: 10, Duration: duration, Prefix: prefix},
 	}, rlbench.Options{Log: &onWrite{substr: "rlbench: running", do: take}})
-	if !errors.Is(err, target.ErrClaimLost) || errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "0000000b") || !strings.Contains(err.Error(), "deleted no key") {
-		t.Fatalf("Run(A), its claim taken by B = %v; want target.ErrClaimLost naming B's claim, saying it deleted no key", err)
+	if !errors.Is(err, topology.ErrClaimLost) || errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "0000000b") || !strings.Contains(err.Error(), "deleted no key") {
+		t.Fatalf("Run(A), its claim taken by B = %v; want topology.ErrClaimLost naming B's claim, saying it deleted no key", err)
 	}
 	if rep == nil || !rep.Failed || rep.Interrupted {
 		t.Fatalf("report of A = %+v; want failed, not interrupted", rep)

@@ -21,7 +21,7 @@ import (
 	"github.com/rlbench/rlbench/plan"
 	"github.com/rlbench/rlbench/probe"
 	"github.com/rlbench/rlbench/results"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 )
 
 // Options says where Run writes while it works. Its zero value is silent.
@@ -72,7 +72,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 
 	// Every target is opened and checked before the first write: bad input
 	// on any of them is found before anything touches Redis.
-	var targets []*target.Target
+	var targets []*topology.Target
 	defer func() {
 		for _, t := range targets {
 			t.Close()
@@ -106,7 +106,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Report, error)
 		lost := t.ClaimLost()
 		defer context.AfterFunc(lost, func() { loseClaim(fmt.Errorf("%s: %w", t.Spec.Label, context.Cause(lost))) })()
 	}
-	abort, cancel := target.AbortContext(ctx, opts.Abort)
+	abort, cancel := topology.AbortContext(ctx, opts.Abort)
 	defer cancel()
 	var failed []error
 	for i, t := range targets {
@@ -140,8 +140,8 @@ func settle(ctx context.Context, rep *results.Report, c *cell, run results.Run, 
 		rep.Runs = append(rep.Runs, run)
 	}
 	switch {
-	case errors.Is(context.Cause(ctx), target.ErrClaimLost):
-		if !errors.Is(err, target.ErrClaimLost) {
+	case errors.Is(context.Cause(ctx), topology.ErrClaimLost):
+		if !errors.Is(err, topology.ErrClaimLost) {
 			// Lost on another target: c, on a target whose claim the
 			// run holds, was audited and cleaned up as usual.
 			err = errors.Join(err, fmt.Errorf("%w; the run stopped after %s, and the cells after it did not run", context.Cause(ctx), c.label))

@@ -7,19 +7,19 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rlbench/rlbench/plan"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 )
 
 // checks are what c asks of target i of plan p before its first write;
 // its pre-flight takes the plan's second step there (plan.Plan.LeaveOut).
-func (c Config) checks(p *plan.Plan, i int) target.Checks {
+func (c Config) checks(p *plan.Plan, i int) topology.Checks {
 	kinds := make([]string, len(c.Faults))
 	for i, f := range c.Faults {
 		kinds[i] = f.Kind
 	}
-	return target.Checks{
+	return topology.Checks{
 		Prefix: c.Workload.Prefix, RunID: c.RunID, Strategies: p.Strategies, Registry: p.Registry,
-		LeaveOut: func(ctx context.Context, t *target.Target, nodes []*redis.Client, probeKey string) ([]string, error) {
+		LeaveOut: func(ctx context.Context, t *topology.Target, nodes []*redis.Client, probeKey string) ([]string, error) {
 			return p.LeaveOut(ctx, i, t, nodes, probeKey)
 		},
 		Clients: p.Clients, Workers: c.Workload.Workers, Faults: kinds,
@@ -29,9 +29,9 @@ func (c Config) checks(p *plan.Plan, i int) target.Checks {
 // openTarget opens target i of cfg: starts or reaches its servers and
 // checks that every cell of plan p can run there, before anything is
 // written.
-func openTarget(ctx context.Context, cfg Config, p *plan.Plan, i int) (*target.Target, error) {
+func openTarget(ctx context.Context, cfg Config, p *plan.Plan, i int) (*topology.Target, error) {
 	spec := cfg.privateSpec(cfg.Targets[i])
-	t, err := target.Open(ctx, spec)
+	t, err := topology.Open(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func openTarget(ctx context.Context, cfg Config, p *plan.Plan, i int) (*target.T
 
 // Masters opens the one target cfg names (cfg.Targets[0]; a private
 // server when none is given) with its login, and returns an admin
-// connection to each of its masters (target.Masters); closeFn closes them,
+// connection to each of its masters (topology.Masters); closeFn closes them,
 // and stops what Masters started. More than one target is a *UsageError,
 // as is a target that cannot be reached.
 func Masters(ctx context.Context, cfg Config) (masters []*redis.Client, closeFn func(), err error) {
@@ -60,17 +60,17 @@ func Masters(ctx context.Context, cfg Config) (masters []*redis.Client, closeFn 
 		return nil, nil, usage("Targets.Login.DB", fmt.Errorf("db must be >= 0, got %d", db))
 	}
 	spec = cfg.privateSpec(spec)
-	return target.Masters(ctx, spec)
+	return topology.Masters(ctx, spec)
 }
 
-// CleanupOptions say how far Cleanup goes (target.CleanupOptions).
-type CleanupOptions = target.CleanupOptions
+// CleanupOptions say how far Cleanup goes (topology.CleanupOptions).
+type CleanupOptions = topology.CleanupOptions
 
-// CleanupReport is what Cleanup found and did (target.CleanupReport).
-type CleanupReport = target.CleanupReport
+// CleanupReport is what Cleanup found and did (topology.CleanupReport).
+type CleanupReport = topology.CleanupReport
 
 // Cleanup deletes every key under cfg.Workload.Prefix on every master of
-// every existing target of cfg (target.Cleanup), once each target's spec
+// every existing target of cfg (topology.Cleanup), once each target's spec
 // is checked.
 func Cleanup(ctx context.Context, cfg Config, opts CleanupOptions) (CleanupReport, error) {
 	prefix := cfg.Workload.Prefix
@@ -78,24 +78,24 @@ func Cleanup(ctx context.Context, cfg Config, opts CleanupOptions) (CleanupRepor
 		cfg = cfg.withDefaults()
 		for _, spec := range cfg.Targets {
 			if spec.Private() {
-				break // refused by target.Cleanup, naming it
+				break // refused by topology.Cleanup, naming it
 			}
 			if err := cfg.validateTarget(spec); err != nil {
 				return CleanupReport{Prefix: prefix, Left: -1}, err
 			}
 		}
 	}
-	return target.Cleanup(ctx, cfg.Targets, prefix, opts)
+	return topology.Cleanup(ctx, cfg.Targets, prefix, opts)
 }
 
-// The limits and errors of Cleanup (target.Cleanup).
+// The limits and errors of Cleanup (topology.Cleanup).
 const (
-	CleanupConfirmAbove = target.CleanupConfirmAbove
-	CleanupSample       = target.CleanupSample
+	CleanupConfirmAbove = topology.CleanupConfirmAbove
+	CleanupSample       = topology.CleanupSample
 )
 
-// The errors of Cleanup (target.Cleanup).
+// The errors of Cleanup (topology.Cleanup).
 var (
-	ErrCleanupUnconfirmed = target.ErrCleanupUnconfirmed
-	ErrCleanupInterrupted = target.ErrCleanupInterrupted
+	ErrCleanupUnconfirmed = topology.ErrCleanupUnconfirmed
+	ErrCleanupInterrupted = topology.ErrCleanupInterrupted
 )

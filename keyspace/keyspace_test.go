@@ -9,7 +9,7 @@ import (
 	"github.com/rlbench/rlbench/keyspace"
 )
 
-// clientNames stands for clients.Names (package target's tests use the
+// clientNames stands for clients.Names (package topology's tests use the
 // real list).
 var clientNames = []string{"go-redis", "rueidis", "valkey-go", "redigo"}
 

@@ -12,12 +12,12 @@ import (
 
 	"github.com/rlbench/rlbench/acl"
 	"github.com/rlbench/rlbench/serverinfo"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 )
 
 // LeaveOut is the plan's second step, on target i (an index in
 // Settings.Targets) once opened as t and found writable, during its
-// pre-flight (target.Checks.LeaveOut): it asks every master (nodes)
+// pre-flight (topology.Checks.LeaveOut): it asks every master (nodes)
 // whether it can run each strategy that "all" brought in (Optional), and
 // leaves out of i's cells those it cannot (ServerLacks), so that
 // --strategy all means every strategy this target supports. probeKey is
@@ -25,7 +25,7 @@ import (
 // are probed. It returns the strategies that target i runs, for the
 // pre-flight's other checks; a strategy named is not left out: those
 // checks refuse it, naming what it needs.
-func (p *Plan) LeaveOut(ctx context.Context, i int, t *target.Target, nodes []*redis.Client, probeKey string) ([]string, error) {
+func (p *Plan) LeaveOut(ctx context.Context, i int, t *topology.Target, nodes []*redis.Client, probeKey string) ([]string, error) {
 	if len(p.Optional) == 0 {
 		return p.Strategies, nil
 	}
@@ -65,12 +65,12 @@ func (p *Plan) LeaveOut(ctx context.Context, i int, t *target.Target, nodes []*r
 }
 
 // LogHeader writes target i's lines of the run's header: what it is
-// (target.Target.LogHeader), then one line per Redis version that the
+// (topology.Target.LogHeader), then one line per Redis version that the
 // strategies LeaveOut left out of it need: which ones, and what the server
 // lacks, e.g. "rlbench: target redis-server: --strategy all leaves out
 // hash-lua: it needs Redis >= 7.4.0 (redis 7.0.15 lacks HEXPIRE, HTTL,
 // HPTTL)".
-func (p *Plan) LogHeader(log io.Writer, i int, t *target.Target) {
+func (p *Plan) LogHeader(log io.Writer, i int, t *topology.Target) {
 	t.LogHeader(log)
 	byVersion := map[string][]string{} // strategies by the version they need
 	var versions []string

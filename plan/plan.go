@@ -9,7 +9,7 @@
 // expanded), leaves out the clients that a target's topology does not
 // support and the pairs that "all" made of a strategy and a client it does
 // not run on, and refuses what the user named that cannot run. LeaveOut,
-// once per opened target during its pre-flight (target.Checks.LeaveOut),
+// once per opened target during its pre-flight (topology.Checks.LeaveOut),
 // asks the server whether it can run each strategy that "all" brought in,
 // and leaves out of that target those it cannot.
 package plan
@@ -24,7 +24,7 @@ import (
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/strategies"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 )
 
 // Settings are what a plan is built from.
@@ -38,9 +38,9 @@ type Settings struct {
 	Clients []string
 	// Registry holds the strategies; nil means the built-in ones.
 	Registry *strategies.Registry
-	// Targets are the run's targets, labelled (target.Label); the errors
+	// Targets are the run's targets, labelled (topology.Label); the errors
 	// about a target name it by its label, when it has one.
-	Targets []target.Spec
+	Targets []topology.Spec
 	// Options are the clients' settings (retries, timeouts, connection
 	// shape) as clients.CheckOptions reads them; the plan adds each
 	// target's topology.
@@ -79,7 +79,7 @@ type Cell struct {
 	// Target is the index of the cell's target in Settings.Targets, Spec
 	// that target.
 	Target int
-	Spec   target.Spec
+	Spec   topology.Spec
 	// Info is the cell's strategy, as the plan's Registry holds it.
 	Info strategies.Info
 	// Client is the client's name.
@@ -119,7 +119,7 @@ func (e *ServerLacks) Error() string {
 }
 
 // Build makes the plan of s, from names and settings alone: nothing
-// touches a server. Errors are *target.UsageError naming the Config field
+// touches a server. Errors are *topology.UsageError naming the Config field
 // ("Strategies", "Clients", "Connections", "Retries", "ReadTimeout"),
 // in the order a run checks them: the strategy names, the client names,
 // a strategy named on a client named that it cannot run on, then each
@@ -268,4 +268,4 @@ func (p *Plan) checkClientOptions(i int) error {
 	return nil
 }
 
-func usage(field string, err error) error { return &target.UsageError{Field: field, Err: err} }
+func usage(field string, err error) error { return &topology.UsageError{Field: field, Err: err} }

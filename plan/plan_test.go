@@ -13,15 +13,15 @@ import (
 	"github.com/rlbench/rlbench/plan"
 	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 
 	// The published limiters (go-redis only) register their strategies.
 	_ "github.com/rlbench/rlbench/strategies/published"
 )
 
 var (
-	single  = target.Spec{Addr: "127.0.0.1:6379", Label: "single"}
-	cluster = target.Spec{Cluster: []string{"127.0.0.1:7000"}, Label: "cluster"}
+	single  = topology.Spec{Addr: "127.0.0.1:6379", Label: "single"}
+	cluster = topology.Spec{Cluster: []string{"127.0.0.1:7000"}, Label: "cluster"}
 )
 
 // TestBuildAll checks what "all" leaves out before anything touches a
@@ -32,7 +32,7 @@ var (
 func TestBuildAll(t *testing.T) {
 	t.Parallel()
 	p, err := plan.Build(plan.Settings{
-		Strategies: []string{"all"}, Clients: []string{"all"}, Targets: []target.Spec{single, cluster},
+		Strategies: []string{"all"}, Clients: []string{"all"}, Targets: []topology.Spec{single, cluster},
 		Prefix: "run:",
 	})
 	if err != nil {
@@ -63,7 +63,7 @@ func TestBuildAll(t *testing.T) {
 }
 
 // TestBuildRefuses checks the plan's refusals of what the user named, each
-// a *target.UsageError of the field a run names, with the message it
+// a *topology.UsageError of the field a run names, with the message it
 // gives today.
 func TestBuildRefuses(t *testing.T) {
 	t.Parallel()
@@ -74,22 +74,22 @@ func TestBuildRefuses(t *testing.T) {
 		says      string
 		refusedOK bool // the Settings are accepted
 	}{
-		{name: "unknown strategy", s: plan.Settings{Strategies: []string{"nope"}, Clients: []string{"go-redis"}, Targets: []target.Spec{single}},
+		{name: "unknown strategy", s: plan.Settings{Strategies: []string{"nope"}, Clients: []string{"go-redis"}, Targets: []topology.Spec{single}},
 			field: "Strategies", says: `unknown strategy "nope" (accepted: naive,`},
-		{name: "unknown client", s: plan.Settings{Strategies: []string{"lua"}, Clients: []string{"jedis"}, Targets: []target.Spec{single}},
+		{name: "unknown client", s: plan.Settings{Strategies: []string{"lua"}, Clients: []string{"jedis"}, Targets: []topology.Spec{single}},
 			field: "Clients", says: `unknown client "jedis"`},
-		{name: "a library on a client it is not written for", s: plan.Settings{Strategies: []string{"redis_rate"}, Clients: []string{"rueidis"}, Targets: []target.Spec{single}},
+		{name: "a library on a client it is not written for", s: plan.Settings{Strategies: []string{"redis_rate"}, Clients: []string{"rueidis"}, Targets: []topology.Spec{single}},
 			field: "Clients", says: "strategy redis_rate runs on go-redis only (a library written for it); it cannot run on rueidis"},
 		// verify's matrix keeps the pair, to report it not applicable.
-		{name: "the same in a matrix", s: plan.Settings{Strategies: []string{"redis_rate"}, Clients: []string{"rueidis"}, Targets: []target.Spec{single}, Matrix: true},
+		{name: "the same in a matrix", s: plan.Settings{Strategies: []string{"redis_rate"}, Clients: []string{"rueidis"}, Targets: []topology.Spec{single}, Matrix: true},
 			refusedOK: true},
-		{name: "redigo named on a cluster", s: plan.Settings{Strategies: []string{"lua"}, Clients: []string{"redigo"}, Targets: []target.Spec{single, cluster}},
+		{name: "redigo named on a cluster", s: plan.Settings{Strategies: []string{"lua"}, Clients: []string{"redigo"}, Targets: []topology.Spec{single, cluster}},
 			field: "Clients", says: "cluster: redigo: cluster: "},
-		{name: "retries on redigo", s: plan.Settings{Strategies: []string{"lua"}, Clients: []string{"all"}, Targets: []target.Spec{single}, Options: clients.Options{Retries: 2}},
+		{name: "retries on redigo", s: plan.Settings{Strategies: []string{"lua"}, Clients: []string{"all"}, Targets: []topology.Spec{single}, Options: clients.Options{Retries: 2}},
 			field: "Retries", says: "redigo: "},
-		{name: "a connection shape rueidis cannot open", s: plan.Settings{Strategies: []string{"lua"}, Clients: []string{"rueidis"}, Targets: []target.Spec{single}, Options: clients.Options{Connections: 3}},
+		{name: "a connection shape rueidis cannot open", s: plan.Settings{Strategies: []string{"lua"}, Clients: []string{"rueidis"}, Targets: []topology.Spec{single}, Options: clients.Options{Connections: 3}},
 			field: "Connections", says: "a power of two"},
-		{name: "rueidis with two timeouts", s: plan.Settings{Strategies: []string{"lua"}, Clients: []string{"rueidis"}, Targets: []target.Spec{single}, Options: clients.Options{ReadTimeout: time.Second, WriteTimeout: 2 * time.Second}},
+		{name: "rueidis with two timeouts", s: plan.Settings{Strategies: []string{"lua"}, Clients: []string{"rueidis"}, Targets: []topology.Spec{single}, Options: clients.Options{ReadTimeout: time.Second, WriteTimeout: 2 * time.Second}},
 			field: "ReadTimeout", says: "read timeout 1s, write timeout 2s"},
 	}
 	for _, tc := range tests {
@@ -102,7 +102,7 @@ func TestBuildRefuses(t *testing.T) {
 				}
 				return
 			}
-			uerr, ok := errors.AsType[*target.UsageError](err)
+			uerr, ok := errors.AsType[*topology.UsageError](err)
 			if !ok || uerr.Field != tc.field || !strings.Contains(uerr.Err.Error(), tc.says) {
 				t.Errorf("Build() error = %v; want a UsageError of %s saying %q", err, tc.field, tc.says)
 			}
@@ -120,7 +120,7 @@ func TestBuildUserStrategies(t *testing.T) {
 		if err := reg.RegisterSequence("mine=" + spec); err != nil {
 			t.Fatalf("plan %d: RegisterSequence = %v", i, err)
 		}
-		p, err := plan.Build(plan.Settings{Strategies: []string{"all"}, Clients: []string{"go-redis"}, Registry: reg, Targets: []target.Spec{single}})
+		p, err := plan.Build(plan.Settings{Strategies: []string{"all"}, Clients: []string{"go-redis"}, Registry: reg, Targets: []topology.Spec{single}})
 		if err != nil {
 			t.Fatalf("plan %d: Build = %v", i, err)
 		}
@@ -131,7 +131,7 @@ func TestBuildUserStrategies(t *testing.T) {
 			t.Errorf("plan %d: Info(mine) = %q, %t; want its own %q", i, info.Commands, ok, spec)
 		}
 	}
-	if _, err := plan.Build(plan.Settings{Strategies: []string{"mine"}, Clients: []string{"go-redis"}, Targets: []target.Spec{single}}); err == nil {
+	if _, err := plan.Build(plan.Settings{Strategies: []string{"mine"}, Clients: []string{"go-redis"}, Targets: []topology.Spec{single}}); err == nil {
 		t.Errorf("Build(mine) with no registry = nil; want it unknown: no plan registers into the process")
 	}
 }
@@ -146,8 +146,8 @@ func TestLeaveOut(t *testing.T) {
 	if serverinfo.VersionAtLeast(srv.Info().RedisVersion, "7.4.0") {
 		t.Skipf("the server is %s, which has hash-field TTLs; set %s to a redis-server before 7.4", srv.Info().Version, redistest.BinaryEnv)
 	}
-	spec := target.Label([]target.Spec{{Addr: srv.Addr()}})[0]
-	tg, err := target.Open(t.Context(), spec)
+	spec := topology.Label([]topology.Spec{{Addr: srv.Addr()}})[0]
+	tg, err := topology.Open(t.Context(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestLeaveOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := plan.Build(plan.Settings{Strategies: []string{"all", "lua"}, Clients: []string{"go-redis"}, Targets: []target.Spec{spec}})
+	p, err := plan.Build(plan.Settings{Strategies: []string{"all", "lua"}, Clients: []string{"go-redis"}, Targets: []topology.Spec{spec}})
 	if err != nil {
 		t.Fatal(err)
 	}

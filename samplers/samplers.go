@@ -13,7 +13,7 @@ import (
 
 	"github.com/rlbench/rlbench/probe"
 	"github.com/rlbench/rlbench/results"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 )
 
 // Monitor samples a recorder once a second into a time series (counts, p50
@@ -106,7 +106,7 @@ func (m *Monitor) Report(run *results.Run) { run.PerSecond = m.series }
 // and the live metrics read. It fills no group of the run: the audit at
 // the cell's end does.
 type PeriodicAudit struct {
-	t      *target.Target
+	t      *topology.Target
 	prefix string
 	window int64
 	every  time.Duration
@@ -120,7 +120,7 @@ type PeriodicAudit struct {
 // t, every `every` (audit.Options: window in whole seconds; fields for a
 // strategy whose counters are hash fields). every <= 0 means none: the
 // probe then does nothing, and Latest is nil.
-func NewPeriodicAudit(t *target.Target, prefix string, window int64, every time.Duration, fields bool) *PeriodicAudit {
+func NewPeriodicAudit(t *topology.Target, prefix string, window int64, every time.Duration, fields bool) *PeriodicAudit {
 	a := &PeriodicAudit{t: t, prefix: prefix, window: window, every: every, fields: fields}
 	a.n.Store(-1)
 	return a

@@ -14,7 +14,7 @@ import (
 )
 
 // Reading is one Sample per master of a target, by address (what
-// target.Sample reads).
+// topology.Sample reads).
 type Reading struct {
 	Addrs   []string
 	Samples []Sample

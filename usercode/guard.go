@@ -24,7 +24,7 @@ import (
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 )
 
 // Guard is what confines a user strategy's cell (--script,
@@ -42,8 +42,8 @@ type Guard struct {
 	nodes          []*redis.Client
 	watch          *scriptWatch
 	// target and runPrefix are where the user's record is
-	// (target.RecordObject), for rlbench cleanup after a SIGKILL.
-	target    *target.Target
+	// (topology.RecordObject), for rlbench cleanup after a SIGKILL.
+	target    *topology.Target
 	runPrefix string
 	// users checks that the temporary user stays as made (userwatch.go;
 	// it checks nothing without one); nil when neither it nor watch runs.
@@ -65,7 +65,7 @@ type Cell struct {
 	// ScriptTimeout is Config.ScriptTimeout; Faults are the cell's.
 	ScriptTimeout time.Duration
 	Faults        []faults.Fault
-	Target        *target.Target
+	Target        *topology.Target
 }
 
 // Confine sets up the guard of a user strategy's cell, and returns the
@@ -169,7 +169,7 @@ func (g *Guard) createUser(ctx context.Context, c Cell) (why string, err error) 
 	if _, err := rand.Read(b); err != nil {
 		return "", err
 	}
-	user, password := target.ACLUserPrefix+hex.EncodeToString(b[:8]), hex.EncodeToString(b[8:])
+	user, password := topology.ACLUserPrefix+hex.EncodeToString(b[:8]), hex.EncodeToString(b[8:])
 	words := append(acl.SetUserArgs(user, password, c.Prefix, cmds), "~"+acl.KeyPattern(c.WarmupPrefix))
 	// Recorded first: a run killed from here on leaves a record of the
 	// user under its prefix, by which rlbench cleanup finds it.

@@ -30,7 +30,7 @@ const splitBrainHold = 3 * time.Second
 
 // splitBrainWindow is the window, in seconds, of the check's strategy: its
 // keys must outlive the split and the old master's rejoin (some 5
-// seconds from the cut with the set-up's quick periods, target.Spec
+// seconds from the cut with the set-up's quick periods, topology.Spec
 // QuickRejoin; 25 without, more on a loaded machine).
 const splitBrainWindow = 120
 

@@ -10,7 +10,7 @@ import (
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/strategies"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 )
 
 // TestCheckSplitBrain runs the split-brain check on a private Sentinel
@@ -22,10 +22,10 @@ import (
 // the limit), not every decision during the split. Each outcome is the documented one.
 func TestCheckSplitBrain(t *testing.T) {
 	t.Parallel()
-	cfg := Config{Prefix: redistest.Prefix(t), Target: target.Spec{ManagedSentinel: "1", RedisServer: os.Getenv(redistest.BinaryEnv)}}.withDefaults()
-	tg, err := target.Open(t.Context(), cfg.spec()) // with relays, as Run opens it
+	cfg := Config{Prefix: redistest.Prefix(t), Target: topology.Spec{ManagedSentinel: "1", RedisServer: os.Getenv(redistest.BinaryEnv)}}.withDefaults()
+	tg, err := topology.Open(t.Context(), cfg.spec()) // with relays, as Run opens it
 	if err != nil {
-		t.Fatalf("target.Open error: %v", err)
+		t.Fatalf("topology.Open error: %v", err)
 	}
 	t.Cleanup(tg.Close)
 	observer, err := tg.NewAdmin(connection.Admin{})

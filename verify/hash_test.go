@@ -7,7 +7,7 @@ import (
 
 	"github.com/rlbench/rlbench/clients"
 	"github.com/rlbench/rlbench/internal/redistest"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 	"github.com/rlbench/rlbench/verify"
 )
 
@@ -17,7 +17,7 @@ import (
 func TestRunHashFields(t *testing.T) {
 	t.Parallel()
 	hash := []string{"hash-incr-expire", "hash-multi-nx", "hash-lua"}
-	m, err := verify.Run(t.Context(), verify.Config{Target: target.Spec{RedisServer: redistest.Binary74(t)}, Prefix: redistest.Prefix(t), Strategies: hash})
+	m, err := verify.Run(t.Context(), verify.Config{Target: topology.Spec{RedisServer: redistest.Binary74(t)}, Prefix: redistest.Prefix(t), Strategies: hash})
 	if err != nil {
 		t.Fatalf("Run error: %v", err)
 	}

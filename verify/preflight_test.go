@@ -11,7 +11,7 @@ import (
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/redisserver"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 	"github.com/rlbench/rlbench/verify"
 )
 
@@ -47,7 +47,7 @@ func TestRunRefusesATargetThatTakesNoWrites(t *testing.T) {
 			tc.setUp(t, srv)
 			m, err := verify.Run(t.Context(), verify.Config{
 				Strategies: []string{"lua"}, Clients: []string{"go-redis"},
-				Target: target.Spec{Addr: srv.Addr()}, Prefix: redistest.Prefix(t),
+				Target: topology.Spec{Addr: srv.Addr()}, Prefix: redistest.Prefix(t),
 			})
 			uerr, ok := errors.AsType[*verify.UsageError](err)
 			if !ok || uerr.Field != "Target.Addr" || !strings.Contains(err.Error(), srv.Addr()) || !strings.Contains(err.Error(), tc.says) {
@@ -70,7 +70,7 @@ func TestRunHoldsTheClaim(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	claim := &claimWatch{rdb: rdb, key: keyspace.ClaimKey(prefix)}
 	if _, err := verify.Run(t.Context(), verify.Config{
-		Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Target: target.Spec{Addr: srv.Addr()}, Prefix: prefix, Log: claim,
+		Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Target: topology.Spec{Addr: srv.Addr()}, Prefix: prefix, Log: claim,
 	}); err != nil {
 		t.Fatalf("Run error: %v", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/rlbench/rlbench/internal/redistest"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 	"github.com/rlbench/rlbench/verify"
 )
 
@@ -22,7 +22,7 @@ func TestRetryCheck(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	m, err := verify.Run(t.Context(), verify.Config{
-		Target: target.Spec{Addr: srv.Addr()}, Prefix: redistest.Prefix(t), Strategies: []string{"lua", "incr-expire", "naive", "multi-nx", "gcra"},
+		Target: topology.Spec{Addr: srv.Addr()}, Prefix: redistest.Prefix(t), Strategies: []string{"lua", "incr-expire", "naive", "multi-nx", "gcra"},
 	})
 	if err != nil {
 		t.Fatal(err)

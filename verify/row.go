@@ -17,7 +17,7 @@ import (
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/serverinfo"
 	"github.com/rlbench/rlbench/strategies"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 )
 
 // row is one strategy x client while its checks run.
@@ -28,7 +28,7 @@ type row struct {
 	server     Server
 	// target is the target the row's clients connect to (nil in tests
 	// of a row that never connects).
-	target   *target.Target
+	target   *topology.Target
 	observer redis.UniversalClient // independent reads and seeds, through go-redis
 	nodes    []*redis.Client       // the masters, for the checks' SCANs
 	prefix   string                // <Prefix><strategy>:<client>:
@@ -45,7 +45,7 @@ type row struct {
 
 // newRow returns the row of strategy info x the client named clientName
 // on t (described by server), its cells not run yet.
-func newRow(cfg Config, info strategies.Info, clientName string, server Server, t *target.Target, observer redis.UniversalClient) *row {
+func newRow(cfg Config, info strategies.Info, clientName string, server Server, t *topology.Target, observer redis.UniversalClient) *row {
 	r := &row{
 		cfg:        cfg,
 		info:       info,

@@ -38,7 +38,7 @@ import (
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/plan"
 	"github.com/rlbench/rlbench/strategies"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 	"github.com/rlbench/rlbench/usercode"
 
 	// The published limiters and the models of deployed ones register
@@ -106,14 +106,14 @@ type Config struct {
 	ScriptTimeout time.Duration
 
 	// Target is the target to check, of any kind the load run takes
-	// (target.Spec: an existing server at Addr, a private one of
+	// (topology.Spec: an existing server at Addr, a private one of
 	// RedisServer, a Redis Cluster, a private one, a master that Sentinel
 	// manages, a private Sentinel set-up), logged in to with its Login.
 	// Its zero value is a private redis-server on PATH, which Run starts
 	// and stops at the end, and restarts for the restart check. The
 	// server-wide checks need a private single server: on any other
 	// target they are n/a.
-	Target target.Spec
+	Target topology.Spec
 
 	// Log receives a line when the checks start and when each phase ends;
 	// nil discards them.
@@ -126,7 +126,7 @@ type Config struct {
 
 // UsageError is bad input, as in rlbench.Run: the Config field at fault
 // and what it accepts. Nothing has been written to Redis when Run returns one.
-type UsageError = target.UsageError
+type UsageError = topology.UsageError
 
 func usage(field string, err error) error { return &UsageError{Field: field, Err: err} }
 
@@ -164,7 +164,7 @@ func (c Config) withDefaults() Config {
 func (c *Config) validate() error {
 	spec := c.spec()
 	spec.Label = "" // its errors name no target: verify has one
-	p, err := plan.Build(plan.Settings{Strategies: c.Strategies, Clients: c.Clients, Registry: c.Registry, Targets: []target.Spec{spec}, Matrix: true})
+	p, err := plan.Build(plan.Settings{Strategies: c.Strategies, Clients: c.Clients, Registry: c.Registry, Targets: []topology.Spec{spec}, Matrix: true})
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func (c *Config) validateTarget() error {
 // Bad input, an unreachable Target.Addr, a login or TLS handshake it
 // refuses (connection.Check), a server that the load run's pre-flight
 // refuses (a replica, one at maxmemory, a user who may not write:
-// target.Preflight) and a missing redis-server are *UsageError, returned
+// topology.Preflight) and a missing redis-server are *UsageError, returned
 // before anything is written. A check that cannot do
 // its work (a lost connection, say) is a FAIL cell, not an error. When ctx
 // ends early, the checks it stopped and those that had not started are
@@ -224,7 +224,7 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 	// on a cluster, one that follows the master that Sentinel names.
 	observer, err := t.NewAdmin(connection.Admin{PoolSize: 32})
 	if err != nil {
-		return nil, usage("Target.Login.TLS", err) // target.Open has read the files already
+		return nil, usage("Target.Login.TLS", err) // topology.Open has read the files already
 	}
 	defer observer.Close()
 	nodes, err := t.Nodes(ctx) // the masters, which the checks' SCANs walk

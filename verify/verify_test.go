@@ -21,7 +21,7 @@ import (
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/redisserver"
 	"github.com/rlbench/rlbench/strategies"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 	"github.com/rlbench/rlbench/verify"
 )
 
@@ -144,8 +144,8 @@ func TestRunEveryStrategy(t *testing.T) {
 
 // privateTarget is the private server redistest.Start would run, as a
 // target that verify.Run starts, and restarts for the restart check.
-func privateTarget() target.Spec {
-	return target.Spec{RedisServer: os.Getenv(redistest.BinaryEnv)}
+func privateTarget() topology.Spec {
+	return topology.Spec{RedisServer: os.Getenv(redistest.BinaryEnv)}
 }
 
 // TestRunExistingServer checks a server rlbench does not manage: the
@@ -164,7 +164,7 @@ func TestRunExistingServer(t *testing.T) {
 	m, err := verify.Run(ctx, verify.Config{
 		Strategies: []string{"lua", "incr-expire"},
 		Clients:    []string{"rueidis"},
-		Target:     target.Spec{Addr: srv.Addr()},
+		Target:     topology.Spec{Addr: srv.Addr()},
 		Prefix:     prefix,
 	})
 	if err != nil {
@@ -312,12 +312,12 @@ func TestRunBadInput(t *testing.T) {
 		{"negative limit", verify.Config{Limit: -1}, "Limit", strategies.ErrInvalidLimit},
 		{"one-second window", verify.Config{Window: 1}, "Window", verify.ErrInvalidWindow},
 		{"one worker", verify.Config{Workers: 1}, "Workers", verify.ErrInvalidWorkers},
-		{"negative db", verify.Config{Target: target.Spec{Addr: closed, Login: connection.Settings{DB: -1}}}, "Target.Login.DB", verify.ErrInvalidDB},
-		{"two kinds of target", verify.Config{Target: target.Spec{Addr: closed, ManagedCluster: "3"}}, "Target.Cluster", nil},
-		{"unreachable address", verify.Config{Target: target.Spec{Addr: closed}}, "Target.Addr", nil},
-		{"missing binary", verify.Config{Target: target.Spec{RedisServer: "/nonexistent/redis-server"}}, "Target.RedisServer", redisserver.ErrNotFound},
-		{"TLS without an address", verify.Config{Target: target.Spec{Login: connection.Settings{TLS: &connection.TLSFiles{}}}}, "Target.Login.TLS", verify.ErrTLSWithoutAddr},
-		{"a cluster with a db", verify.Config{Target: target.Spec{ManagedCluster: "3", Login: connection.Settings{DB: 1}}}, "Target.Login.DB", clients.ErrClusterDB},
+		{"negative db", verify.Config{Target: topology.Spec{Addr: closed, Login: connection.Settings{DB: -1}}}, "Target.Login.DB", verify.ErrInvalidDB},
+		{"two kinds of target", verify.Config{Target: topology.Spec{Addr: closed, ManagedCluster: "3"}}, "Target.Cluster", nil},
+		{"unreachable address", verify.Config{Target: topology.Spec{Addr: closed}}, "Target.Addr", nil},
+		{"missing binary", verify.Config{Target: topology.Spec{RedisServer: "/nonexistent/redis-server"}}, "Target.RedisServer", redisserver.ErrNotFound},
+		{"TLS without an address", verify.Config{Target: topology.Spec{Login: connection.Settings{TLS: &connection.TLSFiles{}}}}, "Target.Login.TLS", verify.ErrTLSWithoutAddr},
+		{"a cluster with a db", verify.Config{Target: topology.Spec{ManagedCluster: "3", Login: connection.Settings{DB: 1}}}, "Target.Login.DB", clients.ErrClusterDB},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -365,7 +365,7 @@ func TestRunDeletesFunctionLibrary(t *testing.T) {
 	m, err := verify.Run(ctx, verify.Config{
 		Strategies: []string{"function"},
 		Clients:    clients.Names,
-		Target:     target.Spec{Addr: srv.Addr()},
+		Target:     topology.Spec{Addr: srv.Addr()},
 		Prefix:     redistest.Prefix(t),
 		Log:        &log,
 	})

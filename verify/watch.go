@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 	"github.com/rlbench/rlbench/usercode"
 )
 
@@ -23,7 +23,7 @@ type watches struct {
 
 // watchUserCode starts the watchdog of each user strategy of cfg on t's
 // masters (none for a built-in strategy or a sequence).
-func watchUserCode(ctx context.Context, cfg Config, t *target.Target) (*watches, error) {
+func watchUserCode(ctx context.Context, cfg Config, t *topology.Target) (*watches, error) {
 	w := &watches{ctxs: map[string]context.Context{}, guards: map[string]*usercode.Guard{}}
 	for _, name := range cfg.Strategies {
 		info, _ := cfg.plan.Info(name)

@@ -20,7 +20,7 @@ import (
 	"github.com/rlbench/rlbench/audit"
 	"github.com/rlbench/rlbench/connection"
 	"github.com/rlbench/rlbench/htmlreport"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 )
 
 // auditOptions are the settings of `rlbench audit`.
@@ -161,7 +161,7 @@ func refuseReplicaFix(ctx context.Context, opts audit.Options, masters []*redis.
 		return nil
 	}
 	for _, m := range masters {
-		master, err := target.ReplicaOf(ctx, m)
+		master, err := topology.ReplicaOf(ctx, m)
 		if derr := acl.Denied("info", err); derr != nil {
 			return badInput(fmt.Errorf("--fix-ttl: %s: %w (--fix-ttl asks INFO replication whether the server is a replica)", m.Options().Addr, derr))
 		}
@@ -169,7 +169,7 @@ func refuseReplicaFix(ctx context.Context, opts audit.Options, masters []*redis.
 			return fmt.Errorf("--fix-ttl: %s: %w", m.Options().Addr, err)
 		}
 		if master != "" {
-			return badInput(fmt.Errorf("--fix-ttl: %s: %w (an audit without --fix-ttl may read a replica)", m.Options().Addr, target.ReplicaWrites(master)))
+			return badInput(fmt.Errorf("--fix-ttl: %s: %w (an audit without --fix-ttl may read a replica)", m.Options().Addr, topology.ReplicaWrites(master)))
 		}
 	}
 	return nil

@@ -249,7 +249,7 @@ func TestVerifyManagedCluster(t *testing.T) {
 // private Sentinel set-up (issue 25), as TestVerifyManagedCluster does, on
 // the same strategies: each fixed-window row's split-brain check, one row
 // at a time, waits some 5 s for a replica's promotion and the old master's
-// rejoin (the set-up's quick periods, target.Spec.QuickRejoin).
+// rejoin (the set-up's quick periods, topology.Spec.QuickRejoin).
 func TestVerifyManagedSentinel(t *testing.T) {
 	t.Parallel()
 	verifyElsewhere(t, clients.TopologySentinel, []string{"lua", "function", "incr-expire", "sliding-log", "python-limits"}, "--managed-sentinel", "1")

@@ -23,7 +23,7 @@ import (
 	"github.com/rlbench/rlbench/results"
 	"github.com/rlbench/rlbench/strategies"
 	_ "github.com/rlbench/rlbench/strategies/deployed"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 	"github.com/rlbench/rlbench/verify"
 	"github.com/rlbench/rlbench/workload"
 )
@@ -361,7 +361,7 @@ func TestRegistered(t *testing.T) {
 // and the cells its source decides as its source implies.
 func TestVerify(t *testing.T) {
 	t.Parallel()
-	m, err := verify.Run(t.Context(), verify.Config{Target: target.Spec{RedisServer: os.Getenv(redistest.BinaryEnv)}, Prefix: redistest.Prefix(t), Strategies: models})
+	m, err := verify.Run(t.Context(), verify.Config{Target: topology.Spec{RedisServer: os.Getenv(redistest.BinaryEnv)}, Prefix: redistest.Prefix(t), Strategies: models})
 	if err != nil {
 		t.Fatalf("verify.Run error: %v", err)
 	}

@@ -3,7 +3,7 @@
 // existing one or a private one that rlbench starts), checks before the
 // first write that a run can use them (Preflight, the claim on the run's
 // prefix), and deletes a killed run's keys (Cleanup).
-package target
+package topology
 
 import (
 	"context"

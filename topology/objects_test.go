@@ -1,4 +1,4 @@
-package target_test
+package topology_test
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/keyspace"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 )
 
 // TestCleanupKeepsUserWithSelector records, under a prefix, ACL users
@@ -29,9 +29,9 @@ func TestCleanupKeepsUserWithSelector(t *testing.T) {
 		kept  bool
 	}{
 		// As a run makes it: its keys only.
-		{target.ACLUserPrefix + "00000000000000aa", []string{"on", ">pw", "~" + prefix + "*", "+get"}, false},
+		{topology.ACLUserPrefix + "00000000000000aa", []string{"on", ">pw", "~" + prefix + "*", "+get"}, false},
 		// Its keys, and every key through a selector: a tenant's.
-		{target.ACLUserPrefix + "00000000000000bb", []string{"on", ">pw", "~" + prefix + "*", "+get", "(~* +@all)"}, true},
+		{topology.ACLUserPrefix + "00000000000000bb", []string{"on", ">pw", "~" + prefix + "*", "+get", "(~* +@all)"}, true},
 	}
 	for _, u := range users {
 		args := []any{"ACL", "SETUSER", u.name}
@@ -45,8 +45,8 @@ func TestCleanupKeepsUserWithSelector(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	spec := target.Label([]target.Spec{{Addr: srv.Addr()}})[0]
-	rep, err := target.Cleanup(ctx, []target.Spec{spec}, prefix, target.CleanupOptions{Yes: true})
+	spec := topology.Label([]topology.Spec{{Addr: srv.Addr()}})[0]
+	rep, err := topology.Cleanup(ctx, []topology.Spec{spec}, prefix, topology.CleanupOptions{Yes: true})
 	if err != nil {
 		t.Fatalf("Cleanup(%q) = %v", prefix, err)
 	}

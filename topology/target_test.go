@@ -1,4 +1,4 @@
-package target_test
+package topology_test
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"github.com/rlbench/rlbench/internal/redistest"
 	"github.com/rlbench/rlbench/keyspace"
 	"github.com/rlbench/rlbench/saturation"
-	"github.com/rlbench/rlbench/target"
+	"github.com/rlbench/rlbench/topology"
 )
 
 // TestOpenExistingServer opens a server that is already listening: one
@@ -22,8 +22,8 @@ func TestOpenExistingServer(t *testing.T) {
 	rdb := redistest.Client(t, srv)
 	ctx := t.Context()
 	prefix := redistest.Prefix(t)
-	spec := target.Label([]target.Spec{{Addr: srv.Addr()}})[0]
-	tg, err := target.Open(ctx, spec)
+	spec := topology.Label([]topology.Spec{{Addr: srv.Addr()}})[0]
+	tg, err := topology.Open(ctx, spec)
 	if err != nil {
 		t.Fatalf("Open(%s) = %v", srv.Addr(), err)
 	}
@@ -43,7 +43,7 @@ func TestOpenExistingServer(t *testing.T) {
 	if err != nil || len(nodes) != 1 || nodes[0].Options().Addr != srv.Addr() {
 		t.Fatalf("Nodes() = %d nodes, %v; want the one server", len(nodes), err)
 	}
-	if err := tg.Preflight(ctx, target.Checks{Prefix: prefix, RunID: "run-a", Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Workers: 4}); err != nil {
+	if err := tg.Preflight(ctx, topology.Checks{Prefix: prefix, RunID: "run-a", Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Workers: 4}); err != nil {
 		t.Fatalf("Preflight() = %v", err)
 	}
 	if n, err := rdb.Exists(ctx, keyspace.ClaimKey(prefix)).Result(); n != 1 || err != nil {
@@ -69,7 +69,7 @@ func TestOpenLogsInWithTheSpecsLogin(t *testing.T) {
 		t.Fatal(err)
 	}
 	login := connection.Settings{Username: "bench", Password: "pw", DB: 2}
-	tg, err := target.Open(ctx, target.Spec{Label: "s", Addr: srv.Addr(), Login: login})
+	tg, err := topology.Open(ctx, topology.Spec{Label: "s", Addr: srv.Addr(), Login: login})
 	if err != nil {
 		t.Fatalf("Open(the user's login) = %v", err)
 	}
@@ -81,8 +81,8 @@ func TestOpenLogsInWithTheSpecsLogin(t *testing.T) {
 		t.Errorf("ClientOptions() = user %q, db %d; want bench, 2, with the password", o.Username, o.DB)
 	}
 	login.Password = "wrong"
-	_, err = target.Open(ctx, target.Spec{Label: "s", Addr: srv.Addr(), Login: login})
-	if uerr, ok := errors.AsType[*target.UsageError](err); !ok || uerr.Field != "Connection" {
+	_, err = topology.Open(ctx, topology.Spec{Label: "s", Addr: srv.Addr(), Login: login})
+	if uerr, ok := errors.AsType[*topology.UsageError](err); !ok || uerr.Field != "Connection" {
 		t.Errorf("Open(a wrong password) = %v; want a *UsageError of Connection", err)
 	}
 }
@@ -98,13 +98,13 @@ func TestPreflightRefusesAPrefixInUse(t *testing.T) {
 	if err := rdb.Set(ctx, prefix+"tenant", 1, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	tg, err := target.Open(ctx, target.Spec{Label: "s", Addr: srv.Addr()})
+	tg, err := topology.Open(ctx, topology.Spec{Label: "s", Addr: srv.Addr()})
 	if err != nil {
 		t.Fatalf("Open = %v", err)
 	}
 	defer tg.Close()
-	err = tg.Preflight(ctx, target.Checks{Prefix: prefix, RunID: "run-a", Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Workers: 1})
-	uerr, ok := errors.AsType[*target.UsageError](err)
+	err = tg.Preflight(ctx, topology.Checks{Prefix: prefix, RunID: "run-a", Strategies: []string{"lua"}, Clients: []string{"go-redis"}, Workers: 1})
+	uerr, ok := errors.AsType[*topology.UsageError](err)
 	if !ok || uerr.Field != "Workload.Prefix" || !strings.Contains(err.Error(), "already holds keys") {
 		t.Errorf("Preflight(a prefix with a key) = %v; want a *UsageError of Workload.Prefix saying it already holds keys", err)
 	}
@@ -115,8 +115,8 @@ func TestPreflightRefusesAPrefixInUse(t *testing.T) {
 func TestOpenManagedCluster(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	spec := target.Label([]target.Spec{{ManagedCluster: "3"}})[0]
-	tg, err := target.Open(ctx, spec)
+	spec := topology.Label([]topology.Spec{{ManagedCluster: "3"}})[0]
+	tg, err := topology.Open(ctx, spec)
 	if err != nil {
 		t.Fatalf("Open(managed cluster 3) = %v", err)
 	}
@@ -146,22 +146,22 @@ func TestSpecValidate(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
-		spec  target.Spec
+		spec  topology.Spec
 		field string // "" for no error
 	}{
-		{"a private server", target.Spec{}, ""},
-		{"two kinds", target.Spec{Addr: "127.0.0.1:1", ManagedCluster: "3"}, "Targets.Cluster"},
-		{"a bad cluster size", target.Spec{ManagedCluster: "0"}, "Targets.ManagedCluster"},
-		{"too many replicas", target.Spec{ManagedSentinel: "101"}, "Targets.ManagedSentinel"},
-		{"a db on a cluster", target.Spec{Cluster: []string{"127.0.0.1:1"}, Login: connection.Settings{DB: 1}}, "Targets.Login.DB"},
-		{"db 0 on a cluster", target.Spec{Cluster: []string{"127.0.0.1:1"}}, ""},
-		{"a db on a single server", target.Spec{Addr: "127.0.0.1:1", Login: connection.Settings{DB: 2}}, ""},
-		{"TLS on a managed cluster", target.Spec{ManagedCluster: "3", PrivateTLS: true}, "PrivateTLS"},
+		{"a private server", topology.Spec{}, ""},
+		{"two kinds", topology.Spec{Addr: "127.0.0.1:1", ManagedCluster: "3"}, "Targets.Cluster"},
+		{"a bad cluster size", topology.Spec{ManagedCluster: "0"}, "Targets.ManagedCluster"},
+		{"too many replicas", topology.Spec{ManagedSentinel: "101"}, "Targets.ManagedSentinel"},
+		{"a db on a cluster", topology.Spec{Cluster: []string{"127.0.0.1:1"}, Login: connection.Settings{DB: 1}}, "Targets.Login.DB"},
+		{"db 0 on a cluster", topology.Spec{Cluster: []string{"127.0.0.1:1"}}, ""},
+		{"a db on a single server", topology.Spec{Addr: "127.0.0.1:1", Login: connection.Settings{DB: 2}}, ""},
+		{"TLS on a managed cluster", topology.Spec{ManagedCluster: "3", PrivateTLS: true}, "PrivateTLS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			err := tc.spec.Validate()
-			uerr, _ := errors.AsType[*target.UsageError](err)
+			uerr, _ := errors.AsType[*topology.UsageError](err)
 			switch {
 			case tc.field == "" && err != nil:
 				t.Errorf("Validate() = %v; want nil", err)
@@ -176,7 +176,7 @@ func TestSpecValidate(t *testing.T) {
 // the binary's name, with #2 after a repeat.
 func TestLabel(t *testing.T) {
 	t.Parallel()
-	got := target.Label([]target.Spec{
+	got := topology.Label([]topology.Spec{
 		{Addr: "127.0.0.1:6379"}, {Addr: "127.0.0.1:6379"}, {ManagedCluster: "3x1"}, {ManagedSentinel: "1"},
 		{RedisServer: "/opt/valkey/bin/valkey-server"}, {}, {Label: "mine", Addr: "h:1"},
 	})
@@ -193,8 +193,8 @@ func TestLabel(t *testing.T) {
 // reading only (a failover), nor a run_id not read.
 func TestServerSamplesRestarted(t *testing.T) {
 	t.Parallel()
-	samples := func(pairs ...string) target.ServerSamples {
-		var s target.ServerSamples
+	samples := func(pairs ...string) topology.ServerSamples {
+		var s topology.ServerSamples
 		for i := 0; i < len(pairs); i += 2 {
 			s.Addrs = append(s.Addrs, pairs[i])
 			s.Samples = append(s.Samples, saturation.Sample{ServerRunID: pairs[i+1]})
@@ -203,14 +203,14 @@ func TestServerSamplesRestarted(t *testing.T) {
 	}
 	tests := []struct {
 		name          string
-		before, after target.ServerSamples
+		before, after topology.ServerSamples
 		want          string
 	}{
 		{"the same server", samples("a:1", "r1"), samples("a:1", "r1"), ""},
 		{"restarted", samples("a:1", "r1", "b:2", "r2"), samples("b:2", "r2", "a:1", "r9"), "a:1 (run_id r1, then r9)"},
 		{"a failover: another address", samples("a:1", "r1"), samples("b:2", "r2"), ""},
 		{"no run_id read", samples("a:1", ""), samples("a:1", "r9"), ""},
-		{"no reading after", samples("a:1", "r1"), target.ServerSamples{}, ""},
+		{"no reading after", samples("a:1", "r1"), topology.ServerSamples{}, ""},
 	}
 	for _, tc := range tests {
 		if got := tc.before.Restarted(tc.after); got != tc.want {
