@@ -265,18 +265,7 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 	// would every other client of it once verify has exited.
 	watchErr := watch.settle()
 
-	for _, r := range rows {
-		m.Rows = append(m.Rows, Row{
-			Strategy:  r.info.Name,
-			Client:    r.clientName,
-			Info:      r.info,
-			Cells:     r.cells,
-			Libraries: r.libraries,
-		})
-		for _, l := range r.libraries {
-			fmt.Fprintf(log, "rlbench verify: %s/%s: %s\n", r.info.Name, r.clientName, l)
-		}
-	}
+	m.addRows(rows, log)
 	m.ElapsedS = time.Since(m.Started).Seconds()
 
 	// The clean-up runs even after an interrupt: it is short, and the
@@ -290,6 +279,23 @@ func Run(ctx context.Context, cfg Config) (*Matrix, error) {
 		return m, errors.Join(watchErr, fmt.Errorf("verify: %w", err))
 	}
 	return m, watchErr
+}
+
+// addRows adds the rows that ran to m, and logs what each row says of
+// the libraries it loaded (Row.Libraries).
+func (m *Matrix) addRows(rows []*row, log io.Writer) {
+	for _, r := range rows {
+		m.Rows = append(m.Rows, Row{
+			Strategy:  r.info.Name,
+			Client:    r.clientName,
+			Info:      r.info,
+			Cells:     r.cells,
+			Libraries: r.libraries,
+		})
+		for _, l := range r.libraries {
+			fmt.Fprintf(log, "rlbench verify: %s/%s: %s\n", r.info.Name, r.clientName, l)
+		}
+	}
 }
 
 // runRows runs the rows' checks in two phases and logs the end of each:
